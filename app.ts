@@ -1,0 +1,52 @@
+// The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it.
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsync } from 'fastify'
+import type { DatabaseSettings } from './schemas/config.js'
+import configPlugin from './plugins/config.js'
+import databasePlugin from './plugins/database.js'
+import errorsPlugin from './plugins/errors.js'
+import validationPlugin from './plugins/validation.js'
+import authContextPlugin from './plugins/auth-context.js'
+import docsPlugin from './plugins/docs.js'
+import healthRoutes from './routes/health.js'
+import tableRoutes from './routes/tables/index.js'
+import panelRoutes from './routes/panel.js'
+
+export interface FastbaseOptions {
+  /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
+  config?: DatabaseSettings | string
+  /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
+  databaseUrl?: string
+  /** Default: env FASTBASE_DATA_DIR, then `./data`. */
+  dataDir?: string
+  /** Default: env ADMIN_SERVICE_TOKEN. */
+  adminServiceToken?: string
+  /** Where `$NAME` secrets in the config are read from. Default: process.env. */
+  env?: Record<string, string | undefined>
+  /** URL prefix of the API. Default `/api/v1`. */
+  prefix?: string
+}
+
+const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
+  await app.register(configPlugin, opts)
+  await app.register(databasePlugin)
+  await app.register(errorsPlugin)
+  await app.register(validationPlugin)
+  await app.register(authContextPlugin)
+  const prefix = opts.prefix ?? '/api/v1'
+  await app.register(docsPlugin, { prefix })
+  await app.register(healthRoutes, { prefix })
+  await app.register(tableRoutes, { prefix })
+  await app.register(panelRoutes)
+}
+
+export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })
+
+/** Server options for `fastify start` (fastify-cli reads this export). */
+export const options = {
+  ajv: undefined,
+  trustProxy: true,
+  // Caller text is never logged; request ids tie 5xx logs to responses.
+  requestIdHeader: 'x-request-id',
+  disableRequestLogging: false
+}

@@ -1,0 +1,61 @@
+// Everything that differs between SQLite and PostgreSQL is behind this interface.
+// `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only implementations; nothing
+// else in the code base branches on the dialect name.
+import type { TableField, TableData } from '../../schemas/config.js'
+
+export type DialectName = 'sqlite' | 'postgres'
+
+/** A SQL fragment with `?` placeholders and the values bound to them, in order. */
+export interface Fragment {
+  sql: string
+  bindings: unknown[]
+}
+
+export type ConstraintKind = 'unique' | 'not_null' | 'foreign_key' | 'check'
+
+export interface ConstraintViolation {
+  kind: ConstraintKind
+  /** Column named by the database error, when it names one of the table's columns. */
+  column?: string
+}
+
+export interface DdlDialect {
+  /** Statements that create one table with its indexes and triggers, in order. */
+  createTable(table: TableData, tables: TableData[]): string[]
+  /** SQL type of a column in this dialect. */
+  columnType(field: TableField): string
+}
+
+export interface Dialect extends DdlDialect {
+  readonly name: DialectName
+
+  // ---- expressions ----
+  /** `a ~ b` / `a !~ b`: case-insensitive LIKE with `\` as the escape character. */
+  like(left: string, right: string, negate: boolean): string
+  /** `a == b` / `a != b`: null-safe comparison. */
+  isDistinct(left: string, right: string, negate: boolean): string
+  /** `col -> path` / `col ->> path`. `numeric` asks for a number (compared with a number). */
+  jsonExtract(target: string, path: (string | number)[], asText: boolean, numeric: boolean): Fragment
+  /** `json_contains(a, b)`: JSON array `a` contains the value `b`. */
+  jsonContains(array: string, value: string): string
+  /** Whitelisted SQL functions by lower-case name; returns SQL for already compiled arguments. */
+  callFunction(name: string, args: string[]): string | undefined
+  /** SQL of the current timestamp, in the storage format of `date` columns. */
+  now(): string
+  /** Cast text to the column's storage type where the dialect needs it (e.g. path ids). */
+  castForColumn(sql: string, field: TableField): string
+
+  // ---- values ----
+  /** JSON value from a request -> value bound for this column. Throws TypeError with a message on bad input. */
+  encode(field: TableField, value: unknown): unknown
+  /** Value read from the driver -> JSON value for responses (DECISIONS 1). */
+  decode(field: TableField, value: unknown): unknown
+  /** A literal in an expression compared against `field`. */
+  encodeLiteral(field: TableField | undefined, value: string | number | boolean | null): unknown
+
+  // ---- errors ----
+  /** Constraint violation described by a driver error, or undefined. */
+  constraintViolation(error: unknown, table: TableData): ConstraintViolation | undefined
+  /** The database stayed locked longer than the busy timeout. */
+  isBusy(error: unknown): boolean
+}

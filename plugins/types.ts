@@ -1,0 +1,34 @@
+// Decorations every fastbase plugin shares. Declared once, here.
+import type { Knex } from 'knex'
+import type { DatabaseSettings } from '../schemas/config.js'
+import type { Dialect } from '../lib/dialects/types.js'
+import type { TableDescriptor } from '../lib/table.js'
+import type { AuthContext } from '../lib/auth-context.js'
+
+export interface FastbaseRuntimeOptions {
+  /** Directory for the SQLite file, outbox, uploaded files. */
+  dataDir: string
+  /** `sqlite:<file>`, a plain path, or `postgres://...` */
+  databaseUrl: string
+  /** Bearer token that makes a request superadmin; unset disables service-token access. */
+  adminServiceToken?: string
+  /** true outside production: 5xx messages are shown to callers. */
+  exposeErrors: boolean
+}
+
+export interface Fastbase {
+  config: DatabaseSettings
+  options: FastbaseRuntimeOptions
+  db: Knex
+  dialect: Dialect
+  tables: Map<string, TableDescriptor>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    fastbase: Fastbase
+  }
+  interface FastifyRequest {
+    auth: AuthContext
+  }
+}

@@ -1,0 +1,272 @@
+// The project config (teenybase `DatabaseSettings` shape) as TypeBox schemas.
+// The schema is the single source of the config's TypeScript types and of its start-up validation.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const Identifier = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', minLength: 1, maxLength: 255 })
+
+/** Raw SQL written by the developer in the config (`sql\`...\``); `p` holds named `{:param}` values. */
+export const SqlQuerySchema = Type.Object({
+  q: Type.String(),
+  p: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
+}, { additionalProperties: false })
+/** A literal value (`sqlValue(x)`). */
+export const SqlLiteralSchema = Type.Object({ l: Type.Unknown() }, { additionalProperties: false })
+/** `{q}`, `{l}` or a bare string, which is raw SQL. */
+export const SqlValueSchema = Type.Union([SqlQuerySchema, SqlLiteralSchema, Type.String()])
+
+export const FIELD_TYPES = ['text', 'number', 'bool', 'email', 'url', 'editor', 'date', 'select', 'json',
+  'file', 'relation', 'password', 'integer', 'blob'] as const
+export const SQL_TYPES = ['text', 'integer', 'real', 'blob', 'null', 'json', 'date', 'datetime', 'time',
+  'timestamp', 'float', 'int', 'boolean', 'numeric'] as const
+export const RECORD_USAGES = ['record_uid', 'record_created', 'record_updated'] as const
+export const AUTH_USAGES = ['auth_username', 'auth_email', 'auth_email_verified', 'auth_password',
+  'auth_password_salt', 'auth_name', 'auth_avatar', 'auth_audience', 'auth_metadata'] as const
+export const FK_ACTIONS = ['SET NULL', 'SET DEFAULT', 'CASCADE', 'RESTRICT', 'NO ACTION'] as const
+
+const literalUnion = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)))
+
+export const FieldSchema = Type.Object({
+  name: Identifier,
+  type: literalUnion(FIELD_TYPES),
+  // Case-insensitive in teenybase configs; the loader lower-cases it before validation.
+  sqlType: literalUnion(SQL_TYPES),
+  usage: Type.Optional(literalUnion([...RECORD_USAGES, ...AUTH_USAGES] as const)),
+  primary: Type.Optional(Type.Boolean()),
+  autoIncrement: Type.Optional(Type.Boolean()),
+  unique: Type.Optional(Type.Boolean()),
+  notNull: Type.Optional(Type.Boolean()),
+  default: Type.Optional(SqlValueSchema),
+  check: Type.Optional(SqlValueSchema),
+  collate: Type.Optional(Identifier),
+  foreignKey: Type.Optional(Type.Object({
+    table: Identifier,
+    column: Identifier,
+    onUpdate: Type.Optional(literalUnion(FK_ACTIONS)),
+    onDelete: Type.Optional(literalUnion(FK_ACTIONS))
+  }, { additionalProperties: false })),
+  noSelect: Type.Optional(Type.Boolean()),
+  noInsert: Type.Optional(Type.Boolean()),
+  noUpdate: Type.Optional(Type.Boolean()),
+  /** Allowed values of a `select` field (DECISIONS 26). */
+  values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]), { minItems: 1 })),
+  description: Type.Optional(Type.String()),
+  lastName: Type.Optional(Identifier)
+}, { additionalProperties: false })
+
+export const IndexSchema = Type.Object({
+  name: Type.Optional(Identifier),
+  unique: Type.Optional(Type.Boolean()),
+  fields: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })]),
+  where: Type.Optional(SqlQuerySchema)
+}, { additionalProperties: false })
+
+export const TriggerSchema = Type.Object({
+  name: Identifier,
+  event: literalUnion(['INSERT', 'UPDATE', 'DELETE'] as const),
+  seq: Type.Optional(literalUnion(['BEFORE', 'AFTER', 'INSTEAD OF'] as const)),
+  updateOf: Type.Optional(Type.Union([Identifier, Type.Array(Identifier)])),
+  forEach: Type.Optional(Type.Literal('ROW')),
+  body: Type.Union([SqlQuerySchema, Type.Array(SqlQuerySchema), Type.String()]),
+  when: Type.Optional(Type.Union([SqlQuerySchema, Type.String()])),
+  /** Per-dialect bodies: raw SQL differs between SQLite and PostgreSQL; a trigger without the current dialect's body is skipped there. */
+  dialect: Type.Optional(literalUnion(['sqlite', 'postgres'] as const))
+}, { additionalProperties: false })
+
+const RuleSchema = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])
+export const RulesExtensionSchema = Type.Object({
+  name: Type.Literal('rules'),
+  listRule: Type.Optional(RuleSchema),
+  viewRule: Type.Optional(RuleSchema),
+  createRule: Type.Optional(RuleSchema),
+  updateRule: Type.Optional(RuleSchema),
+  deleteRule: Type.Optional(RuleSchema)
+}, { additionalProperties: false })
+
+export const EmailTemplateSchema = Type.Object({
+  subject: Type.Optional(Type.String()),
+  text: Type.Optional(Type.String()),
+  html: Type.Optional(Type.String()),
+  layoutHtml: Type.Optional(Type.String()),
+  tags: Type.Optional(Type.Array(Type.String()))
+}, { additionalProperties: true })
+
+/** Accepted and validated here; the auth issue gives it behaviour. */
+export const AuthExtensionSchema = Type.Object({
+  name: Type.Literal('auth'),
+  jwtSecret: Type.String({ minLength: 1 }),
+  jwtTokenDuration: Type.Optional(Type.Integer({ minimum: 1 })),
+  maxTokenRefresh: Type.Optional(Type.Integer({ minimum: 0 })),
+  passwordType: Type.Optional(Type.String()),
+  passwordConfirmSuffix: Type.Optional(Type.String()),
+  passwordCurrentSuffix: Type.Optional(Type.String()),
+  passwordResetTokenDuration: Type.Optional(Type.Integer({ minimum: 1 })),
+  emailVerifyTokenDuration: Type.Optional(Type.Integer({ minimum: 1 })),
+  passwordResetEmailDuration: Type.Optional(Type.Integer({ minimum: 0 })),
+  emailVerifyEmailDuration: Type.Optional(Type.Integer({ minimum: 0 })),
+  autoSendVerificationEmail: Type.Optional(Type.Boolean()),
+  normalizeEmail: Type.Optional(Type.Boolean()),
+  saveIdentities: Type.Optional(Type.Boolean()),
+  emailTemplates: Type.Optional(Type.Record(Type.String(), EmailTemplateSchema))
+}, { additionalProperties: false })
+
+export const ExtensionSchema = Type.Union([RulesExtensionSchema, AuthExtensionSchema])
+
+export const TableSchema = Type.Object({
+  name: Identifier,
+  fields: Type.Array(FieldSchema, { minItems: 1 }),
+  extensions: Type.Optional(Type.Array(ExtensionSchema)),
+  indexes: Type.Optional(Type.Array(IndexSchema)),
+  triggers: Type.Optional(Type.Array(TriggerSchema)),
+  autoSetUid: Type.Optional(Type.Boolean()),
+  allowWildcard: Type.Optional(Type.Boolean()),
+  fullTextSearch: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  r2Base: Type.Optional(Type.String()),
+  idInR2: Type.Optional(Type.Boolean()),
+  autoDeleteR2Files: Type.Optional(Type.Boolean()),
+  allowMultipleFileRef: Type.Optional(Type.Boolean()),
+  description: Type.Optional(Type.String()),
+  lastName: Type.Optional(Identifier)
+}, { additionalProperties: false })
+
+export const PARAM_TYPES = ['string', 'number', 'integer', 'boolean'] as const
+export const ParamSchema = Type.Union([
+  literalUnion(PARAM_TYPES),
+  Type.Object({
+    type: literalUnion(PARAM_TYPES),
+    optional: Type.Optional(Type.Boolean()),
+    default: Type.Optional(Type.Unknown()),
+    description: Type.Optional(Type.String({ maxLength: 500 }))
+  }, { additionalProperties: false })
+])
+
+const StringOrList = Type.Union([Type.String(), Type.Array(Type.String())])
+const ColumnList = Type.Array(Type.Union([Type.String(), Type.Object({ q: Type.String(), as: Identifier })]))
+const Conflict = literalUnion(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'] as const)
+const SqlOrString = Type.Union([SqlQuerySchema, SqlLiteralSchema, Type.String(), Type.Number(), Type.Boolean(), Type.Null()])
+
+/** SQL-mode query object (accepted and validated here; the actions issue runs it). */
+export const ActionSqlQuerySchema = Type.Object({
+  type: literalUnion(['SELECT', 'INSERT', 'UPDATE', 'DELETE'] as const),
+  table: Identifier,
+  where: Type.Optional(Type.Union([SqlQuerySchema, Type.String()])),
+  selects: Type.Optional(ColumnList),
+  set: Type.Optional(Type.Record(Type.String(), SqlOrString)),
+  values: Type.Optional(Type.Union([Type.Record(Type.String(), SqlOrString), Type.Array(Type.Record(Type.String(), SqlOrString))])),
+  returning: Type.Optional(ColumnList),
+  orderBy: Type.Optional(StringOrList),
+  groupBy: Type.Optional(Type.Array(Type.String())),
+  limit: Type.Optional(Type.Integer({ minimum: 0 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  distinct: Type.Optional(Type.Boolean()),
+  or: Type.Optional(Conflict)
+}, { additionalProperties: false })
+
+/** Steps-mode statement (accepted and validated here; the actions issue runs it). */
+export const ActionStepSchema = Type.Object({
+  type: literalUnion(['SELECT', 'INSERT', 'UPDATE', 'DELETE'] as const),
+  table: Identifier,
+  where: Type.Optional(Type.String()),
+  select: Type.Optional(StringOrList),
+  order: Type.Optional(StringOrList),
+  group: Type.Optional(StringOrList),
+  setValues: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  set: Type.Optional(Type.Record(Type.String(), Type.String())),
+  values: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Array(Type.Record(Type.String(), Type.Unknown()))])),
+  expr: Type.Optional(Type.Record(Type.String(), Type.String())),
+  returning: Type.Optional(StringOrList),
+  limit: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String()])),
+  offset: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.String()])),
+  distinct: Type.Optional(Type.Boolean()),
+  or: Type.Optional(Conflict)
+}, { additionalProperties: false })
+
+export const ActionSchema = Type.Object({
+  name: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_-]*$', minLength: 1, maxLength: 255 }),
+  description: Type.Optional(Type.String()),
+  params: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), ParamSchema)),
+  requireAuth: Type.Optional(Type.Boolean()),
+  guard: Type.Optional(Type.String({ maxLength: 1000 })),
+  applyTableRules: Type.Optional(Type.Boolean()),
+  sql: Type.Optional(Type.Union([ActionSqlQuerySchema, Type.Array(ActionSqlQuerySchema, { minItems: 1 })])),
+  steps: Type.Optional(Type.Union([ActionStepSchema, Type.Array(ActionStepSchema, { minItems: 1 })]))
+}, { additionalProperties: false })
+
+export const AuthProviderSchema = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  clientId: Type.Optional(Type.String()),
+  clientSecret: Type.Optional(Type.String()),
+  redirectUrl: Type.Optional(Type.String()),
+  issuer: Type.Optional(Type.String()),
+  jwksUrl: Type.Optional(Type.String()),
+  secret: Type.Optional(Type.String()),
+  algorithm: Type.Optional(Type.String()),
+  authorizeUrl: Type.Optional(Type.String()),
+  tokenUrl: Type.Optional(Type.String()),
+  userinfoUrl: Type.Optional(Type.String()),
+  scopes: Type.Optional(Type.Array(Type.String()))
+}, { additionalProperties: true })
+
+export const AuthCookieSchema = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  httpOnly: Type.Optional(Type.Boolean()),
+  secure: Type.Optional(Type.Boolean()),
+  sameSite: Type.Optional(Type.Union([Type.Literal('Strict'), Type.Literal('Lax'), Type.Literal('None'),
+    Type.Literal('strict'), Type.Literal('lax'), Type.Literal('none')])),
+  path: Type.Optional(Type.String()),
+  maxAge: Type.Optional(Type.Integer({ minimum: 0 })),
+  domain: Type.Optional(Type.String())
+}, { additionalProperties: false })
+
+export const DatabaseSettingsSchema = Type.Object({
+  tables: Type.Array(TableSchema),
+  jwtSecret: Type.String({ minLength: 1 }),
+  appUrl: Type.String({ minLength: 1 }),
+  appName: Type.Optional(Type.String()),
+  jwtIssuer: Type.Optional(Type.String()),
+  jwtAlgorithm: Type.Optional(Type.String()),
+  jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), AuthProviderSchema]))),
+  authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
+  allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),
+  authCookie: Type.Optional(AuthCookieSchema),
+  email: Type.Optional(Type.Object({
+    from: Type.Optional(Type.String()),
+    smtp: Type.Optional(Type.String()),
+    variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+    tags: Type.Optional(Type.Array(Type.String()))
+  }, { additionalProperties: true })),
+  actions: Type.Optional(Type.Array(ActionSchema)),
+  version: Type.Optional(Type.Number()),
+  _kvTableName: Type.Optional(Type.String({ pattern: '^_[a-zA-Z0-9_]*$' })),
+  disableTablesEdit: Type.Optional(Type.Boolean()),
+  '//': Type.Optional(Type.String()),
+  /** fastbase additions (DECISIONS 7, 24, 20). */
+  maxLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+  rateLimit: Type.Optional(Type.Union([Type.Literal(false), Type.Object({}, { additionalProperties: true })])),
+  maxUploadSize: Type.Optional(Type.Integer({ minimum: 1 })),
+  storage: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  admin: Type.Optional(Type.Object({
+    viewerPassword: Type.Optional(Type.String()),
+    editorPassword: Type.Optional(Type.String())
+  }, { additionalProperties: false })),
+  /** Apply additive schema changes on start (DECISIONS 21); default true. */
+  autoMigrate: Type.Optional(Type.Boolean())
+}, { additionalProperties: false })
+
+export type SqlQuery = Static<typeof SqlQuerySchema>
+export type SqlLiteral = Static<typeof SqlLiteralSchema>
+export type SqlValue = Static<typeof SqlValueSchema>
+export type FieldType = typeof FIELD_TYPES[number]
+export type SqlType = typeof SQL_TYPES[number]
+export type TableField = Static<typeof FieldSchema>
+export type TableIndex = Static<typeof IndexSchema>
+export type TableTrigger = Static<typeof TriggerSchema>
+export type RulesExtension = Static<typeof RulesExtensionSchema>
+export type AuthExtension = Static<typeof AuthExtensionSchema>
+export type TableExtension = Static<typeof ExtensionSchema>
+export type TableData = Static<typeof TableSchema>
+export type ActionParam = Static<typeof ParamSchema>
+export type ActionSqlQuery = Static<typeof ActionSqlQuerySchema>
+export type ActionStep = Static<typeof ActionStepSchema>
+export type ActionData = Static<typeof ActionSchema>
+export type DatabaseSettings = Static<typeof DatabaseSettingsSchema>
+export type AnySchema = TSchema
