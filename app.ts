@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
+import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
 import authContextPlugin from './plugins/auth-context.js'
@@ -30,6 +31,7 @@ export interface FastbaseOptions {
 const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(configPlugin, opts)
   await app.register(databasePlugin)
+  await app.register(tablesPlugin)
   await app.register(errorsPlugin)
   await app.register(validationPlugin)
   await app.register(authContextPlugin)

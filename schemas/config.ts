@@ -183,7 +183,8 @@ export const ActionStepSchema = Type.Object({
 export const ActionSchema = Type.Object({
   name: Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_-]*$', minLength: 1, maxLength: 255 }),
   description: Type.Optional(Type.String()),
-  params: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), ParamSchema)),
+  // additionalProperties: false makes the key pattern binding (a Record with a pattern key otherwise accepts any key).
+  params: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), ParamSchema, { additionalProperties: false })),
   requireAuth: Type.Optional(Type.Boolean()),
   guard: Type.Optional(Type.String({ maxLength: 1000 })),
   applyTableRules: Type.Optional(Type.Boolean()),

@@ -1,5 +1,111 @@
-// PostgreSQL dialect. (Expression/value parts are being written; DDL parts come from postgres-ddl.ts.)
-import type { Dialect } from './types.js'
+// PostgreSQL: everything the rest of the code must not know about PostgreSQL.
+import type { Dialect, Fragment, ConstraintKind } from './types.js'
+import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
+import { ValueError, jsonInput, toDate } from '../values.js'
+import { quote, commonFunction, columnFromMessage } from './common.js'
 
-export const postgres = { name: 'postgres', ...postgresDdl } as unknown as Dialect
+const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
+  23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
+}
+// Errors caused by a caller's value rather than by the server: answered with 400.
+const BAD_INPUT_CODES = new Set(['22P02', '22003', '22007', '22008', '22012', '22023', '2202E', '22025', '42883', '42804', '22032', '42803', '42P10'])
+
+/** A text[] literal for `#>` paths, bound as one value. */
+function pathArray (path: (string | number)[]): string {
+  return `{${path.map((p) => `"${String(p).replace(/(["\\])/g, '\\$1')}"`).join(',')}}`
+}
+
+function encode (field: TableField, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  switch (field.type) {
+    case 'bool': return value === true || value === 1 ? true : value === false || value === 0 ? false : invalid('must be true or false')
+    // Stringified: the pg driver would turn a JS array into a PostgreSQL array, not JSON.
+    case 'json': return JSON.stringify(jsonInput(value))
+    case 'date': return toDate(value).toISOString()
+    default: return value
+  }
+}
+
+function invalid (message: string): never {
+  throw new ValueError(message)
+}
+
+function decode (field: TableField | undefined, value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString()
+  if (value === undefined) return null
+  if (field?.type === 'bool' && typeof value === 'number') return value === 1
+  return value
+}
+
+/** Parameter type for a constant whose column is unknown: PostgreSQL cannot infer `unknown` inside functions. */
+function castFor (value: unknown): string {
+  if (typeof value === 'string') return 'text'
+  if (typeof value === 'boolean') return 'boolean'
+  return Number.isInteger(value) ? 'bigint' : 'double precision'
+}
+
+const DATE_FORMATS: Record<string, string> = { datetime: 'YYYY-MM-DD HH24:MI:SS', date: 'YYYY-MM-DD', time: 'HH24:MI:SS' }
+
+function timestamp (arg: string | undefined): string {
+  return arg === undefined ? 'CURRENT_TIMESTAMP' : `CAST(${arg} AS timestamptz)`
+}
+
+export const postgres: Dialect = {
+  name: 'postgres',
+  ...postgresDdl,
+  quote,
+  like: (l, r, negate) => `(CAST(${l} AS text) ${negate ? 'NOT ILIKE' : 'ILIKE'} ${r} ESCAPE '\\')`,
+  isDistinct: (l, r, equal) => `(${l} IS ${equal ? 'NOT ' : ''}DISTINCT FROM ${r})`,
+  concat: (parts) => `(${parts.map((p) => `CAST(${p} AS text)`).join(' || ')})`,
+  jsonExtract (target: Fragment, path, asText, numeric): Fragment {
+    const doc = `CAST(${target.sql} AS jsonb)`
+    if (numeric) {
+      // SQLite's ->> yields a number for JSON numbers; text vs number would be a type error here.
+      return {
+        sql: `(CASE WHEN jsonb_typeof(${doc} #> CAST(? AS text[])) = 'number' THEN CAST(${doc} #>> CAST(? AS text[]) AS numeric) END)`,
+        bindings: [...target.bindings, pathArray(path), ...target.bindings, pathArray(path)]
+      }
+    }
+    return { sql: `(${doc} ${asText ? '#>>' : '#>'} CAST(? AS text[]))`, bindings: [...target.bindings, pathArray(path)] }
+  },
+  jsonContains: (array, value) => `(CAST(${array} AS jsonb) @> jsonb_build_array(${value}))`,
+  jsonSet: (doc, path, value) => ({ sql: `jsonb_set(CAST(${doc} AS jsonb), CAST(? AS text[]), to_jsonb(${value}), true)`, bindings: [pathArray(path)] }),
+  callFunction (name, args) {
+    switch (name) {
+      case 'length': return `length(CAST(${args[0]} AS text))`
+      case 'substring': case 'substr': return `substr(CAST(${args[0]} AS text), ${args.slice(1).map((a) => `CAST(${a} AS integer)`).join(', ')})`
+      case 'round': return `round(CAST(${args[0]} AS numeric)${args[1] === undefined ? '' : `, CAST(${args[1]} AS integer)`})`
+      case 'unixepoch': return `CAST(EXTRACT(EPOCH FROM ${timestamp(args[0])}) AS bigint)`
+      case 'datetime': case 'date': case 'time':
+        return `to_char(${timestamp(args[0])} AT TIME ZONE 'UTC', '${DATE_FORMATS[name]}')`
+      default: return commonFunction(name, args)
+    }
+  },
+  now: () => 'CURRENT_TIMESTAMP',
+  literal (value, field): Fragment {
+    if (value === null) return { sql: 'NULL', bindings: [] }
+    if (field !== undefined) return { sql: `CAST(? AS ${postgresDdl.columnType(field).replace(/ generated.*$/i, '')})`, bindings: [encode(field, value)] }
+    if (typeof value === 'object') return { sql: 'CAST(? AS jsonb)', bindings: [JSON.stringify(value)] }
+    return { sql: `CAST(? AS ${castFor(value)})`, bindings: [value] }
+  },
+  encode,
+  decode,
+  constraintViolation (error, table) {
+    const e = error as { code?: unknown, column?: string, detail?: string, constraint?: string, message?: string }
+    const kind = typeof e?.code === 'string' ? CONSTRAINT_CODES[e.code] : undefined
+    if (kind === undefined) return undefined
+    const fromDetail = /Key \(([^)]+)\)=/.exec(e.detail ?? '')?.[1]
+    const fromConstraint = e.constraint?.startsWith(`${table.name}_`) ? e.constraint.slice(table.name.length + 1).replace(/_(key|check|fkey|pkey)$/, '') : undefined
+    const candidates = [e.column, fromDetail, fromConstraint].filter((c): c is string => typeof c === 'string')
+    const column = candidates.find((c) => table.fields.some((f) => f.name === c)) ?? columnFromMessage(e.message ?? '', table)
+    return { kind, column }
+  },
+  isBusy (error) {
+    return (error as { code?: unknown })?.code === '55P03'
+  },
+  badInput (error) {
+    const e = error as { code?: unknown, message?: string }
+    return typeof e?.code === 'string' && BAD_INPUT_CODES.has(e.code) ? e.message : undefined
+  }
+}

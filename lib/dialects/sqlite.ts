@@ -1,5 +1,94 @@
-// SQLite dialect. (Expression/value parts are being written; DDL parts come from sqlite-ddl.ts.)
-import type { Dialect } from './types.js'
+// SQLite: everything the rest of the code must not know about SQLite.
+import type { Dialect, Fragment, ConstraintKind } from './types.js'
+import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
+import { ValueError, jsonInput, toDate, sqliteDateText } from '../values.js'
+import { quote, commonFunction, columnFromMessage } from './common.js'
 
-export const sqlite = { name: 'sqlite', ...sqliteDdl } as unknown as Dialect
+const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
+  SQLITE_CONSTRAINT_UNIQUE: 'unique',
+  SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
+  SQLITE_CONSTRAINT_NOTNULL: 'not_null',
+  SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign_key',
+  SQLITE_CONSTRAINT_CHECK: 'check'
+}
+
+/** `$.a.b[0]` path text from path parts. */
+function pathText (path: (string | number)[]): string {
+  return '$' + path.map((p) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? `.${p}` : `."${p}"`)).join('')
+}
+
+function encode (field: TableField, value: unknown): unknown {
+  if (value === null || value === undefined) return null
+  switch (field.type) {
+    case 'bool': return value === true || value === 1 ? 1 : value === false || value === 0 ? 0 : invalid('must be true or false')
+    case 'json': return JSON.stringify(jsonInput(value))
+    case 'date': return sqliteDateText(toDate(value))
+    default: return value
+  }
+}
+
+function invalid (message: string): never {
+  throw new ValueError(message)
+}
+
+function decode (field: TableField | undefined, value: unknown): unknown {
+  if (value === null || value === undefined || field === undefined) return value ?? null
+  switch (field.type) {
+    case 'bool': return value === 1 || value === true
+    case 'json':
+      if (typeof value !== 'string') return value
+      try { return JSON.parse(value) } catch { return value }
+    case 'date':
+      try { return toDate(value).toISOString() } catch { return value }
+    default: return value
+  }
+}
+
+const DATE_FORMATS: Record<string, string> = { datetime: '%Y-%m-%d %H:%M:%S', date: '%Y-%m-%d', time: '%H:%M:%S' }
+
+export const sqlite: Dialect = {
+  name: 'sqlite',
+  ...sqliteDdl,
+  quote,
+  like: (l, r, negate) => `(${l} ${negate ? 'NOT LIKE' : 'LIKE'} ${r} ESCAPE '\\')`,
+  isDistinct: (l, r, equal) => `(${l} IS ${equal ? '' : 'NOT '}${r})`,
+  concat: (parts) => `(${parts.join(' || ')})`,
+  jsonExtract (target: Fragment, path, asText): Fragment {
+    return { sql: `(${target.sql} ${asText ? '->>' : '->'} ?)`, bindings: [...target.bindings, pathText(path)] }
+  },
+  jsonContains: (array, value) => `EXISTS (SELECT 1 FROM json_each(${array}) WHERE json_each.value = ${value})`,
+  jsonSet: (doc, path, value) => ({ sql: `json_set(${doc}, ?, ${value})`, bindings: [pathText(path)] }),
+  callFunction (name, args) {
+    switch (name) {
+      case 'length': case 'round': return `${name}(${args.join(', ')})`
+      case 'substring': case 'substr': return `substr(${args.join(', ')})`
+      case 'unixepoch': return `unixepoch(${args[0] ?? ''})`
+      case 'datetime': case 'date': case 'time':
+        return `strftime('${DATE_FORMATS[name]}', ${args[0] ?? '\'now\''})`
+      default: return commonFunction(name, args)
+    }
+  },
+  now: () => 'strftime(\'%Y-%m-%d %H:%M:%f\', \'now\')',
+  literal (value, field): Fragment {
+    if (value === null) return { sql: 'NULL', bindings: [] }
+    if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }
+    return { sql: '?', bindings: [typeof value === 'boolean' ? Number(value) : value] }
+  },
+  encode,
+  decode,
+  constraintViolation (error, table) {
+    const code = (error as { code?: unknown })?.code
+    const kind = typeof code === 'string' ? CONSTRAINT_CODES[code] : undefined
+    if (kind === undefined) return undefined
+    return { kind, column: columnFromMessage(String((error as Error).message), table) }
+  },
+  isBusy (error) {
+    const code = (error as { code?: unknown })?.code
+    return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+  },
+  badInput (error) {
+    const message = (error as Error)?.message ?? ''
+    return /malformed JSON|datatype mismatch|bad JSON path/i.test(message) ? message : undefined
+  }
+}

@@ -29,33 +29,37 @@ export interface DdlDialect {
 export interface Dialect extends DdlDialect {
   readonly name: DialectName
 
-  // ---- expressions ----
+  /** Quotes a (validated) identifier. */
+  quote(name: string): string
   /** `a ~ b` / `a !~ b`: case-insensitive LIKE with `\` as the escape character. */
   like(left: string, right: string, negate: boolean): string
-  /** `a == b` / `a != b`: null-safe comparison. */
-  isDistinct(left: string, right: string, negate: boolean): string
-  /** `col -> path` / `col ->> path`. `numeric` asks for a number (compared with a number). */
-  jsonExtract(target: string, path: (string | number)[], asText: boolean, numeric: boolean): Fragment
+  /** `a == b` (equal = true) / `a != b`: null-safe comparison. */
+  isDistinct(left: string, right: string, equal: boolean): string
+  /** `a || b`: string concatenation. */
+  concat(parts: string[]): string
+  /** `col -> path` / `col ->> path` (target's bindings included). `numeric` asks for a number (compared with a number). */
+  jsonExtract(target: Fragment, path: (string | number)[], asText: boolean, numeric: boolean): Fragment
   /** `json_contains(a, b)`: JSON array `a` contains the value `b`. */
   jsonContains(array: string, value: string): string
-  /** Whitelisted SQL functions by lower-case name; returns SQL for already compiled arguments. */
+  /** `json_set(doc, path, value)`: the fragment binds the path only. */
+  jsonSet(doc: string, path: (string | number)[], value: string): Fragment
+  /** Whitelisted SQL functions by lower-case name, over compiled arguments; undefined when unknown. */
   callFunction(name: string, args: string[]): string | undefined
   /** SQL of the current timestamp, in the storage format of `date` columns. */
   now(): string
-  /** Cast text to the column's storage type where the dialect needs it (e.g. path ids). */
-  castForColumn(sql: string, field: TableField): string
+  /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
+  literal(value: unknown, field?: TableField): Fragment
 
   // ---- values ----
-  /** JSON value from a request -> value bound for this column. Throws TypeError with a message on bad input. */
+  /** JSON value from a request -> value bound for this column. Throws ValueError with a message on bad input. */
   encode(field: TableField, value: unknown): unknown
   /** Value read from the driver -> JSON value for responses (DECISIONS 1). */
-  decode(field: TableField, value: unknown): unknown
-  /** A literal in an expression compared against `field`. */
-  encodeLiteral(field: TableField | undefined, value: string | number | boolean | null): unknown
-
+  decode(field: TableField | undefined, value: unknown): unknown
   // ---- errors ----
   /** Constraint violation described by a driver error, or undefined. */
   constraintViolation(error: unknown, table: TableData): ConstraintViolation | undefined
   /** The database stayed locked longer than the busy timeout. */
   isBusy(error: unknown): boolean
+  /** The statement failed because of a caller's value (bad JSON text, wrong type in a comparison): a 400. */
+  badInput(error: unknown): string | undefined
 }

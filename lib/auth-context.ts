@@ -1,0 +1,38 @@
+// The caller as rules see it (`auth.uid`, `auth.role`, `auth.<field>`), independent of how it was proven.
+
+export type AdminRole = 'superadmin' | 'editor' | 'viewer'
+
+export interface AuthContext {
+  uid: string | null
+  /** Session id (refresh-token family) of a user token. */
+  sid: string | null
+  /** Auth table the user belongs to. */
+  cid: string | null
+  /** Only set when verified. */
+  email: string | null
+  verified: boolean
+  role: string | null
+  admin: boolean
+  superadmin: boolean
+  adminRole: AdminRole | null
+  /** Claims of the token, for `auth.jwt.<claim>`. */
+  jwt: Record<string, unknown>
+  meta: Record<string, unknown>
+  /** Fields of the user's record that rules may use as `auth.<field>`. */
+  record: Record<string, unknown>
+}
+
+export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({
+  uid: null, sid: null, cid: null, email: null, verified: false, role: null,
+  admin: false, superadmin: false, adminRole: null, jwt: {}, meta: {}, record: {}
+})
+
+export function adminContext (role: AdminRole): AuthContext {
+  return { ...ANONYMOUS, uid: null, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {} }
+}
+
+/** The `auth` object expressions read: record fields first, the context's own keys win. */
+export function authGlobals (auth: AuthContext): Record<string, unknown> {
+  const { record, ...own } = auth
+  return { ...record, ...own }
+}

@@ -1,0 +1,43 @@
+// Constraint violations -> 400 with the field they concern (DECISIONS 9).
+import type { Knex } from 'knex'
+import { FastbaseError, errors } from '../errors.js'
+import type { ConstraintKind } from '../dialects/types.js'
+import type { CrudContext } from './context.js'
+
+const MESSAGES: Record<ConstraintKind, string> = {
+  unique: 'A record with this value already exists.',
+  not_null: 'This field cannot be null.',
+  foreign_key: 'The referenced record does not exist.',
+  check: 'The value does not satisfy the field\'s check.'
+}
+
+type Row = Record<string, unknown>
+
+export async function translateDbError (ctx: CrudContext, error: unknown, written: Row[]): Promise<unknown> {
+  if (error instanceof FastbaseError) return error
+  const violation = ctx.dialect.constraintViolation(error, ctx.table.data)
+  if (violation !== undefined) {
+    const column = violation.column ?? (violation.kind === 'foreign_key' ? await missingReference(ctx, written) : undefined)
+    const key = column ?? ctx.table.key[0]?.name ?? ctx.table.name
+    const message = column === undefined && violation.kind === 'foreign_key' ? 'The record is referenced by or references another record.' : MESSAGES[violation.kind]
+    return errors.constraint('Constraint violation', { [key]: { code: violation.kind, message } })
+  }
+  // Busy and bad-input errors are not table-specific: plugins/errors.ts maps them.
+  return error
+}
+
+/** SQLite does not say which foreign key failed: find the written reference whose target row is missing. */
+async function missingReference (ctx: CrudContext, written: Row[]): Promise<string | undefined> {
+  const db = ctx.db as Knex
+  for (const field of ctx.table.fieldList) {
+    const fk = field.foreignKey
+    if (fk === undefined) continue
+    for (const row of written) {
+      const value = row[field.name]
+      if (value === undefined || value === null) continue
+      const target = await db.from(fk.table).where(fk.column, value as Knex.Value).first().catch(() => undefined)
+      if (target === undefined) return field.name
+    }
+  }
+  return undefined
+}

@@ -1,0 +1,26 @@
+// SQL both dialects write the same way. Only lib/dialects/* import this.
+import type { TableData } from '../../schemas/config.js'
+
+/** Identifiers are validated against `^[a-zA-Z_][a-zA-Z0-9_]*$` before they get here; quoting is belt and braces. */
+export function quote (name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}
+
+/** Functions with the same name and meaning in SQLite and PostgreSQL. */
+export function commonFunction (name: string, args: string[]): string | undefined {
+  switch (name) {
+    case 'lower': case 'upper': case 'replace': case 'sum': case 'min': case 'max': case 'avg':
+    case 'coalesce': case 'abs': case 'concat':
+      return `${name}(${args.join(', ')})`
+    case 'count': return `count(${args[0] ?? '*'})`
+    default: return undefined
+  }
+}
+
+/** The first of the table's columns named in a database error message (`UNIQUE constraint failed: t.col`). */
+export function columnFromMessage (message: string, table: TableData): string | undefined {
+  const qualified = new RegExp(`\\b${table.name}\\.([A-Za-z_][A-Za-z0-9_]*)`).exec(message)
+  if (qualified !== null && table.fields.some((f) => f.name === qualified[1])) return qualified[1]
+  const words = message.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []
+  return words.find((w) => table.fields.some((f) => f.name === w))
+}

@@ -1,0 +1,39 @@
+// Every error fastbase raises on purpose, in one table: a stable FB_ERR_* code, a status and a message.
+// The HTTP body is always { code: <status>, message, data? } (plugins/errors.ts renders it).
+
+export class FastbaseError extends Error {
+  constructor (
+    readonly statusCode: number,
+    readonly errorCode: string,
+    message: string,
+    readonly data?: Record<string, unknown>
+  ) {
+    super(message)
+    this.name = 'FastbaseError'
+  }
+}
+
+/** `data.<field>._errors` shape shared by table validation and actions. */
+export type FieldErrors = Record<string, { _errors: string[] }>
+
+export const errors = {
+  tableNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_TABLE_NOT_FOUND', `Table not found - ${name}`),
+  routeNotFound: (method: string, url: string) => new FastbaseError(404, 'FB_ERR_ROUTE_NOT_FOUND', `Route not found - ${method} ${url}`),
+  recordNotFound: () => new FastbaseError(404, 'FB_ERR_NOT_FOUND', 'Not found'),
+  forbidden: () => new FastbaseError(403, 'FB_ERR_FORBIDDEN', 'Forbidden'),
+  unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
+  invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
+  validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),
+  badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),
+  expression: (what: string, reason: string) => new FastbaseError(400, 'FB_ERR_EXPRESSION', `Invalid ${what}: ${reason}`),
+  cannotWrite: (verb: 'insert' | 'update', field: string) => new FastbaseError(403, 'FB_ERR_FIELD_READ_ONLY', `Cannot ${verb} ${field} field`),
+  constraint: (message: string, data: Record<string, { code: string, message: string }>) => new FastbaseError(400, 'FB_ERR_CONSTRAINT', message, data),
+  busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
+  payloadTooLarge: () => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', 'Request body is too large'),
+  unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`)
+}
+
+/** Adds one message to `data.<field>._errors`. */
+export function addFieldError (data: FieldErrors, field: string, message: string): void {
+  (data[field] ??= { _errors: [] })._errors.push(message)
+}

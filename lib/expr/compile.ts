@@ -1,0 +1,286 @@
+// The one compiler of the expression language: parsed expressions -> SQL fragments with bound values.
+// Serves where filters, rules, update `set`, select/returning lists, and (later) action steps and guards.
+// Caller text never reaches SQL: literals become bindings, identifiers are checked against the table.
+import type { Expr, BinaryOp } from './parse.js'
+import { ExpressionError } from './errors.js'
+import { SQL_HINTS } from './parse.js'
+import type { Dialect, Fragment } from '../dialects/types.js'
+import type { TableField } from '../../schemas/config.js'
+import type { TableDescriptor } from '../table.js'
+import { ValueError } from '../values.js'
+
+type Literal = string | number | boolean | null
+
+/** A compiled node: either a constant (folded at compile time) or SQL. */
+export type Compiled =
+  | { kind: 'lit', value: Literal }
+  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] } }
+
+export interface Scope {
+  dialect: Dialect
+  table: TableDescriptor
+  /** `auth`, `request`, `params`: read-only values inlined as literals. */
+  globals: Record<string, unknown>
+  /** May the expression name `noSelect` columns? (admins; developer-written rules) */
+  seesHidden: boolean
+  /**
+   * What `new.<field>` means: 'row' = the row's own column (create rules checked on the inserted row);
+   * a map = the values an update writes (unwritten fields fall back to the column); absent = not allowed.
+   */
+  newValues?: 'row' | Map<string, Compiled>
+}
+
+const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
+
+const FUNCTION_ARITY: Record<string, [number, number]> = {
+  lower: [1, 1], upper: [1, 1], length: [1, 1], substring: [2, 3], substr: [2, 3], replace: [3, 3],
+  concat: [1, 64], count: [0, 1], sum: [1, 1], min: [1, 1], max: [1, 1], avg: [1, 1], coalesce: [2, 64],
+  abs: [1, 1], round: [1, 2], unixepoch: [0, 1], datetime: [0, 1], date: [0, 1], time: [0, 1],
+  json_set: [3, 3], json_contains: [2, 2]
+}
+
+export function compile (expr: Expr, scope: Scope): Compiled {
+  switch (expr.type) {
+    case 'literal': return { kind: 'lit', value: expr.value }
+    case 'ident': return identifier(expr.path, expr.pos, scope)
+    case 'unary': return unary(expr.op, compile(expr.arg, scope), scope)
+    case 'binary': return binary(expr, scope)
+    case 'call': return call(expr, scope)
+    case 'list': throw new ExpressionError('A list is only allowed after "in"', expr.pos)
+  }
+}
+
+/** Renders a compiled node as SQL; a literal is bound (encoded for `field` when it is compared with one). */
+export function toFragment (node: Compiled, scope: Scope, field?: TableField, pos = 0): Fragment {
+  if (node.kind === 'sql') return { sql: node.sql, bindings: node.bindings }
+  try {
+    return scope.dialect.literal(node.value, field)
+  } catch (error) {
+    if (error instanceof ValueError) throw new ExpressionError(`${field?.name ?? 'value'} ${error.message}`, pos)
+    throw error
+  }
+}
+
+/** A where/rule result: `true` (no filter), `false` (matches nothing) or a SQL condition. */
+export function toCondition (node: Compiled): Fragment | boolean {
+  if (node.kind === 'lit') return truthy(node.value)
+  return { sql: node.sql, bindings: node.bindings }
+}
+
+function truthy (value: Literal): boolean {
+  return value !== null && value !== false && value !== 0 && value !== ''
+}
+
+function sql (text: string, bindings: unknown[], field?: TableField): Compiled {
+  return { kind: 'sql', sql: text, bindings, field }
+}
+
+function identifier (path: string[], pos: number, scope: Scope): Compiled {
+  const [root, ...rest] = path
+  if (GLOBAL_ROOTS.has(root) && rest.length > 0) return { kind: 'lit', value: globalValue(scope.globals[root], rest) }
+  if (root === 'new' && rest.length === 1) return newValue(rest[0], pos, scope)
+  if (path.length === 1) return column(root, pos, scope)
+  if (path.length === 2 && root === scope.table.name) return column(rest[0], pos, scope)
+  throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
+}
+
+function globalValue (value: unknown, path: string[]): Literal {
+  let current = value
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return null
+    current = (current as Record<string, unknown>)[key]
+  }
+  if (current === undefined || current === null) return null
+  if (typeof current === 'object') return JSON.stringify(current)
+  return current as Literal
+}
+
+function column (name: string, pos: number, scope: Scope): Compiled {
+  const field = scope.table.fields.get(name)
+  if (field === undefined || (field.noSelect === true && !scope.seesHidden)) {
+    const hint = SQL_HINTS[name.toLowerCase()]
+    throw new ExpressionError(`Unknown column "${name}"${hint ? ` (${hint})` : ''}`, pos)
+  }
+  return sql(`${scope.table.quoted}.${scope.dialect.quote(name)}`, [], field)
+}
+
+function newValue (name: string, pos: number, scope: Scope): Compiled {
+  if (scope.newValues === undefined) throw new ExpressionError('"new" is only available in update and create rules', pos)
+  if (scope.newValues !== 'row') {
+    const written = scope.newValues.get(name)
+    if (written !== undefined) {
+      if (!scope.table.fields.has(name)) throw new ExpressionError(`Unknown column "new.${name}"`, pos)
+      return written
+    }
+  }
+  return column(name, pos, { ...scope, seesHidden: true })
+}
+
+function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
+  if (arg.kind === 'lit') {
+    if (op === '!') return { kind: 'lit', value: arg.value === null ? null : !truthy(arg.value) }
+    if (typeof arg.value !== 'number') {
+      if (arg.value === null) return arg
+      throw new ExpressionError(`Unary "${op}" needs a number`, 0)
+    }
+    return { kind: 'lit', value: op === '-' ? -arg.value : arg.value }
+  }
+  if (op === '!') return sql(`(NOT ${arg.sql})`, arg.bindings)
+  return op === '-' ? sql(`(- ${arg.sql})`, arg.bindings) : arg
+}
+
+function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
+  const left = compile(expr.left, scope)
+  if (expr.op === 'in') return inList(left, expr.right, scope)
+  const right = compile(expr.right, scope)
+  if (expr.op === '->' || expr.op === '->>') return jsonExtract(left, right, expr.op === '->>', expr.pos, scope)
+  if (expr.op === '&' || expr.op === '|') return logical(expr.op, left, right)
+  if (left.kind === 'lit' && right.kind === 'lit') return fold(expr.op, left.value, right.value, expr.pos)
+  return comparison(expr.op, numericJson(left, right, scope), numericJson(right, left, scope), scope, expr.pos)
+}
+
+function logical (op: '&' | '|', left: Compiled, right: Compiled): Compiled {
+  // SQL three-valued logic; in a WHERE, NULL matches nothing, like false.
+  if (left.kind === 'lit' && right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(left.value), tri(right.value)) }
+  const constant = left.kind === 'lit' ? left : right.kind === 'lit' ? right : undefined
+  if (constant !== undefined) {
+    const other = constant === left ? right : left
+    const value = tri(constant.value)
+    if (op === '&') return value === true ? other : { kind: 'lit', value }
+    return value === true ? { kind: 'lit', value: true } : other
+  }
+  const l = left as Compiled & { kind: 'sql' }
+  const r = right as Compiled & { kind: 'sql' }
+  return sql(`(${l.sql} ${op === '&' ? 'AND' : 'OR'} ${r.sql})`, [...l.bindings, ...r.bindings])
+}
+
+type Tri = boolean | null
+const tri = (v: Literal): Tri => (v === null ? null : truthy(v))
+const and3 = (a: Tri, b: Tri): Tri => (a === false || b === false ? false : a === null || b === null ? null : true)
+const or3 = (a: Tri, b: Tri): Tri => (a === true || b === true ? true : a === null || b === null ? null : false)
+
+function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope, pos: number): Compiled {
+  const d = scope.dialect
+  const field = (left.kind === 'sql' ? left.field : undefined) ?? (right.kind === 'sql' ? right.field : undefined)
+  const isNull = (c: Compiled) => c.kind === 'lit' && c.value === null
+  if ((op === '==' || op === '!=' || op === '=') && (isNull(left) || isNull(right))) {
+    const other = toFragment(isNull(left) ? right : left, scope)
+    return sql(`(${other.sql} IS ${op === '!=' ? 'NOT ' : ''}NULL)`, other.bindings)
+  }
+  if ((op === '~' || op === '!~') && (isNull(left) || isNull(right))) return { kind: 'lit', value: op === '!~' }
+  const l = toFragment(left, scope, field, pos)
+  const r = toFragment(right, scope, field, pos)
+  const bindings = [...l.bindings, ...r.bindings]
+  switch (op) {
+    case '==': case '!=': return sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings)
+    case '~': case '!~': return sql(d.like(l.sql, r.sql, op === '!~'), bindings)
+    case '||': return sql(d.concat([l.sql, r.sql]), bindings)
+    default: return sql(`(${l.sql} ${op} ${r.sql})`, bindings)
+  }
+}
+
+/** `meta ->> 'n' > 3`: ask the dialect for a number when a JSON text value meets a number (DECISIONS 31). */
+function numericJson (node: Compiled, other: Compiled, scope: Scope): Compiled {
+  if (node.kind !== 'sql' || node.json === undefined || other.kind !== 'lit' || typeof other.value !== 'number') return node
+  const fragment = scope.dialect.jsonExtract(node.json.target, node.json.path, true, true)
+  return sql(fragment.sql, fragment.bindings)
+}
+
+function inList (left: Compiled, right: Expr, scope: Scope): Compiled {
+  if (right.type !== 'list') throw new ExpressionError('"in" needs a list such as (1, 2)', right.pos)
+  const items = right.items.map((item) => compile(item, scope))
+  if (left.kind === 'lit' && items.every((i) => i.kind === 'lit')) {
+    const value = left.value
+    return { kind: 'lit', value: items.some((i) => (fold('==', value, (i as { value: Literal }).value, right.pos) as { value: Literal }).value === true) }
+  }
+  const field = left.kind === 'sql' ? left.field : undefined
+  const l = toFragment(left, scope, field, right.pos)
+  const parts = items.map((i) => toFragment(i, scope, field, right.pos))
+  return sql(`(${l.sql} IN (${parts.map((p) => p.sql).join(', ')}))`, [...l.bindings, ...parts.flatMap((p) => p.bindings)])
+}
+
+function jsonExtract (left: Compiled, right: Compiled, asText: boolean, pos: number, scope: Scope): Compiled {
+  if (left.kind !== 'sql') throw new ExpressionError('The left side of a JSON operator must be a column', pos)
+  if (right.kind !== 'lit' || (typeof right.value !== 'string' && typeof right.value !== 'number')) {
+    throw new ExpressionError('The right side of a JSON operator must be a path string such as \'$.a.b\' or an index', pos)
+  }
+  const path = jsonPath(right.value, pos)
+  const target = { sql: left.sql, bindings: left.bindings }
+  const fragment = scope.dialect.jsonExtract(target, path, asText, false)
+  return { kind: 'sql', sql: fragment.sql, bindings: fragment.bindings, json: asText ? { target, path } : undefined }
+}
+
+/** `'$.a.b[0]'`, `'a'` or `0` -> ['a', 'b', 0]. */
+export function jsonPath (raw: string | number, pos: number): (string | number)[] {
+  if (typeof raw === 'number') return [raw]
+  if (!raw.startsWith('$')) return [raw]
+  const path: (string | number)[] = []
+  const re = /\.([A-Za-z_][A-Za-z0-9_]*)|\."([^"]*)"|\[(\d+)\]/y
+  let i = 1
+  while (i < raw.length) {
+    re.lastIndex = i
+    const m = re.exec(raw)
+    if (m === null) throw new ExpressionError(`Invalid JSON path "${raw}"`, pos)
+    path.push(m[3] !== undefined ? Number(m[3]) : (m[1] ?? m[2]))
+    i = re.lastIndex
+  }
+  return path
+}
+
+function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
+  const arity = FUNCTION_ARITY[expr.name]
+  if (arity === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
+  if (expr.star && expr.name !== 'count') throw new ExpressionError(`"*" is only allowed in count(*)`, expr.pos)
+  const [min, max] = arity
+  if (expr.args.length < min || expr.args.length > max) {
+    throw new ExpressionError(`${expr.name}() takes ${min === max ? min : `${min} to ${max}`} argument${max === 1 ? '' : 's'}`, expr.pos)
+  }
+  const compiled = expr.args.map((a) => compile(a, scope))
+  const args = compiled.map((c) => toFragment(c, scope))
+  const bindings = args.flatMap((a) => a.bindings)
+  if (expr.name === 'json_contains') return sql(scope.dialect.jsonContains(args[0].sql, args[1].sql), bindings)
+  if (expr.name === 'json_set') {
+    const path = compiled[1]
+    if (path.kind !== 'lit' || typeof path.value !== 'string') throw new ExpressionError('json_set() needs a literal path such as \'$.a\'', expr.pos)
+    const fragment = scope.dialect.jsonSet(args[0].sql, jsonPath(path.value, expr.pos), args[2].sql)
+    return sql(fragment.sql, [...args[0].bindings, ...fragment.bindings, ...args[2].bindings])
+  }
+  const text = scope.dialect.callFunction(expr.name, args.map((a) => a.sql))
+  if (text === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
+  return sql(text, bindings)
+}
+
+/** Both sides are constants: evaluate now, with SQL's null semantics. */
+function fold (op: BinaryOp, a: Literal, b: Literal, pos: number): Compiled {
+  const num = (v: Literal) => (typeof v === 'boolean' ? Number(v) : v)
+  const x = num(a)
+  const y = num(b)
+  const lit = (value: Literal): Compiled => ({ kind: 'lit', value })
+  switch (op) {
+    case '==': return lit(x === y)
+    case '!=': return lit(x !== y)
+    case '~': case '!~': case '||': case '=': case '<': case '<=': case '>': case '>=':
+      if (x === null || y === null) return lit(op === '!~' ? true : op === '~' ? false : null)
+  }
+  switch (op) {
+    case '=': return lit(x === y)
+    case '<': return lit((x as number) < (y as number))
+    case '<=': return lit((x as number) <= (y as number))
+    case '>': return lit((x as number) > (y as number))
+    case '>=': return lit((x as number) >= (y as number))
+    case '||': return lit(`${x}${y}`)
+    case '~': case '!~': {
+      const re = new RegExp(`^${String(y).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/%/g, '.*').replace(/_/g, '.')}$`, 'is')
+      return lit(re.test(String(x)) === (op === '~'))
+    }
+  }
+  if (x === null || y === null) return lit(null)
+  if (typeof x !== 'number' || typeof y !== 'number') throw new ExpressionError(`Operator "${op}" needs numbers`, pos)
+  switch (op) {
+    case '+': return lit(x + y)
+    case '-': return lit(x - y)
+    case '*': return lit(x * y)
+    case '/': return lit(y === 0 ? null : Number.isInteger(x) && Number.isInteger(y) ? Math.trunc(x / y) : x / y)
+  }
+  throw new ExpressionError(`Operator "${op}" is not supported here`, pos)
+}

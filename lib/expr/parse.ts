@@ -1,0 +1,263 @@
+// Parser of the fastbase expression language (where filters, rules, `set`, select lists, guards).
+// Hand-written Pratt parser rather than jsep: the language is small, and owning the grammar lets
+// every error name the offending token and its position, reject raw SQL keywords with a hint,
+// and accept `in (a, b)` / `in [a, b]` and `count(*)` without plugin gymnastics.
+import { ExpressionError } from './errors.js'
+
+export type Expr =
+  | { type: 'literal', value: string | number | boolean | null, pos: number }
+  | { type: 'ident', path: string[], pos: number }
+  | { type: 'unary', op: '!' | '-' | '+', arg: Expr, pos: number }
+  | { type: 'binary', op: BinaryOp, left: Expr, right: Expr, pos: number }
+  | { type: 'call', name: string, args: Expr[], star: boolean, pos: number }
+  | { type: 'list', items: Expr[], pos: number }
+
+export type BinaryOp = '|' | '&' | '==' | '!=' | '=' | '~' | '!~' | '<' | '<=' | '>' | '>=' |
+  '+' | '-' | '*' | '/' | 'in' | '->' | '->>' | '||'
+
+/** One item of a select or returning list: an expression and its optional alias. */
+export interface ListItem { expr: Expr | '*', alias?: string, source: string }
+
+type Token =
+  | { kind: 'num', value: number, pos: number, text: string }
+  | { kind: 'str', value: string, pos: number, text: string }
+  | { kind: 'ident', value: string, pos: number, text: string }
+  | { kind: 'op', value: string, pos: number, text: string }
+  | { kind: 'end', pos: number, text: string }
+
+// Longest first, so `->>` wins over `->` and `!~` over `!`.
+const OPERATORS = ['->>', '->', '||', '==', '!=', '!~', '<=', '>=', '=>', '=', '~', '<', '>', '&', '|', '!',
+  '+', '-', '*', '/', '(', ')', '[', ']', ',', '.']
+
+const BINARY_PRECEDENCE: Record<string, number> = {
+  '|': 1, '&': 2,
+  '==': 6, '!=': 6, '=': 6, '~': 6, '!~': 6,
+  '<': 7, '<=': 7, '>': 7, '>=': 7, in: 7,
+  '+': 9, '-': 9,
+  '*': 10, '/': 10,
+  '->': 11, '->>': 11,
+  '||': 12
+}
+
+// Words people type when they think this is SQL; each gets a hint instead of a bare syntax error.
+export const SQL_HINTS: Record<string, string> = {
+  and: 'use & instead of AND', or: 'use | instead of OR', not: 'use ! instead of NOT',
+  like: 'use ~ instead of LIKE', is: 'use == or != instead of IS', between: 'use >= and <= instead of BETWEEN',
+  select: 'subqueries are not supported', union: 'subqueries are not supported', from: 'subqueries are not supported',
+  case: 'CASE is not supported', when: 'CASE is not supported', limit: 'LIMIT is a separate parameter',
+  order: 'ORDER BY is a separate parameter', drop: 'SQL statements are not supported', delete: 'SQL statements are not supported',
+  insert: 'SQL statements are not supported', update: 'SQL statements are not supported', asc: 'use the order parameter', desc: 'use the order parameter'
+}
+
+export const MAX_EXPRESSION_LENGTH = 1000
+
+function tokenize (src: string): Token[] {
+  const tokens: Token[] = []
+  let i = 0
+  while (i < src.length) {
+    const c = src[i]
+    if (/\s/.test(c)) { i++; continue }
+    const start = i
+    if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
+      const m = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i))!
+      i += m[0].length
+      if (/[A-Za-z_$]/.test(src[i] ?? '')) throw new ExpressionError(`Invalid number "${src.slice(start, i + 1)}"`, start)
+      tokens.push({ kind: 'num', value: Number(m[0]), pos: start, text: m[0] })
+      continue
+    }
+    if (c === '\'' || c === '"') {
+      let value = ''
+      i++
+      while (i < src.length && src[i] !== c) {
+        if (src[i] === '\\' && i + 1 < src.length) {
+          const next = src[i + 1]
+          value += next === 'n' ? '\n' : next === 't' ? '\t' : next
+          i += 2
+        } else {
+          value += src[i++]
+        }
+      }
+      if (i >= src.length) throw new ExpressionError('Unterminated string', start)
+      i++
+      tokens.push({ kind: 'str', value, pos: start, text: src.slice(start, i) })
+      continue
+    }
+    if (/[A-Za-z_$]/.test(c)) {
+      const m = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(src.slice(i))!
+      i += m[0].length
+      tokens.push({ kind: 'ident', value: m[0], pos: start, text: m[0] })
+      continue
+    }
+    const op = OPERATORS.find((o) => src.startsWith(o, i))
+    if (op === undefined) throw new ExpressionError(`Unexpected character "${c}"`, start)
+    i += op.length
+    tokens.push({ kind: 'op', value: op, pos: start, text: op })
+  }
+  tokens.push({ kind: 'end', pos: src.length, text: 'end of expression' })
+  return tokens
+}
+
+class Parser {
+  private index = 0
+  constructor (private readonly tokens: Token[], private readonly src: string) {}
+
+  get peek (): Token { return this.tokens[this.index] }
+  next (): Token { return this.tokens[this.index++] }
+
+  isOp (value: string): boolean {
+    const t = this.peek
+    return t.kind === 'op' && t.value === value
+  }
+
+  expectOp (value: string): Token {
+    if (!this.isOp(value)) this.unexpected(`expected "${value}"`)
+    return this.next()
+  }
+
+  unexpected (expected?: string): never {
+    const t = this.peek
+    if (t.kind === 'end') throw new ExpressionError(`Unexpected end of expression${expected ? `, ${expected}` : ''}`, t.pos)
+    const hint = t.kind === 'ident' ? SQL_HINTS[t.value.toLowerCase()] : undefined
+    const what = t.kind === 'ident' ? `identifier "${t.text}"` : `token "${t.text}"`
+    throw new ExpressionError(`Unexpected ${what}${hint ? ` (${hint})` : expected ? `, ${expected}` : ''}`, t.pos)
+  }
+
+  /** The binary operator at the cursor, if any; `in` is the only word operator. */
+  binaryOp (): string | undefined {
+    const t = this.peek
+    if (t.kind === 'op' && BINARY_PRECEDENCE[t.value] !== undefined) return t.value
+    if (t.kind === 'ident' && t.value.toLowerCase() === 'in') return 'in'
+    return undefined
+  }
+
+  expression (minPrecedence = 0): Expr {
+    let left = this.unary()
+    for (;;) {
+      const op = this.binaryOp()
+      if (op === undefined) return left
+      const precedence = BINARY_PRECEDENCE[op]
+      if (precedence <= minPrecedence) return left
+      const opToken = this.next()
+      const right = op === 'in' ? this.inList() : this.expression(precedence)
+      left = { type: 'binary', op: op as BinaryOp, left, right, pos: opToken.pos }
+    }
+  }
+
+  inList (): Expr {
+    const open = this.peek
+    const close = this.isOp('(') ? ')' : this.isOp('[') ? ']' : undefined
+    if (close === undefined) this.unexpected('"in" needs a list such as (1, 2) or [1, 2]')
+    this.next()
+    const items: Expr[] = []
+    if (!this.isOp(close)) {
+      do { items.push(this.expression()) } while (this.isOp(',') && this.next())
+    }
+    this.expectOp(close)
+    if (items.length === 0) throw new ExpressionError('"in" needs at least one value', open.pos)
+    return { type: 'list', items, pos: open.pos }
+  }
+
+  unary (): Expr {
+    const t = this.peek
+    if (t.kind === 'op' && (t.value === '!' || t.value === '-' || t.value === '+')) {
+      this.next()
+      return { type: 'unary', op: t.value, arg: this.unary(), pos: t.pos }
+    }
+    return this.primary()
+  }
+
+  primary (): Expr {
+    const t = this.next()
+    switch (t.kind) {
+      case 'num': return { type: 'literal', value: t.value, pos: t.pos }
+      case 'str': return { type: 'literal', value: t.value, pos: t.pos }
+      case 'ident': return this.identifierOrCall(t)
+      case 'op':
+        if (t.value === '(') {
+          const inner = this.expression()
+          this.expectOp(')')
+          return inner
+        }
+    }
+    this.index--
+    return this.unexpected()
+  }
+
+  identifierOrCall (t: Token & { kind: 'ident' }): Expr {
+    const lower = t.value.toLowerCase()
+    if (lower === 'true' || lower === 'false') return { type: 'literal', value: lower === 'true', pos: t.pos }
+    if (lower === 'null') return { type: 'literal', value: null, pos: t.pos }
+    if (this.isOp('(')) return this.call(t)
+    const path = [t.value]
+    while (this.isOp('.')) {
+      this.next()
+      const part = this.next()
+      if (part.kind !== 'ident') { this.index--; this.unexpected('expected a name after "."') }
+      path.push(part.value)
+    }
+    return { type: 'ident', path, pos: t.pos }
+  }
+
+  call (t: Token & { kind: 'ident' }): Expr {
+    this.next()
+    const args: Expr[] = []
+    let star = false
+    if (this.isOp('*')) {
+      this.next()
+      star = true
+    } else if (!this.isOp(')')) {
+      do { args.push(this.expression()) } while (this.isOp(',') && this.next())
+    }
+    this.expectOp(')')
+    return { type: 'call', name: t.value.toLowerCase(), args, star, pos: t.pos }
+  }
+
+  end (): void {
+    if (this.peek.kind !== 'end') this.unexpected()
+  }
+
+  /** `expr [as name | => name]`, or `*`. */
+  listItem (): ListItem {
+    const startPos = this.peek.pos
+    if (this.isOp('*')) {
+      this.next()
+      return { expr: '*', source: '*' }
+    }
+    const expr = this.expression()
+    const endPos = this.peek.pos
+    let alias: string | undefined
+    const t = this.peek
+    if ((t.kind === 'ident' && t.value.toLowerCase() === 'as') || (t.kind === 'op' && t.value === '=>')) {
+      this.next()
+      const name = this.next()
+      if (name.kind !== 'ident') { this.index--; this.unexpected('expected an alias name') }
+      alias = name.value
+    }
+    return { expr, alias, source: this.src.slice(startPos, endPos).trim() }
+  }
+}
+
+function checkLength (src: string): void {
+  if (src.length > MAX_EXPRESSION_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, MAX_EXPRESSION_LENGTH)
+}
+
+/** Parses one expression. Throws ExpressionError naming the token and its position. */
+export function parseExpression (src: string): Expr {
+  checkLength(src)
+  const parser = new Parser(tokenize(src), src)
+  if (parser.peek.kind === 'end') throw new ExpressionError('Empty expression', 0)
+  const expr = parser.expression()
+  parser.end()
+  return expr
+}
+
+/** Parses a comma-separated select/returning list (`title, lower(name) as n, *`). */
+export function parseList (src: string): ListItem[] {
+  checkLength(src)
+  const parser = new Parser(tokenize(src), src)
+  const items: ListItem[] = []
+  if (parser.peek.kind === 'end') return items
+  do { items.push(parser.listItem()) } while (parser.isOp(',') && parser.next())
+  parser.end()
+  return items
+}

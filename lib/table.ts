@@ -1,0 +1,90 @@
+// A table's compiled descriptor: built once at start-up from the config, read on every request.
+import type { TableData, TableField, AuthExtension, RulesExtension } from '../schemas/config.js'
+import type { Dialect } from './dialects/types.js'
+import { parseExpression, type Expr } from './expr/parse.js'
+import { ExpressionError } from './expr/errors.js'
+
+export const RULE_NAMES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const
+export type RuleName = typeof RULE_NAMES[number]
+
+export interface TableDescriptor {
+  name: string
+  /** The table name quoted for SQL. */
+  quoted: string
+  data: TableData
+  fields: Map<string, TableField>
+  fieldList: TableField[]
+  /** The `record_uid` field: enables view/edit. */
+  uid?: TableField
+  created?: TableField
+  updated?: TableField
+  /** Columns that identify a row: the primary key, else the uid field. */
+  key: TableField[]
+  /** Parsed rules; `null` = admin only (missing rule, or no rules extension: DECISIONS 3). */
+  rules: Record<RuleName, Expr | null>
+  hasRulesExtension: boolean
+  auth?: AuthExtension
+  /** Fields a caller may see, in config order. */
+  visibleFields: (seesHidden: boolean) => TableField[]
+}
+
+export class RuleError extends Error {}
+
+function byUsage (table: TableData, usage: string): TableField | undefined {
+  return table.fields.find((f) => f.usage === usage)
+}
+
+function parseRule (table: TableData, rule: RuleName, text: string | null | undefined): Expr | null {
+  if (text === null || text === undefined) return null
+  if (text.trim() === '') throw new RuleError(`tables.${table.name}.${rule}: empty rule (use 'true' to allow everyone, or null for admins only)`)
+  try {
+    return parseExpression(text)
+  } catch (error) {
+    if (error instanceof ExpressionError) throw new RuleError(`tables.${table.name}.${rule}: ${error.message}`)
+    throw error
+  }
+}
+
+export function describeTable (table: TableData, dialect: Dialect): TableDescriptor {
+  const rulesExt = table.extensions?.find((e): e is RulesExtension => e.name === 'rules')
+  const rules = Object.fromEntries(RULE_NAMES.map((r) => [r, parseRule(table, r, rulesExt?.[r])])) as Record<RuleName, Expr | null>
+  const uid = byUsage(table, 'record_uid')
+  const primary = table.fields.filter((f) => f.primary === true)
+  const visibleAll = table.fields
+  const visiblePublic = table.fields.filter((f) => f.noSelect !== true)
+  return {
+    name: table.name,
+    quoted: dialect.quote(table.name),
+    data: table,
+    fields: new Map(table.fields.map((f) => [f.name, f])),
+    fieldList: table.fields,
+    uid,
+    created: byUsage(table, 'record_created'),
+    updated: byUsage(table, 'record_updated'),
+    key: primary.length > 0 ? primary : uid !== undefined ? [uid] : [],
+    rules,
+    hasRulesExtension: rulesExt !== undefined,
+    auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
+    visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic)
+  }
+}
+
+/** Descriptors of every table; throws RuleError listing every bad rule. */
+export function describeTables (tables: TableData[], dialect: Dialect): Map<string, TableDescriptor> {
+  const problems: string[] = []
+  const result = new Map<string, TableDescriptor>()
+  for (const table of tables) {
+    try {
+      const descriptor = describeTable(table, dialect)
+      if (descriptor.rules.createRule !== null && descriptor.key.length === 0) {
+        problems.push(`tables.${table.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
+      }
+      result.set(table.name, descriptor)
+    } catch (error) {
+      if (!(error instanceof RuleError)) throw error
+      problems.push(error.message)
+    }
+  }
+  if (problems.length > 0) throw new RuleError(problems.join('\n'))
+  return result
+}

@@ -1,0 +1,62 @@
+// TypeBox validation with error messages people can act on: union failures are resolved to the
+// branch that matched the value's shape, and every error is reported under the field it belongs to.
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+import { FormatRegistry, type TSchema } from '@sinclair/typebox'
+import { ValueErrorType, type ValueError, type ValueErrorIterator } from '@sinclair/typebox/errors'
+import { isDateText } from './values.js'
+import { addFieldError, type FieldErrors } from './errors.js'
+
+// Formats the record schemas use (TypeBox ships none).
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+FormatRegistry.Set('email', (v) => EMAIL.test(v))
+FormatRegistry.Set('uri', (v) => { try { return /^[a-z][a-z0-9+.-]*:/i.test(v) && Boolean(new URL(v)) } catch { return false } })
+FormatRegistry.Set('date-time', (v) => isDateText(v))
+
+export interface Issue { path: string, message: string }
+
+function branchIssues (error: ValueError): Issue[] {
+  if (error.type !== ValueErrorType.Union || error.errors.length === 0) return [{ path: error.path, message: friendly(error) }]
+  const branches = error.errors.map((it: ValueErrorIterator) => [...it])
+  // The branch whose errors are all inside the value matched its shape: report those.
+  const inside = branches.filter((b) => b.length > 0 && b.every((e) => e.path.length > error.path.length))
+  if (inside.length > 0) {
+    const best = inside.reduce((a, b) => (b.length < a.length ? b : a))
+    return best.flatMap(branchIssues)
+  }
+  const expected = branches.flatMap((b) => b.filter((e) => e.path === error.path).map((e) => friendly(e).replace(/^Expected /, '')))
+  return [{ path: error.path, message: `Expected ${[...new Set(expected)].join(' or ')}` }]
+}
+
+function friendly (error: ValueError): string {
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty: return 'Required'
+    case ValueErrorType.ObjectAdditionalProperties: return 'Unknown field'
+    case ValueErrorType.StringFormat: return `Expected ${error.schema.format === 'uri' ? 'a URL' : error.schema.format === 'date-time' ? 'a date-time such as 2026-11-21T15:07:47Z' : `a valid ${String(error.schema.format)}`}`
+    default: return error.message
+  }
+}
+
+export function issues (errors: Iterable<ValueError>): Issue[] {
+  return [...errors].flatMap(branchIssues)
+}
+
+/** `data.<field>._errors`: the field is the last non-index segment of the path. */
+export function fieldErrors (list: Issue[]): FieldErrors {
+  const data: FieldErrors = {}
+  for (const issue of list) {
+    const segments = issue.path.split('/').filter((s) => s !== '' && !/^\d+$/.test(s))
+    addFieldError(data, segments.at(-1) ?? '_body', issue.message)
+  }
+  return data
+}
+
+/** A Fastify validator: bodies are checked as sent; query strings and params are converted from text first. */
+export function compileValidator (schema: TSchema, coerce: boolean): (value: unknown) => { value?: unknown, error?: Array<{ instancePath: string, message: string }> } {
+  const check = TypeCompiler.Compile(schema)
+  return (input) => {
+    const value = coerce ? Value.Convert(schema, input) : input
+    if (check.Check(value)) return { value }
+    return { error: issues(check.Errors(value)).map((i) => ({ instancePath: i.path, message: i.message })) }
+  }
+}

@@ -1,0 +1,110 @@
+// Loads the project config (object, file, env FASTBASE_CONFIG or the bundled example), resolves
+// its `$NAME` secrets, validates it, resolves the runtime options and decorates `app.fastbase`.
+// Any problem stops the start with a `ConfigError` listing all of them.
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import fp from 'fastify-plugin'
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
+import type { FastbaseOptions } from '../app.js'
+import type { DatabaseSettings } from '../schemas/config.js'
+import type { Fastbase, FastbaseRuntimeOptions } from './types.js'
+import { loadConfigFile } from '../lib/config/load.js'
+import { resolveSecrets, type Env } from '../lib/config/secrets.js'
+import { ConfigError, validateConfig } from '../lib/config/validate.js'
+
+export { ConfigError }
+
+/**
+ * Public, well-known values for the secrets the bundled example references, so `npm start` works
+ * with zero set-up. Used only for the bundled example, only where the variable is unset, never in
+ * production, and always with a warning.
+ */
+const EXAMPLE_DEV_SECRETS: Readonly<Record<string, string>> = {
+  JWT_SECRET: 'dev-only-insecure-jwt-secret-change-me',
+  JWT_SECRET_USERS: 'dev-only-insecure-users-secret-change-me'
+}
+
+interface ConfigSource {
+  /** What the log and errors call it: a file path or "the config object". */
+  label: string
+  load: () => Promise<unknown>
+  bundledExample: boolean
+}
+
+const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
+  const env: Env = opts.env ?? process.env
+  const source = configSource(opts, env)
+  const raw = await source.load()
+  const secretsEnv = source.bundledExample ? withExampleDefaults(env, app.log) : env
+  const resolved = resolveSecrets(raw, secretsEnv)
+  const result = validateConfig(resolved.config)
+  const problems = [...resolved.problems, ...('problems' in result ? result.problems : [])]
+  if (problems.length > 0 || !('config' in result)) throw new ConfigError(problems)
+
+  const config: DatabaseSettings = result.config
+  const options = await runtimeOptions(opts, env)
+  app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
+  // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.
+  const fastbase: Pick<Fastbase, 'config' | 'options'> = { config, options }
+  app.decorate('fastbase', fastbase as Fastbase)
+}
+
+function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
+  if (typeof opts.config === 'object' && opts.config !== null) {
+    const config = opts.config
+    return { label: 'the config object', load: async () => config, bundledExample: false }
+  }
+  const path = nonEmpty(opts.config) ?? nonEmpty(env.FASTBASE_CONFIG)
+  if (path !== undefined) {
+    const file = resolve(path)
+    return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
+  }
+  const example = join(packageRoot(), 'example', 'fastbase.config.ts')
+  return { label: example, load: async () => await loadConfigFile(example), bundledExample: true }
+}
+
+/** `env` plus development values for the example's unset secrets (not in production: there a missing secret is an error). */
+function withExampleDefaults (env: Env, log: FastifyBaseLogger): Env {
+  if (env.NODE_ENV === 'production') return env
+  const filled: Env = { ...env }
+  for (const [name, value] of Object.entries(EXAMPLE_DEV_SECRETS)) {
+    if (nonEmpty(env[name]) !== undefined) continue
+    filled[name] = value
+    log.warn(`${name} is not set: the bundled example config uses a public development value. Set ${name} before exposing this server.`)
+  }
+  return filled
+}
+
+async function runtimeOptions (opts: FastbaseOptions, env: Env): Promise<FastbaseRuntimeOptions> {
+  const dataDir = resolve(nonEmpty(opts.dataDir) ?? nonEmpty(env.FASTBASE_DATA_DIR) ?? './data')
+  await mkdir(dataDir, { recursive: true })
+  return {
+    dataDir,
+    databaseUrl: nonEmpty(opts.databaseUrl) ?? nonEmpty(env.DATABASE_URL) ?? `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
+    adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
+    exposeErrors: env.NODE_ENV !== 'production'
+  }
+}
+
+/** Unset and empty mean the same thing for options and environment variables. */
+function nonEmpty (value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
+
+/**
+ * The directory holding fastbase's package.json. This file runs both from source
+ * (`plugins/config.ts`) and compiled (`dist/plugins/config.js`), at different depths.
+ */
+function packageRoot (): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) throw new Error('fastbase: cannot find the package root (no package.json above plugins/config)')
+    dir = parent
+  }
+  return dir
+}
+
+export default fp(configPlugin, { fastify: '5.x', name: 'fastbase-config' })

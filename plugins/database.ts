@@ -1,0 +1,28 @@
+// The database plugin: one Knex instance per app (better-sqlite3 by default, pg for postgres://),
+// the dialect helpers, and the start-up schema sync. Knex is destroyed when the app closes.
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsync } from 'fastify'
+import { connect, ensureSchema } from '../lib/db/connect.js'
+import { schemaDialect, syncSchema } from '../lib/db/schema-sync.js'
+import { dialectFor } from '../lib/dialects/index.js'
+
+const database: FastifyPluginAsync = async (app) => {
+  const { databaseUrl, dataDir } = app.fastbase.options
+  const connection = connect(databaseUrl, dataDir)
+  const { knex, dialectName } = connection
+  try {
+    await ensureSchema(connection)
+    await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log)
+  } catch (err) {
+    // The app never becomes ready, so onClose would not release the pool.
+    await knex.destroy()
+    throw err
+  }
+  app.fastbase.db = knex
+  app.fastbase.dialect = dialectFor(dialectName)
+  app.addHook('onClose', async () => {
+    await knex.destroy()
+  })
+}
+
+export default fp(database, { fastify: '5.x', name: 'fastbase-database', dependencies: ['fastbase-config'] })

@@ -1,0 +1,82 @@
+// GET <prefix>/health: liveness plus a real readiness check, so a load balancer takes an instance
+// out of rotation when its database is unreachable (DECISIONS 23 fixes the 200 body's `status`).
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsync } from 'fastify'
+// The `app.fastbase` declaration.
+import type {} from '../plugins/types.js'
+
+export interface HealthOptions {
+  /** API prefix, e.g. `/api/v1`. Fastify itself applies it: this is not a fastify-plugin. */
+  prefix: string
+}
+
+export const HealthSchema = Type.Object({
+  status: Type.Literal('ok'),
+  name: Type.String(),
+  version: Type.String(),
+  dialect: Type.Optional(Type.String()),
+  uptime: Type.Number({ description: 'Seconds since the process started' })
+})
+
+const UnavailableSchema = Type.Object({
+  code: Type.Literal(503),
+  message: Type.String()
+})
+
+/** A check that hangs (exhausted pool, dead PostgreSQL host) must fail before the prober gives up. */
+const DB_CHECK_TIMEOUT_MS = 3000
+
+const health: FastifyPluginAsync<HealthOptions> = async (app) => {
+  const version = packageVersion()
+  app.get('/health', {
+    schema: {
+      tags: ['meta'],
+      summary: 'Health check',
+      description: 'Answers 503 when the database does not answer `select 1`.',
+      security: [],
+      response: { 200: HealthSchema, 503: UnavailableSchema }
+    }
+  }, async (request, reply) => {
+    try {
+      await withTimeout(app.fastbase.db.raw('select 1'), DB_CHECK_TIMEOUT_MS)
+    } catch (err) {
+      request.log.warn({ err }, 'health check: database unavailable')
+      return reply.code(503).send({ code: 503, message: 'Database unavailable' })
+    }
+    return {
+      status: 'ok' as const,
+      name: app.fastbase.config.appName ?? 'fastbase',
+      version,
+      dialect: app.fastbase.dialect?.name,
+      uptime: process.uptime()
+    }
+  })
+}
+
+async function withTimeout<T> (work: PromiseLike<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([work, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The package version; walks up from this file because it runs from source and from dist/. */
+function packageVersion (): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir)
+    if (parent === dir) return '0.0.0'
+    dir = parent
+  }
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0'
+}
+
+export default health

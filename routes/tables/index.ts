@@ -1,0 +1,75 @@
+// Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { TableDescriptor } from '../../lib/table.js'
+import type { CrudContext } from '../../lib/crud/context.js'
+import { tableSchemas, ReadParamsSchema, ViewQuerySchema, IdParamsSchema, EditQuerySchema, errorResponses } from '../../schemas/tables.js'
+import { select, list, view, type ReadParams } from '../../lib/crud/read.js'
+import { insert, update, edit, remove, type InsertParams, type UpdateParams, type DeleteParams, type EditQuery } from '../../lib/crud/write.js'
+import { errors } from '../../lib/errors.js'
+
+const DEFAULT_MAX_LIMIT = 1000
+
+// Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
+export default async function tableRoutes (app: FastifyInstance): Promise<void> {
+  const { tables, config } = app.fastbase
+  const maxLimit = config.maxLimit ?? DEFAULT_MAX_LIMIT
+
+  function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
+    // A viewer admin may read everything and write nothing (DECISIONS 15).
+    if (write && request.auth.adminRole === 'viewer') throw errors.forbidden()
+    return {
+      db: app.fastbase.db,
+      dialect: app.fastbase.dialect,
+      table,
+      auth: request.auth,
+      globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
+      maxLimit,
+      applyRules: true
+    }
+  }
+
+  for (const table of tables.values()) {
+    const base = `/table/${table.name}`
+    const s = tableSchemas(table.data)
+    const tags = [table.name]
+    const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
+
+    for (const method of ['GET', 'POST'] as const) {
+      const params = method === 'GET' ? { querystring: ReadParamsSchema } : { body: ReadParamsSchema }
+      app.route({
+        method, url: `${base}/select`,
+        schema: { ...read(`Select ${table.name} records`, s.records), ...params },
+        handler: async (request) => await select(context(request, table, false), (request.body ?? request.query) as ReadParams)
+      })
+      app.route({
+        method, url: `${base}/list`,
+        schema: { ...read(`List ${table.name} records with the total`, s.list), ...params },
+        handler: async (request) => await list(context(request, table, false), (request.body ?? request.query) as ReadParams)
+      })
+    }
+    app.post(`${base}/insert`, {
+      schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody }
+    }, async (request) => await insert(context(request, table, true), request.body as InsertParams))
+    app.post(`${base}/update`, {
+      schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody }
+    }, async (request) => await update(context(request, table, true), request.body as UpdateParams))
+    app.post(`${base}/delete`, {
+      schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody }
+    }, async (request) => await remove(context(request, table, true), request.body as DeleteParams))
+
+    if (table.uid === undefined) continue
+    app.get(`${base}/view/:id`, {
+      schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: ViewQuerySchema }
+    }, async (request) => await view(context(request, table, false), (request.params as { id: string }).id, request.query as ReadParams))
+    app.post(`${base}/edit/:id`, {
+      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: EditQuerySchema, body: s.editBody }
+    }, async (request) => await edit(context(request, table, true), (request.params as { id: string }).id, (request.body ?? {}) as Record<string, unknown>, request.query as EditQuery))
+  }
+
+  // Anything else under /table/: an unknown table, or an unknown operation of a known one.
+  app.all('/table/:table/*', { schema: { hide: true } }, async (request) => {
+    const name = (request.params as { table: string }).table
+    if (!tables.has(name)) throw errors.tableNotFound(name)
+    throw errors.routeNotFound(request.method, request.url.split('?')[0])
+  })
+}

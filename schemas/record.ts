@@ -1,0 +1,52 @@
+// A table's record schemas, generated from its fields (DECISIONS 2): they validate writes and
+// document records in the OpenAPI output.
+import { Type, type TSchema, type TObject } from '@sinclair/typebox'
+import type { TableData, TableField } from './config.js'
+
+function valueSchema (field: TableField): TSchema {
+  const description = field.description
+  if (field.values !== undefined) return Type.Union(field.values.map((v) => Type.Literal(v)), { description })
+  switch (field.type) {
+    case 'email': return Type.String({ format: 'email', description })
+    case 'url': return Type.String({ format: 'uri', description })
+    case 'integer': return Type.Integer({ description })
+    case 'number': return Type.Number({ description })
+    case 'bool': return Type.Boolean({ description })
+    case 'date': return Type.String({ format: 'date-time', description })
+    case 'json': return Type.Unknown({ description: description ?? 'Any JSON value' })
+    case 'relation': return field.sqlType === 'integer' || field.sqlType === 'int' ? Type.Integer({ description }) : Type.String({ description })
+    default: return Type.String({ description })
+  }
+}
+
+function nullable (field: TableField, schema: TSchema): TSchema {
+  return field.notNull === true || field.type === 'json' ? schema : Type.Union([schema, Type.Null()])
+}
+
+/** A field must be given on insert when the database could not fill it. */
+function requiredOnInsert (table: TableData, field: TableField): boolean {
+  return field.notNull === true && field.default === undefined && field.autoIncrement !== true &&
+    !(field.usage === 'record_uid' && table.autoSetUid === true) &&
+    field.usage !== 'record_created' && field.usage !== 'record_updated' && field.noInsert !== true
+}
+
+/** Insert body of one record. */
+export function insertRecordSchema (table: TableData): TObject {
+  const properties = Object.fromEntries(table.fields.map((f) => {
+    const schema = nullable(f, valueSchema(f))
+    return [f.name, requiredOnInsert(table, f) ? schema : Type.Optional(schema)]
+  }))
+  return Type.Object(properties, { additionalProperties: false, title: `${table.name} insert` })
+}
+
+/** Update body: any subset of the fields. */
+export function updateRecordSchema (table: TableData): TObject {
+  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(nullable(f, valueSchema(f)))]))
+  return Type.Object(properties, { additionalProperties: false, title: `${table.name} update` })
+}
+
+/** A record in responses: the table's fields (a select may add computed keys). */
+export function recordSchema (table: TableData): TObject {
+  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(Type.Union([valueSchema(f), Type.Null()]))]))
+  return Type.Object(properties, { additionalProperties: true, title: `${table.name} record` })
+}

@@ -1,0 +1,76 @@
+// Request/response schemas of the table routes. Query strings are coerced (TypeBox Convert); bodies are not.
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import type { TableData } from './config.js'
+import { insertRecordSchema, updateRecordSchema, recordSchema } from './record.js'
+import { ErrorSchema } from './error.js'
+
+const Expression = (description: string, minLength = 0) => Type.String({ minLength, maxLength: 1000, description })
+const StringList = (description: string) => Type.Union([Type.String(), Type.Array(Type.String())], { description })
+const Conflict = Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'].map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
+
+export const ReadParamsSchema = Type.Object({
+  where: Type.Optional(Expression('Filter expression, e.g. `views > 10 & title ~ \'%news%\'`')),
+  order: Type.Optional(StringList('`-created`, `title`, `created DESC`; comma-separated or array')),
+  sort: Type.Optional(StringList('Alias of order')),
+  limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Max rows (capped by maxLimit)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  select: Type.Optional(StringList('Columns or `expr as name`; comma-separated or array')),
+  distinct: Type.Optional(Type.Boolean()),
+  group: Type.Optional(StringList('Columns to group by'))
+}, { additionalProperties: false })
+
+export const ViewQuerySchema = Type.Object({
+  select: Type.Optional(StringList('Columns or `expr as name`')),
+  where: Type.Optional(Expression('Additional filter'))
+}, { additionalProperties: false })
+
+export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) })
+
+export const EditQuerySchema = Type.Object({
+  returning: Type.Optional(StringList('Columns to return; default: the uid field')),
+  or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
+}, { additionalProperties: false })
+
+const Returning = StringList('Columns to return (`*` for all); omitted: empty response')
+
+export interface TableSchemas {
+  record: TObject
+  insertBody: TSchema
+  updateBody: TSchema
+  editBody: TObject
+  deleteBody: TSchema
+  list: TSchema
+  records: TSchema
+}
+
+export function tableSchemas (table: TableData): TableSchemas {
+  const record = recordSchema(table)
+  const insertRecord = insertRecordSchema(table)
+  const updateRecord = updateRecordSchema(table)
+  return {
+    record,
+    records: Type.Array(record),
+    list: Type.Object({ items: Type.Array(record), total: Type.Integer() }),
+    insertBody: Type.Object({
+      values: Type.Union([insertRecord, Type.Array(insertRecord)]),
+      returning: Type.Optional(Returning),
+      or: Type.Optional(Conflict)
+    }, { additionalProperties: false }),
+    updateBody: Type.Object({
+      where: Expression('Rows to update', 1),
+      setValues: Type.Optional(updateRecord),
+      set: Type.Optional(Type.Record(Type.String(), Expression('Expression over the current row, e.g. `views + 1`'))),
+      returning: Type.Optional(Returning),
+      or: Type.Optional(Conflict)
+    }, { additionalProperties: false }),
+    editBody: updateRecord,
+    deleteBody: Type.Object({
+      where: Expression('Rows to delete', 1),
+      returning: Type.Optional(Returning)
+    }, { additionalProperties: false })
+  }
+}
+
+export const errorResponses = {
+  400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 503: ErrorSchema
+}

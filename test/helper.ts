@@ -1,0 +1,118 @@
+// Test harness: every test can run on SQLite and, when FASTBASE_TEST_PG_URL is set, on PostgreSQL.
+// Each app gets its own database (a file under the test's testdir, or a PostgreSQL schema
+// `fbt_<random>` dropped afterwards) and is closed when the test ends.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { join } from 'node:path'
+import Fastify, { type FastifyInstance } from 'fastify'
+import pg from 'pg'
+import type { Test } from 'tap'
+import fastbase, { options as serverOptions } from '../app.js'
+import type { DatabaseSettings } from '../schemas/config.js'
+import type { DialectName } from '../lib/dialects/types.js'
+import { connect, ensureSchema, type Connection } from '../lib/db/connect.js'
+
+/** ADMIN_SERVICE_TOKEN of every app built by `buildApp` (unless overridden). */
+export const adminToken = 'fastbase-test-admin-service-token'
+
+/** PostgreSQL server for tests, e.g. `postgres://postgres@127.0.0.1:5432/test`; unset = SQLite only. */
+const pgUrl = process.env.FASTBASE_TEST_PG_URL || undefined
+
+/** The dialects this run covers. */
+export const dialects: DialectName[] = pgUrl === undefined ? ['sqlite'] : ['sqlite', 'postgres']
+
+export type DialectTest = (t: Test, dialect: DialectName) => Promise<void>
+
+/**
+ * Runs `fn` as a subtest `<dialect>: <name>` per dialect. Without PostgreSQL a skipped subtest
+ * `postgres: <name>` is recorded, so the run reports how much PostgreSQL work it did not do.
+ */
+export async function forEachDialect (t: Test, name: string, fn: DialectTest): Promise<void> {
+  const runs = dialects.map((dialect) => t.test(`${dialect}: ${name}`, (t) => fn(t, dialect)))
+  if (pgUrl === undefined) runs.push(t.test(`postgres: ${name}`, { skip: 'PostgreSQL not configured' }, async () => {}))
+  await Promise.all(runs)
+}
+
+// t.testdir() wipes its folder on every call, so it is called once per test and each database or
+// app gets its own folder inside.
+const testdirs = new WeakMap<Test, string>()
+
+/** A new empty folder for this test (inside its testdir, removed after the test). */
+export function freshDir (t: Test, prefix = 'dir-'): string {
+  let root = testdirs.get(t)
+  if (root === undefined) {
+    root = t.testdir()
+    testdirs.set(t, root)
+  }
+  return mkdtempSync(join(root, prefix))
+}
+
+async function dropSchema (schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: pgUrl })
+  await client.connect()
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * A database URL of `dialect` that nothing else uses, removed when the test ends (after the apps
+ * using it are closed: tap runs teardowns last-registered first). Several apps may share it: start
+ * them one after the other (better-sqlite3 blocks the thread while it waits for a lock).
+ */
+export function sharedDatabase (t: Test, dialect: DialectName): string {
+  if (dialect === 'sqlite') return `sqlite:${join(freshDir(t, 'db-'), 'fastbase.sqlite')}`
+  if (pgUrl === undefined) throw new Error('PostgreSQL is not configured: set FASTBASE_TEST_PG_URL')
+  const schema = `fbt_${randomBytes(6).toString('hex')}`
+  t.teardown(() => dropSchema(schema))
+  const url = new URL(pgUrl)
+  url.searchParams.set('schema', schema)
+  return url.toString()
+}
+
+/** A bare Knex connection to a fresh database, for tests below the app (closed after the test). */
+export async function openTestDatabase (t: Test, dialect: DialectName): Promise<Connection & { databaseUrl: string }> {
+  const databaseUrl = sharedDatabase(t, dialect)
+  const connection = connect(databaseUrl, freshDir(t, 'data-'))
+  t.teardown(() => connection.knex.destroy())
+  await ensureSchema(connection)
+  return { ...connection, databaseUrl }
+}
+
+export interface BuildOptions {
+  /** Default 'sqlite'. */
+  dialect?: DialectName
+  /** A database to use instead of a fresh one (see `sharedDatabase`). */
+  databaseUrl?: string
+  /** Where `$NAME` config secrets are read from (default: process.env). */
+  env?: Record<string, string | undefined>
+  /** Default `adminToken`. */
+  adminServiceToken?: string
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace']
+
+/** Logging is off unless FASTBASE_TEST_LOG is set (to a level name, or anything for `info`). */
+function testLogger (): false | { level: string } {
+  const level = process.env.FASTBASE_TEST_LOG
+  if (!level) return false
+  return { level: LOG_LEVELS.includes(level) ? level : 'info' }
+}
+
+/** The fastbase root plugin on a new Fastify instance with its own database, ready, closed after the test. */
+export async function buildApp (t: Test, config: DatabaseSettings | string, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const databaseUrl = opts.databaseUrl ?? sharedDatabase(t, opts.dialect ?? 'sqlite')
+  const app = Fastify({ ...serverOptions, logger: testLogger() })
+  t.teardown(() => app.close())
+  await app.register(fastbase, {
+    config,
+    databaseUrl,
+    dataDir: freshDir(t, 'app-'),
+    env: opts.env,
+    adminServiceToken: opts.adminServiceToken ?? adminToken
+  })
+  await app.ready()
+  return app
+}
