@@ -46,9 +46,7 @@ export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })
 
 /** Server options for `fastify start` (fastify-cli reads this export). */
 export const options = {
-  ajv: undefined,
   trustProxy: true,
   // Caller text is never logged; request ids tie 5xx logs to responses.
-  requestIdHeader: 'x-request-id',
-  disableRequestLogging: false
+  requestIdHeader: 'x-request-id'
 }

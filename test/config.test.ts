@@ -120,8 +120,11 @@ const CASES: { name: string, edit: (c: any) => void, problems: string[] }[] = [
   },
   {
     name: 'unknown type lists the allowed ones',
-    edit: (c) => { c.tables[1].fields[3].type = 'texty' },
-    problems: [`tables[1].fields[3].type: must be one of ${TYPES}`]
+    edit: (c) => { c.tables[1].fields[3].type = 'texty'; c.tables[1].fields[4].type = 'selcet' },
+    problems: [
+      `tables[1].fields[3].type: must be one of ${TYPES} (did you mean "text"?)`,
+      `tables[1].fields[4].type: must be one of ${TYPES} (did you mean "select"?)`
+    ]
   },
   {
     name: 'unknown sqlType lists the allowed ones',

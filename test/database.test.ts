@@ -299,14 +299,14 @@ t.test('syncSchema leaves a failed sync without a trace', (t) => forEachDialect(
 }))
 
 // Two instances starting at once. In one process two better-sqlite3 connections would block each
-// other's thread, so on SQLite the second sync runs in a child process.
+// other's thread, so on SQLite each sync runs in its own child process.
 t.test('concurrent syncs', (t) => forEachDialect(t, 'concurrent syncs on one database', async (t, dialect) => {
   const url = sharedDatabase(t, dialect)
   const syncs = dialect === 'postgres'
     ? [syncIn(t, url), syncIn(t, url), syncIn(t, url)]
-    : [syncInChild(url), syncInChild(url)]
+    : await startTogether([childSync(url), childSync(url)])
   const results = await Promise.all(syncs)
-  t.same(results.map((r) => r.created.length).sort(), dialect === 'postgres' ? [0, 0, 3] : [0, 3], 'exactly one sync created the tables')
+  t.same(results.map((r) => r.created.length).sort(), [...syncs.slice(1).map(() => 0), 3], 'exactly one sync created the tables')
   const { knex } = connect(url, '')
   t.teardown(() => knex.destroy())
   t.same(await knex(MIGRATIONS_TABLE).pluck('name'), [INITIAL_MIGRATION])
@@ -319,29 +319,57 @@ async function syncIn (t: Test, url: string) {
   return syncSchema(connection.knex, schemaDialect(connection.dialectName), config, quietLog)
 }
 
-const moduleUrl = (path: string) => JSON.stringify(pathToFileURL(resolve(path)).href)
+function moduleUrl (path: string): string {
+  return JSON.stringify(pathToFileURL(resolve(path)).href)
+}
 
-/** Runs syncSchema in a fresh node process (with tap's TypeScript loader) and returns its result. */
-function syncInChild (url: string): Promise<{ created: string[] }> {
+interface ChildSync {
+  ready: Promise<void>
+  go(): void
+  result: Promise<{ created: string[] }>
+}
+
+/**
+ * syncSchema in a fresh node process (with tap's TypeScript loader). The child loads its modules
+ * and connects, says `ready`, and syncs when told `go`, so that several children sync at once.
+ */
+function childSync (url: string): ChildSync {
   const code = `
     import { connect } from ${moduleUrl('lib/db/connect.ts')}
     import { schemaDialect, syncSchema } from ${moduleUrl('lib/db/schema-sync.ts')}
-    const config = ${JSON.stringify(config)}
     const { knex } = connect(${JSON.stringify(url)}, '')
-    const result = await syncSchema(knex, schemaDialect('sqlite'), config, { info () {} })
+    await knex.raw('SELECT 1')
+    process.stdout.write('ready\\n')
+    await new Promise((resolve) => process.stdin.once('data', resolve))
+    const result = await syncSchema(knex, schemaDialect('sqlite'), ${JSON.stringify(config)}, { info () {} })
     await knex.destroy()
     process.stdout.write(JSON.stringify(result))
+    process.stdin.destroy()
   `
   const loader = process.execArgv.filter((arg) => arg.includes('@tapjs/typescript'))
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [...loader, '--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolvePromise(JSON.parse(out)) : reject(new Error(`child sync failed (${code}): ${err}`))))
+  const child = spawn(process.execPath, [...loader, '--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', (d) => { err += d })
+  const ready = new Promise<void>((resolve) => {
+    child.stdout.on('data', (d) => {
+      out += d
+      if (out.startsWith('ready\n')) resolve()
+    })
   })
+  const result = new Promise<{ created: string[] }>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0
+      ? resolve(JSON.parse(out.slice('ready\n'.length)))
+      : reject(new Error(`child sync failed (${code}): ${err}`))))
+  })
+  return { ready: Promise.race([ready, result.then(() => {})]), go: () => child.stdin.write('go\n'), result }
+}
+
+async function startTogether (children: ChildSync[]) {
+  await Promise.all(children.map((c) => c.ready))
+  for (const c of children) c.go()
+  return children.map((c) => c.result)
 }
 
 // ---- connections ----

@@ -90,6 +90,8 @@ export interface BuildOptions {
   env?: Record<string, string | undefined>
   /** Default `adminToken`. */
   adminServiceToken?: string
+  /** Runs after fastbase is registered, before ready(): extra hooks or routes a test needs. */
+  setup?: (app: FastifyInstance) => void
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace']
@@ -113,6 +115,7 @@ export async function buildApp (t: Test, config: DatabaseSettings | string, opts
     env: opts.env,
     adminServiceToken: opts.adminServiceToken ?? adminToken
   })
+  opts.setup?.(app)
   await app.ready()
   return app
 }

@@ -13,14 +13,18 @@ export type ValidationResult = { config: DatabaseSettings } | { problems: string
 
 /** A config that cannot be used. The message lists every problem, one per line. */
 export class ConfigError extends Error {
-  readonly code = 'FB_ERR_CONFIG'
-  readonly problems: string[]
+  declare readonly code: 'FB_ERR_CONFIG'
+  declare readonly problems: string[]
 
   constructor (problems: string[]) {
     const message = `Invalid fastbase config:\n${problems.map((p) => `  - ${p}`).join('\n')}`
     super(message)
-    this.name = 'ConfigError'
-    this.problems = problems
+    // Not enumerable, so console.error (what fastify-cli does) prints the list once, not again as properties.
+    Object.defineProperties(this, {
+      name: { value: 'ConfigError', configurable: true, writable: true },
+      code: { value: 'FB_ERR_CONFIG' },
+      problems: { value: problems }
+    })
     // fastify-cli prints `err.stack`; a stack trace would only bury the list of problems.
     this.stack = message
   }
@@ -179,7 +183,15 @@ function * explainUnion (error: ValueError): Iterable<Problem> {
     yield { pointer: `${error.path}/${discriminator}`, message: `must be one of ${allowed.join(', ')}` }
     return
   }
-  yield { pointer: error.path, message: describeChoices(variants) }
+  yield { pointer: error.path, message: describeChoices(variants) + typoHint(variants, error.value) }
+}
+
+/** ` (did you mean "integer"?)` when a string is close to one of a union's string literals. */
+function typoHint (variants: TSchema[], value: unknown): string {
+  if (typeof value !== 'string') return ''
+  const literals = variants.filter((v) => typeof v.const === 'string').map((v) => v.const as string)
+  const guess = suggest(value, literals)
+  return guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`
 }
 
 /** Does the value have the JSON kind the schema accepts (for literals: is it that literal)? */

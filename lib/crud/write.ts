@@ -127,7 +127,8 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
     await checkCreated(tctx, trx, createRule, result)
     return result
   })
-  return returned.map((row) => decodeRow(ctx, columns, row))
+  // Without `returning` the answer is [] (DECISIONS 27); the key columns were only for the rule check.
+  return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
 }
 
 function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
@@ -277,10 +278,11 @@ export async function remove (ctx: CrudContext, params: DeleteParams): Promise<R
   const condition = and(whereOf(ctx, params.where), ruleCondition(ctx, 'deleteRule'))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
-  const rows = await transaction(ctx, [], async (trx) => {
-    const query = applyCondition(trx(ctx.table.name).del(), condition)
-    const result: unknown = await (columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
-    return Array.isArray(result) ? result as Row[] : []
-  })
+  // Raw SQL: Knex drops RETURNING from SQLite deletes.
+  const where = condition === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${condition.sql}`, bindings: condition.bindings }
+  const returning = columns.length === 0 ? '' : ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
+  const bindings = [...where.bindings, ...columns.flatMap((c) => c.fragment.bindings)] as Knex.RawBinding[]
+  const rows = await transaction(ctx, [], async (trx) =>
+    ctx.dialect.rawRows(await trx.raw(`DELETE FROM ${ctx.table.quoted}${where.sql}${returning}`, bindings)))
   return rows.map((row) => decodeRow(ctx, columns, row))
 }

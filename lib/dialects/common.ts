@@ -18,9 +18,22 @@ export function commonFunction (name: string, args: string[]): string | undefine
 }
 
 /** The first of the table's columns named in a database error message (`UNIQUE constraint failed: t.col`). */
-export function columnFromMessage (message: string, table: TableData): string | undefined {
+export function columnFromMessage (fullMessage: string, table: TableData): string | undefined {
+  // Knex prefixes the driver's message with the SQL text, which names every column: keep the driver's part.
+  const message = fullMessage.split(' - ').at(-1) ?? ''
   const qualified = new RegExp(`\\b${table.name}\\.([A-Za-z_][A-Za-z0-9_]*)`).exec(message)
   if (qualified !== null && table.fields.some((f) => f.name === qualified[1])) return qualified[1]
   const words = message.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []
-  return words.find((w) => table.fields.some((f) => f.name === w))
+  for (const word of words) {
+    const column = table.fields.some((f) => f.name === word) ? word : columnOfConstraint(word, table)
+    if (column !== undefined) return column
+  }
+  return undefined
+}
+
+/** Constraints are named `<table>_<column>_<kind>` by the DDL (PostgreSQL's own convention). */
+export function columnOfConstraint (name: string | undefined, table: TableData): string | undefined {
+  if (name === undefined || !name.startsWith(`${table.name}_`)) return undefined
+  const column = name.slice(table.name.length + 1).replace(/_(key|check|fkey|pkey)$/, '')
+  return table.fields.some((f) => f.name === column) ? column : undefined
 }

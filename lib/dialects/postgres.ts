@@ -3,7 +3,7 @@ import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { ValueError, jsonInput, toDate } from '../values.js'
-import { quote, commonFunction, columnFromMessage } from './common.js'
+import { quote, commonFunction, columnFromMessage, columnOfConstraint } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
@@ -91,12 +91,13 @@ export const postgres: Dialect = {
   },
   encode,
   decode,
+  rawRows: (result) => (result as { rows?: Record<string, unknown>[] }).rows ?? [],
   constraintViolation (error, table) {
     const e = error as { code?: unknown, column?: string, detail?: string, constraint?: string, message?: string }
     const kind = typeof e?.code === 'string' ? CONSTRAINT_CODES[e.code] : undefined
     if (kind === undefined) return undefined
     const fromDetail = /Key \(([^)]+)\)=/.exec(e.detail ?? '')?.[1]
-    const fromConstraint = e.constraint?.startsWith(`${table.name}_`) ? e.constraint.slice(table.name.length + 1).replace(/_(key|check|fkey|pkey)$/, '') : undefined
+    const fromConstraint = columnOfConstraint(e.constraint, table)
     const candidates = [e.column, fromDetail, fromConstraint].filter((c): c is string => typeof c === 'string')
     const column = candidates.find((c) => table.fields.some((f) => f.name === c)) ?? columnFromMessage(e.message ?? '', table)
     return { kind, column }

@@ -77,6 +77,7 @@ export const sqlite: Dialect = {
   },
   encode,
   decode,
+  rawRows: (result) => (Array.isArray(result) ? result : []),
   constraintViolation (error, table) {
     const code = (error as { code?: unknown })?.code
     const kind = typeof code === 'string' ? CONSTRAINT_CODES[code] : undefined

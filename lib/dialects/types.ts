@@ -55,6 +55,9 @@ export interface Dialect extends DdlDialect {
   encode(field: TableField, value: unknown): unknown
   /** Value read from the driver -> JSON value for responses (DECISIONS 1). */
   decode(field: TableField | undefined, value: unknown): unknown
+  /** Rows of a `knex.raw` result (drivers shape them differently). */
+  rawRows(result: unknown): Record<string, unknown>[]
+
   // ---- errors ----
   /** Constraint violation described by a driver error, or undefined. */
   constraintViolation(error: unknown, table: TableData): ConstraintViolation | undefined
