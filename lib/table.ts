@@ -3,6 +3,9 @@ import type { TableData, TableField, AuthExtension, RulesExtension } from '../sc
 import type { Dialect } from './dialects/types.js'
 import { parseExpression, type Expr } from './expr/parse.js'
 import { ExpressionError } from './expr/errors.js'
+import { compile } from './expr/compile.js'
+import { ANONYMOUS, authGlobals } from './auth-context.js'
+import { ConfigError } from './config/validate.js'
 
 export const RULE_NAMES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const
 export type RuleName = typeof RULE_NAMES[number]
@@ -28,26 +31,29 @@ export interface TableDescriptor {
   visibleFields: (seesHidden: boolean) => TableField[]
 }
 
-export class RuleError extends Error {}
-
 function byUsage (table: TableData, usage: string): TableField | undefined {
   return table.fields.find((f) => f.usage === usage)
 }
 
-function parseRule (table: TableData, rule: RuleName, text: string | null | undefined): Expr | null {
+/** Parses a rule; problems (syntax, empty rule) are pushed with the rule's config path. */
+function parseRule (table: TableData, rule: RuleName, text: string | null | undefined, problems: string[]): Expr | null {
   if (text === null || text === undefined) return null
-  if (text.trim() === '') throw new RuleError(`tables.${table.name}.${rule}: empty rule (use 'true' to allow everyone, or null for admins only)`)
+  if (text.trim() === '') {
+    problems.push(`tables.${table.name}.${rule}: empty rule (use 'true' to allow everyone, or null for admins only)`)
+    return null
+  }
   try {
     return parseExpression(text)
   } catch (error) {
-    if (error instanceof ExpressionError) throw new RuleError(`tables.${table.name}.${rule}: ${error.message}`)
-    throw error
+    if (!(error instanceof ExpressionError)) throw error
+    problems.push(`tables.${table.name}.${rule}: ${error.message}`)
+    return null
   }
 }
 
-export function describeTable (table: TableData, dialect: Dialect): TableDescriptor {
+function describeTable (table: TableData, dialect: Dialect, problems: string[]): TableDescriptor {
   const rulesExt = table.extensions?.find((e): e is RulesExtension => e.name === 'rules')
-  const rules = Object.fromEntries(RULE_NAMES.map((r) => [r, parseRule(table, r, rulesExt?.[r])])) as Record<RuleName, Expr | null>
+  const rules = Object.fromEntries(RULE_NAMES.map((r) => [r, parseRule(table, r, rulesExt?.[r], problems)])) as Record<RuleName, Expr | null>
   const uid = byUsage(table, 'record_uid')
   const primary = table.fields.filter((f) => f.primary === true)
   const visibleAll = table.fields
@@ -69,22 +75,31 @@ export function describeTable (table: TableData, dialect: Dialect): TableDescrip
   }
 }
 
-/** Descriptors of every table; throws RuleError listing every bad rule. */
+/**
+ * Descriptors of every table. Each rule is parsed, then compiled once for an anonymous caller, so an
+ * unknown column or function stops start-up instead of failing requests. Throws ConfigError listing every problem.
+ */
 export function describeTables (tables: TableData[], dialect: Dialect): Map<string, TableDescriptor> {
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
   for (const table of tables) {
-    try {
-      const descriptor = describeTable(table, dialect)
-      if (descriptor.rules.createRule !== null && descriptor.key.length === 0) {
-        problems.push(`tables.${table.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
+    const descriptor = describeTable(table, dialect, problems)
+    for (const rule of RULE_NAMES) {
+      const expr = descriptor.rules[rule]
+      if (expr === null) continue
+      try {
+        const newValues = rule === 'createRule' || rule === 'updateRule' ? 'row' as const : undefined
+        compile(expr, { dialect, table: descriptor, globals: { auth: authGlobals(ANONYMOUS), request: {}, params: {} }, seesHidden: true, newValues })
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error
+        problems.push(`tables.${table.name}.${rule}: ${error.message}`)
       }
-      result.set(table.name, descriptor)
-    } catch (error) {
-      if (!(error instanceof RuleError)) throw error
-      problems.push(error.message)
     }
+    if (descriptor.rules.createRule !== null && descriptor.key.length === 0) {
+      problems.push(`tables.${table.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
+    }
+    result.set(table.name, descriptor)
   }
-  if (problems.length > 0) throw new RuleError(problems.join('\n'))
+  if (problems.length > 0) throw new ConfigError(problems)
   return result
 }

@@ -1,0 +1,143 @@
+// `npm test`: runs the tap suite on SQLite and, when it is reachable, PostgreSQL, then prints
+// counts that cannot hide skipped work. The last line is always `N passed, M failed`.
+//
+// 1. Probes PostgreSQL at FASTBASE_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
+//    Unreachable: under CI=true that is an error (exit 1); elsewhere a banner says the PostgreSQL
+//    half is skipped, and test/helper.ts records those tests as skipped.
+// 2. Runs tap with the usual reporter (arguments are passed through) and, with --output-file, the
+//    raw TAP of the whole run, which is parsed afterwards with tap-parser.
+// 3. Counts leaf test points (assertions and skipped tests); a subtest that failed without a
+//    failing assertion inside (crash, timeout, bad plan) counts as one failure.
+// Exit code = tap's.
+import { spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { Parser } from 'tap-parser'
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const resultsFile = join(root, '.tap', 'fastbase-results.tap')
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
+const PROBE_TIMEOUT_MS = 3000
+const RULE = '='.repeat(78)
+
+/** undefined when PostgreSQL answers at `url`, else the reason it does not. */
+async function probePostgres (url) {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PROBE_TIMEOUT_MS, query_timeout: PROBE_TIMEOUT_MS })
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+    return undefined
+  } catch (err) {
+    return err instanceof Error ? err.message || err.constructor.name : String(err)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+function banner (lines) {
+  console.log(['', RULE, ...lines, RULE, ''].join('\n'))
+}
+
+function runTap (args, env) {
+  rmSync(resultsFile, { force: true })
+  mkdirSync(dirname(resultsFile), { recursive: true })
+  const tap = join(root, 'node_modules', '.bin', 'tap')
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(tap, ['--output-file', resultsFile, ...args], { cwd: root, env, stdio: 'inherit' })
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)))
+  })
+}
+
+/** Adds the test points of `parser` (and of its subtests) to `totals`. */
+function track (parser, path, ancestors, totals) {
+  // The subtest whose closing test point comes next in this parser.
+  let open
+  parser.on('child', (child) => {
+    open = { failed: 0 }
+    track(child, [...path, child.name], [...ancestors, open], totals)
+  })
+  parser.on('assert', (res) => {
+    const subtest = open
+    open = undefined
+    if (subtest !== undefined) {
+      // Its assertions were counted already, unless it failed without a failing one inside.
+      if (!res.ok && !res.todo && subtest.failed === 0) fail([...path, res.name], ancestors, totals)
+      return
+    }
+    if (res.todo) totals.todo++
+    else if (res.skip) {
+      totals.skip++
+      if (res.name.startsWith('postgres: ')) totals.postgresSkipped++
+    } else if (res.ok) totals.pass++
+    else fail([...path, res.name], ancestors, totals)
+  })
+}
+
+function fail (path, ancestors, totals) {
+  totals.fail++
+  totals.failures.push(path.join(' > '))
+  for (const node of ancestors) node.failed++
+}
+
+function countResults (tap) {
+  const totals = { pass: 0, fail: 0, skip: 0, todo: 0, postgresSkipped: 0, failures: [] }
+  const parser = new Parser()
+  track(parser, [], [], totals)
+  parser.end(tap)
+  return totals
+}
+
+function readResults () {
+  try {
+    return readFileSync(resultsFile, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+async function main () {
+  const pgUrl = process.env.FASTBASE_TEST_PG_URL || DEFAULT_PG_URL
+  const env = { ...process.env }
+  const unreachable = await probePostgres(pgUrl)
+  if (unreachable === undefined) {
+    env.FASTBASE_TEST_PG_URL = pgUrl
+    console.log(`PostgreSQL: ${pgUrl} (the suite runs on SQLite and PostgreSQL)`)
+  } else if (process.env.CI === 'true') {
+    console.error(`ERROR: PostgreSQL is not reachable at ${pgUrl}: ${unreachable}`)
+    console.error('CI=true requires PostgreSQL; start it or set FASTBASE_TEST_PG_URL.')
+    console.log('0 passed, 1 failed')
+    return 1
+  } else {
+    delete env.FASTBASE_TEST_PG_URL
+    banner([
+      'POSTGRESQL NOT AVAILABLE: the PostgreSQL half of the suite is SKIPPED',
+      `(${pgUrl}: ${unreachable})`,
+      'Start PostgreSQL or set FASTBASE_TEST_PG_URL to run it.'
+    ])
+  }
+
+  const code = await runTap(process.argv.slice(2), env)
+  const tap = readResults()
+  const totals = tap === undefined
+    ? { pass: 0, fail: 0, skip: 0, todo: 0, postgresSkipped: 0, failures: [] }
+    : countResults(tap)
+  if (code !== 0 && totals.fail === 0) {
+    // tap failed without a failing test point (it could not start, or wrote no results).
+    totals.fail = 1
+    totals.failures.push(`tap exited with code ${code}`)
+  }
+
+  console.log(`\ntap: ${totals.pass} pass, ${totals.fail} fail, ${totals.skip} skip${totals.todo ? `, ${totals.todo} todo` : ''}`)
+  for (const failure of totals.failures.slice(0, 20)) console.log(`  failed: ${failure}`)
+  if (totals.failures.length > 20) console.log(`  ... and ${totals.failures.length - 20} more`)
+  if (unreachable !== undefined) {
+    banner([`POSTGRESQL NOT AVAILABLE: ${totals.postgresSkipped} PostgreSQL tests were SKIPPED`])
+  }
+  console.log(`${totals.pass} passed, ${totals.fail} failed`)
+  return code
+}
+
+process.exitCode = await main()
