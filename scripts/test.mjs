@@ -4,13 +4,13 @@
 // 1. Probes PostgreSQL at FASTBASE_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
 //    Unreachable: under CI=true that is an error (exit 1); elsewhere a banner says the PostgreSQL
 //    half is skipped, and test/helper.ts records those tests as skipped.
-// 2. Runs tap with the usual reporter (arguments are passed through) and, with --output-file, the
-//    raw TAP of the whole run, which is parsed afterwards with tap-parser.
+// 2. Runs tap (arguments are passed through) and keeps the raw TAP of the whole run in
+//    .tap/fastbase-results.tap, parsed afterwards with tap-parser.
 // 3. Counts leaf test points (assertions and skipped tests); a subtest that failed without a
 //    failing assertion inside (crash, timeout, bad plan) counts as one failure.
 // Exit code = tap's.
 import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
@@ -40,14 +40,43 @@ function banner (lines) {
   console.log(['', RULE, ...lines, RULE, ''].join('\n'))
 }
 
+/** The reporter named in tap arguments (`-R x`, `-Rx`, `--reporter x`, `--reporter=x`), if any. */
+function reporterArg (args) {
+  for (let i = 0; i < args.length; i++) {
+    const long = /^--reporter(?:=(.*))?$/.exec(args[i])
+    if (long) return long[1] ?? args[i + 1]
+    if (args[i] === '-R') return args[i + 1]
+    if (args[i].startsWith('-R')) return args[i].slice(2)
+  }
+  return undefined
+}
+
+/**
+ * Runs tap; resolves with its exit code and the raw TAP of the whole run.
+ * A terminal gets tap's `base` reporter and the raw TAP goes to --output-file. Elsewhere (CI logs)
+ * the reporter is raw TAP, which this script shows and parses as it streams: tap's --output-file
+ * would print raw TAP a second time to stdout when the reporter is `tap` itself.
+ */
 function runTap (args, env) {
+  const chosen = reporterArg(args)
+  const reporter = chosen ?? (process.stdout.isTTY ? 'base' : 'tap')
+  const tee = reporter === 'tap'
+  const tapArgs = [...(chosen === undefined ? [`--reporter=${reporter}`] : []), ...(tee ? [] : ['--output-file', resultsFile]), ...args]
   rmSync(resultsFile, { force: true })
   mkdirSync(dirname(resultsFile), { recursive: true })
   const tap = join(root, 'node_modules', '.bin', 'tap')
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(tap, ['--output-file', resultsFile, ...args], { cwd: root, env, stdio: 'inherit' })
+    const child = spawn(tap, tapArgs, { cwd: root, env, stdio: ['inherit', tee ? 'pipe' : 'inherit', 'inherit'] })
+    let output = ''
+    child.stdout?.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk
+      process.stdout.write(chunk)
+    })
     child.on('error', reject)
-    child.on('close', (code, signal) => resolvePromise(code ?? (signal ? 1 : 0)))
+    child.on('close', (code, signal) => {
+      if (tee) writeFileSync(resultsFile, output)
+      resolvePromise({ code: code ?? (signal ? 1 : 0), tap: readResults() })
+    })
   })
 }
 
@@ -119,8 +148,7 @@ async function main () {
     ])
   }
 
-  const code = await runTap(process.argv.slice(2), env)
-  const tap = readResults()
+  const { code, tap } = await runTap(process.argv.slice(2), env)
   const totals = tap === undefined
     ? { pass: 0, fail: 0, skip: 0, todo: 0, postgresSkipped: 0, failures: [] }
     : countResults(tap)

@@ -1,0 +1,86 @@
+// `npm start` is `fastify start` on the built app: run the real CLI on the compiled output, with the
+// environment a user would set, and talk to it over HTTP.
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { adminToken } from './helper.js'
+
+const root = join(import.meta.dirname, '..')
+const cli = join(root, 'node_modules', 'fastify-cli', 'cli.js')
+const builtApp = join(root, 'dist', 'app.js')
+
+async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as { port: number }).port
+  server.close()
+  return port
+}
+
+async function startCli (t: Test, cwd: string, env: Record<string, string>): Promise<{ url: string, output: () => string }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [cli, 'start', '--options', builtApp], {
+    cwd,
+    env: { ...process.env, PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  t.teardown(() => { child.kill('SIGTERM') })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break
+    try {
+      if ((await fetch(`${url}/api/v1/health`)).ok) return { url, output: () => output }
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`fastify start did not become healthy:\n${output}`)
+}
+
+t.test('fastify start serves the bundled example on SQLite', { skip: existsSync(builtApp) ? false : 'dist/ not built: run npm run build (npm test does)' }, async (t) => {
+  const dir = t.testdir()
+  const { url } = await startCli(t, dir, { FASTBASE_DATA_DIR: join(dir, 'data'), ADMIN_SERVICE_TOKEN: adminToken, JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another' })
+  const health = await (await fetch(`${url}/api/v1/health`)).json()
+  t.match(health, { status: 'ok', dialect: 'sqlite' })
+  t.ok(existsSync(join(dir, 'data', 'fastbase.sqlite')), 'default database file in the data directory')
+  const doc = await (await fetch(`${url}/api/v1/doc`)).json()
+  t.ok(doc.paths['/api/v1/table/posts/list'], 'example tables are served')
+  const admin = await fetch(`${url}/api/v1/table/users/select`, { headers: { authorization: `Bearer ${adminToken}` } })
+  t.equal(admin.status, 200, 'ADMIN_SERVICE_TOKEN from the environment')
+  const missing = await fetch(`${url}/api/v1/nope`)
+  t.same(await missing.json(), { code: 404, message: 'Route not found - GET /api/v1/nope' })
+})
+
+t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir({
+    'project.json': JSON.stringify({
+      jwtSecret: '$MY_SECRET',
+      appUrl: 'http://localhost',
+      tables: [{ name: 'things', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' }, { name: 'label', type: 'text', sqlType: 'text' }], extensions: [{ name: 'rules', listRule: 'true', createRule: 'true' }] }]
+    })
+  })
+  const { url } = await startCli(t, dir, { FASTBASE_CONFIG: join(dir, 'project.json'), DATABASE_URL: `sqlite:${join(dir, 'custom.sqlite')}`, MY_SECRET: 's' })
+  const insert = await fetch(`${url}/api/v1/table/things/insert`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: { id: 1, label: 'one' }, returning: '*' }) })
+  t.same(await insert.json(), [{ id: 1, label: 'one' }])
+  t.ok(existsSync(join(dir, 'custom.sqlite')))
+})
+
+t.test('fastify start refuses an invalid config with the list of problems', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir({ 'bad.json': JSON.stringify({ jwtSecret: 'x', appUrl: 'http://l', tables: [{ name: 'a', fields: [{ name: 'b', type: 'texty', sqlType: 'text' }] }] }) })
+  const child = spawn(process.execPath, [cli, 'start', '--options', builtApp], {
+    cwd: dir, env: { ...process.env, PORT: String(await freePort()), FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  const [code] = await once(child, 'exit')
+  t.not(code, 0, 'exits with an error')
+  t.match(output, /tables\[0\]\.fields\[0\]\.type/)
+  t.notMatch(output, /\n\s+at /, 'no stack trace')
+})
