@@ -77,6 +77,21 @@ export default defineConfig({
           deleteRule: 'author_id == auth.uid'
         }
       ]
+    },
+    {
+      // Works without accounts: anyone may read and sign; only admins may edit or delete.
+      name: 'guestbook',
+      autoSetUid: true,
+      fields: [
+        ...baseFields,
+        { name: 'name', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'message', type: 'text', sqlType: 'text', notNull: true, check: { q: 'length(message) <= 500' } },
+        { name: 'rating', type: 'integer', sqlType: 'integer', check: { q: 'rating BETWEEN 1 AND 5' } },
+        { name: 'meta', type: 'json', sqlType: 'json' }
+      ],
+      extensions: [
+        { name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }
+      ]
     }
   ]
 })

@@ -38,7 +38,10 @@ function friendly (error: ValueError): string {
 }
 
 export function issues (errors: Iterable<ValueError>): Issue[] {
-  return [...errors].flatMap(branchIssues)
+  const all = [...errors].flatMap(branchIssues)
+  // A missing property also fails its type check; "Required" says it all.
+  const missing = new Set(all.filter((i) => i.message === 'Required').map((i) => i.path))
+  return all.filter((i) => i.message === 'Required' || !missing.has(i.path))
 }
 
 /** `data.<field>._errors`: the field is the last non-index segment of the path. */
