@@ -22,13 +22,13 @@ export interface DdlSyntax {
   /** A boolean literal stored in `field` (or in an expression when `field` is undefined). */
   bool(value: boolean, field: TableField | undefined): string
   /**
-   * `COLLATE ...` clause of a column of SQL type `type` (undefined when unknown, e.g. an index
-   * expression), for the collation named in the config or, when `name` is undefined, the implicit one.
+   * `COLLATE ...` clause for a column of SQL type `type` (undefined when not known): the collation
+   * named in the config, or the dialect's implicit one when `name` is undefined. undefined = none.
    */
   collate(name: string | undefined, type: string | undefined): string | undefined
   /** Default value of `field` where the dialect must deviate from the raw SQL, else undefined. */
   specialDefault(field: TableField, sql: string): string | undefined
-  /** Statements that create statement-level prerequisites (e.g. collations) used by the table. */
+  /** Statements that create what the table's DDL relies on (e.g. a collation), run before it. */
   prerequisites(table: TableData): string[]
   /** Statements that create one trigger; `body` is a list of statements without trailing `;`. */
   trigger(parts: TriggerParts): string[]
@@ -116,7 +116,7 @@ export function renderSqlValue (value: SqlValue, syntax: DdlSyntax, field?: Tabl
   if (typeof value === 'string') return value
   if ('l' in value) return renderLiteral(value.l, syntax, field)
   const params = value.p ?? {}
-  return value.q.replace(/\{:([a-zA-Z_][a-zA-Z0-9_]*)\}/g, (match, name: string) => {
+  return value.q.replace(/\{:([a-zA-Z_][a-zA-Z0-9_]*)\}/g, (_match, name: string) => {
     if (!(name in params)) throw new Error(`SQL parameter {:${name}} has no value in ${JSON.stringify(value.q)}`)
     return renderLiteral(params[name], syntax)
   })
@@ -267,7 +267,8 @@ export function collationsOf (table: TableData): string[] {
 /**
  * `tables` ordered so that every table comes after the tables its foreign keys reference
  * (PostgreSQL checks references at CREATE TABLE). References to tables outside the list and
- * self-references are fine; a cycle cannot be created in one pass and is reported.
+ * self-references are fine. A cycle cannot be created in one pass on PostgreSQL; it is refused on
+ * both dialects so that a config behaves the same everywhere.
  */
 export function sortByDependencies (tables: TableData[]): TableData[] {
   const byName = new Map(tables.map((t) => [t.name, t]))

@@ -373,7 +373,7 @@ t.test('loading config files', async (t) => {
   for (const name of ['c.json', 'c.mjs', 'fn.mjs', 'named.mjs', 'c.cjs', 'c.ts', 'fn.ts']) {
     t.same(await loadConfigFile(join(dir, name)), config, name)
   }
-  t.same(await loadConfigFile(exampleFile).then((c: any) => c.tables.map((table: any) => table.name)), ['users', 'posts', 'comments'],
+  t.same(await loadConfigFile(exampleFile).then((c: any) => c.tables.map((table: any) => table.name)), ['users', 'posts', 'comments', 'guestbook'],
     'the example loads, its ../lib/config/helpers.js import resolved by jiti')
 
   await t.rejects(loadConfigFile(join(dir, 'bad.json')), { name: 'ConfigError', problems: [`${join(dir, 'bad.json')}: invalid JSON at line 4, column 1: unexpected "}"`] })
@@ -455,7 +455,7 @@ t.test('plugin: the bundled example runs with dev secrets and a warning', async 
   t.teardown(() => app.close())
   await app.register(configPlugin, { env: { JWT_SECRET: 'set' }, dataDir: t.testdir() })
   await app.ready()
-  t.same(app.fastbase.config.tables.map((table) => table.name), ['users', 'posts', 'comments'])
+  t.same(app.fastbase.config.tables.map((table) => table.name), ['users', 'posts', 'comments', 'guestbook'])
   t.equal(app.fastbase.config.jwtSecret, 'set')
   t.match(app.fastbase.config.tables[0].extensions?.[0], { name: 'auth', jwtSecret: /^dev-only-insecure-/ })
   const warnings = log.lines().filter((l) => l.level === 40).map((l) => l.msg)

@@ -17,7 +17,7 @@ import { connect, ensureSchema, sqliteFilename } from '../lib/db/connect.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE, schemaDialect, syncSchema, type SyncLog } from '../lib/db/schema-sync.js'
 import databasePlugin from '../plugins/database.js'
 import type { Fastbase } from '../plugins/types.js'
-import { forEachDialect, freshDir, openTestDatabase, sharedDatabase } from './helper.js'
+import { buildApp, forEachDialect, freshDir, openTestDatabase, sharedDatabase } from './helper.js'
 
 const quietLog: SyncLog = { info: () => {} }
 
@@ -424,4 +424,33 @@ t.test('database plugin', (t) => forEachDialect(t, 'database plugin', async (t, 
   const knex = app.fastbase.db
   await app.close()
   await t.rejects(knex.raw('SELECT 1'), 'knex is destroyed on close')
+}))
+
+// ---- the test harness itself ----
+
+const notes: TableData = {
+  name: 'notes',
+  fields: [
+    { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+    { name: 'body', type: 'text', sqlType: 'text', notNull: true }
+  ]
+}
+
+t.test('buildApp and sharedDatabase', (t) => forEachDialect(t, 'buildApp and sharedDatabase', async (t, dialect) => {
+  const databaseUrl = sharedDatabase(t, dialect)
+  const first = await buildApp(t, settings([notes]), { dialect, databaseUrl })
+  t.equal(first.fastbase.dialect.name, dialect)
+  t.equal((await first.inject('/api/v1/health')).statusCode, 200)
+  await first.fastbase.db('notes').insert({ body: 'shared' })
+  // Started after the first one, as sharedDatabase asks.
+  const second = await buildApp(t, settings([notes]), { dialect, databaseUrl })
+  t.same(await second.fastbase.db('notes').pluck('body'), ['shared'], 'both apps see one database')
+  t.same(await second.fastbase.db(MIGRATIONS_TABLE).pluck('name'), [INITIAL_MIGRATION], 'the second start created nothing')
+  const own = await buildApp(t, settings([notes]), { dialect })
+  t.same(await own.fastbase.db('notes').pluck('body'), [], 'without databaseUrl each app gets a fresh database')
+}))
+
+t.test('buildApp rejects when the schema cannot be created', (t) => forEachDialect(t, 'buildApp failure', async (t, dialect) => {
+  const broken: TableData = { name: 'broken', fields: [{ name: 'x', type: 'text', sqlType: 'text', default: { q: 'this is not sql' } }] }
+  await t.rejects(buildApp(t, settings([broken]), { dialect }))
 }))
