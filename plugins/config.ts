@@ -1,10 +1,8 @@
 // Loads the project config (object, file, env FASTBASE_CONFIG or the bundled example), resolves
 // its `$NAME` secrets, validates it, resolves the runtime options and decorates `app.fastbase`.
 // Any problem stops the start with a `ConfigError` listing all of them.
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import type { FastbaseOptions } from '../app.js'
@@ -13,6 +11,7 @@ import type { Fastbase, FastbaseRuntimeOptions } from './types.js'
 import { loadConfigFile } from '../lib/config/load.js'
 import { resolveSecrets, type Env } from '../lib/config/secrets.js'
 import { ConfigError, validateConfig } from '../lib/config/validate.js'
+import { packageRoot } from '../lib/package.js'
 
 export { ConfigError }
 
@@ -61,7 +60,7 @@ function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
     const file = resolve(path)
     return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
   }
-  const example = join(packageRoot(), 'example', 'fastbase.config.ts')
+  const example = join(packageRoot, 'example', 'fastbase.config.ts')
   return { label: example, load: async () => await loadConfigFile(example), bundledExample: true }
 }
 
@@ -93,18 +92,5 @@ function nonEmpty (value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined
 }
 
-/**
- * The directory holding fastbase's package.json. This file runs both from source
- * (`plugins/config.ts`) and compiled (`dist/plugins/config.js`), at different depths.
- */
-function packageRoot (): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) throw new Error('fastbase: cannot find the package root (no package.json above plugins/config)')
-    dir = parent
-  }
-  return dir
-}
 
 export default fp(configPlugin, { fastify: '5.x', name: 'fastbase-config' })

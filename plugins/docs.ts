@@ -1,15 +1,13 @@
 // The API description: OpenAPI 3.1 JSON at <prefix>/doc and Swagger UI at <prefix>/doc/ui, both
 // generated from the TypeBox schemas every route declares. @fastify/swagger collects routes in an
 // onRoute hook, so this plugin must be registered before any route (app.ts does that).
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyPluginAsync } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from './types.js'
+import { packageVersion } from '../lib/package.js'
 
 export interface DocsOptions {
   /** API prefix, e.g. `/api/v1`. Applied here: a fastify-plugin ignores Fastify's own `prefix`. */
@@ -22,7 +20,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: config.appName ?? 'fastbase', version: packageVersion() },
+      info: { title: config.appName ?? 'fastbase', version: packageVersion },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } }
       },
@@ -121,15 +119,5 @@ function unwrap (s: Json): Json {
   return description === undefined || 'description' in only ? only : { ...only, description }
 }
 
-/** The package version; walks up from this file because it runs from source and from dist/. */
-function packageVersion (): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) return '0.0.0'
-    dir = parent
-  }
-  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0'
-}
 
 export default fp(docs, { fastify: '5.x', name: 'fastbase-docs' })

@@ -1,12 +1,10 @@
 // GET <prefix>/health: liveness plus a real readiness check, so a load balancer takes an instance
 // out of rotation when its database is unreachable (DECISIONS 23 fixes the 200 body's `status`).
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from '../plugins/types.js'
+import { packageVersion } from '../lib/package.js'
 
 export interface HealthOptions {
   /** API prefix, e.g. `/api/v1`. Fastify itself applies it: this is not a fastify-plugin. */
@@ -30,7 +28,7 @@ const UnavailableSchema = Type.Object({
 const DB_CHECK_TIMEOUT_MS = 3000
 
 const health: FastifyPluginAsync<HealthOptions> = async (app) => {
-  const version = packageVersion()
+  const version = packageVersion
   app.get('/health', {
     schema: {
       tags: ['meta'],
@@ -68,15 +66,5 @@ async function withTimeout<T> (work: PromiseLike<T>, ms: number): Promise<T> {
   }
 }
 
-/** The package version; walks up from this file because it runs from source and from dist/. */
-function packageVersion (): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) return '0.0.0'
-    dir = parent
-  }
-  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0'
-}
 
 export default health

@@ -1,13 +1,12 @@
 // The admin panel's static files at /panel/ (the UI itself arrives in a later release).
-import { existsSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync } from 'fastify'
+import { packageRoot } from '../lib/package.js'
 
 const panel: FastifyPluginAsync = async (app) => {
   await app.register(fastifyStatic, {
-    root: join(packageRoot(), 'panel'),
+    root: join(packageRoot, 'panel'),
     // Without the trailing slash @fastify/static adds one and, with `redirect`, sends /panel there.
     prefix: '/panel',
     redirect: true,
@@ -16,15 +15,5 @@ const panel: FastifyPluginAsync = async (app) => {
   })
 }
 
-/** The directory holding package.json: this file runs from source (tests) and from dist/. */
-function packageRoot (): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir)
-    if (parent === dir) throw new Error('fastbase: package.json not found above ' + fileURLToPath(import.meta.url))
-    dir = parent
-  }
-  return dir
-}
 
 export default panel
