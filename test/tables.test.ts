@@ -79,7 +79,8 @@ const as = (uid: string) => ({ 'x-test-uid': uid })
 function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+    const team = request.headers['x-test-team']
+    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid, team: team ?? null } }
   })
 }
 
@@ -157,6 +158,13 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     const del = await post('/api/v1/table/posts/delete', { where: 'id == \'p1\'', returning: 'id' }, as('bob'))
     t.same(del.json(), [], 'deleteRule filters')
     t.equal((await post('/api/v1/table/users/delete', { where: 'true' }, as('bob'))).statusCode, 403, 'null deleteRule: 403')
+  })
+
+  t.test('rules and wheres read auth.role and auth.<field> of the user record', async (t) => {
+    const asTeam = (team: string) => ({ ...as('carol'), 'x-test-team': team })
+    t.same(ids(await get('/api/v1/table/posts/select', { where: 'auth.team == \'red\' & auth.role == \'user\'' }, asTeam('red'))), ['p1', 'p3'])
+    t.same(ids(await get('/api/v1/table/posts/select', { where: 'auth.team == \'red\'' }, asTeam('blue'))), [])
+    t.same(ids(await get('/api/v1/table/posts/select', { where: 'auth.nosuchfield == null' })), ['p1', 'p3'], 'unknown auth fields are null')
   })
 
   t.test('locked tables (DECISIONS 3)', async (t) => {
