@@ -185,6 +185,10 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     const adminInsert = await post('/api/v1/table/vault/insert', { values: [{ v: 'a' }, { v: 'b' }], returning: '*' }, ADMIN)
     t.same(adminInsert.json(), [{ id: 1, v: 'a' }, { id: 2, v: 'b' }], 'admins pass; autoincrement ids are numbers')
     t.equal((await get('/api/v1/table/half/select')).statusCode, 200, 'a table with only a listRule can be listed')
+    await post('/api/v1/table/vault/insert', { values: { id: 100, v: 'explicit' } }, ADMIN)
+    const next = await post('/api/v1/table/vault/insert', { values: { v: 'auto' }, returning: 'id' }, ADMIN)
+    t.same(next.json(), [{ id: 101 }], 'an explicit id moves the autoincrement counter on both dialects')
+    await post('/api/v1/table/vault/delete', { where: 'id >= 100' }, ADMIN)
   })
 
   t.test('typed values round-trip (DECISIONS 1)', async (t) => {

@@ -124,6 +124,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
       result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
     }
     if (params.or === 'REPLACE' && !ctx.auth.admin && ctx.applyRules && result.length < rows.length) throw errors.forbidden()
+    await resyncIdentities(tctx, trx, inputs)
     await checkCreated(tctx, trx, createRule, result)
     return result
   })
@@ -154,6 +155,14 @@ function upsert (ctx: CrudContext, trx: Knex.Transaction, query: Knex.QueryBuild
   if (rule === false) return query.onConflict(keyNames).ignore() as unknown as Knex.QueryBuilder
   const merge = query.onConflict(keyNames).merge(set)
   return (rule === true ? merge : merge.whereRaw(rule.sql, rule.bindings as Knex.RawBinding[])) as unknown as Knex.QueryBuilder
+}
+
+async function resyncIdentities (ctx: CrudContext, trx: Knex.Transaction, inputs: Row[]): Promise<void> {
+  for (const field of ctx.table.fieldList) {
+    if (field.autoIncrement !== true || !inputs.some((row) => row[field.name] !== undefined && row[field.name] !== null)) continue
+    const sql = ctx.dialect.resyncIdentity(ctx.table.quoted, field.name)
+    if (sql !== undefined) await trx.raw(sql)
+  }
 }
 
 /** createRule on the inserted rows, defaults applied (DECISIONS 4): one failing row fails the batch. */

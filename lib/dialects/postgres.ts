@@ -55,7 +55,8 @@ export const postgres: Dialect = {
   name: 'postgres',
   ...postgresDdl,
   quote,
-  like: (l, r, negate) => `(CAST(${l} AS text) ${negate ? 'NOT ILIKE' : 'ILIKE'} ${r} ESCAPE '\\')`,
+  // COLLATE "C": ILIKE refuses nondeterministic collations (NOCASE columns), and "C" matches SQLite's ASCII-only case folding.
+  like: (l, r, negate) => `(CAST(${l} AS text) COLLATE "C" ${negate ? 'NOT ILIKE' : 'ILIKE'} ${r} ESCAPE '\\')`,
   isDistinct: (l, r, equal) => `(${l} IS ${equal ? 'NOT ' : ''}DISTINCT FROM ${r})`,
   concat: (parts) => `(${parts.map((p) => `CAST(${p} AS text)`).join(' || ')})`,
   jsonExtract (target: Fragment, path, asText, numeric): Fragment {
@@ -83,6 +84,8 @@ export const postgres: Dialect = {
     }
   },
   now: () => 'CURRENT_TIMESTAMP',
+  // An explicit id does not advance an identity column's sequence; without this the next generated id collides.
+  resyncIdentity: (table, column) => `SELECT setval(pg_get_serial_sequence('${table.replace(/'/g, "''")}', '${column}'), (SELECT COALESCE(MAX(${quote(column)}), 0) + 1 FROM ${table}), false)`,
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: `CAST(? AS ${postgresDdl.columnType(field).replace(/ generated.*$/i, '')})`, bindings: [encode(field, value)] }

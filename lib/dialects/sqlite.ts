@@ -70,6 +70,8 @@ export const sqlite: Dialect = {
     }
   },
   now: () => 'strftime(\'%Y-%m-%d %H:%M:%f\', \'now\')',
+  // AUTOINCREMENT follows explicit ids by itself.
+  resyncIdentity: () => undefined,
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }

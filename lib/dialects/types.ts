@@ -47,6 +47,8 @@ export interface Dialect extends DdlDialect {
   callFunction(name: string, args: string[]): string | undefined
   /** SQL of the current timestamp, in the storage format of `date` columns. */
   now(): string
+  /** SQL that moves an auto-increment column's counter past explicit ids, where the dialect needs it. */
+  resyncIdentity(quotedTable: string, column: string): string | undefined
   /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
   literal(value: unknown, field?: TableField): Fragment
 
