@@ -54,7 +54,10 @@ function limitOf (ctx: CrudContext, limit: number | undefined): number {
 }
 
 export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
-  const p = plan(ctx, params)
+  return await runSelect(ctx, plan(ctx, params), params)
+}
+
+async function runSelect (ctx: CrudContext, p: Plan, params: ReadParams): Promise<Row[]> {
   if (p.condition === false) return []
   let query = baseQuery(ctx, p, params.distinct === true)
   if (p.order !== undefined) query = query.orderByRaw(p.order)
@@ -72,7 +75,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
   const counted = params.group !== undefined || params.distinct === true
     ? db.count({ total: '*' }).from(baseQuery(ctx, p, params.distinct === true).as('fb_counted'))
     : applyCondition(db.from(ctx.table.name).count({ total: '*' }), p.condition as Exclude<Condition, false>)
-  const [items, totals] = await Promise.all([select(ctx, params), counted])
+  const [items, totals] = await Promise.all([runSelect(ctx, p, params), counted])
   return { items, total: Number((totals as Row[])[0].total) }
 }
 
