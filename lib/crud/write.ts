@@ -118,9 +118,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const returned = await transaction(ctx, inputs, async (trx) => {
     const tctx = withDb(ctx, trx)
     const result: Row[] = []
-    // One statement when every row names the same columns; otherwise defaults would be lost.
-    const sameShape = rows.every((r) => Object.keys(r).join() === Object.keys(rows[0]).join())
-    for (const batch of sameShape ? [rows] : rows.map((r) => [r])) {
+    for (const batch of statementBatches(rows)) {
       result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
     }
     if (params.or === 'REPLACE' && !ctx.auth.admin && ctx.applyRules && result.length < rows.length) throw errors.forbidden()
@@ -130,6 +128,21 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   })
   // Without `returning` the answer is [] (DECISIONS 27); the key columns were only for the rule check.
   return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
+}
+
+// Bound values per statement, under SQLite's and PostgreSQL's parameter limits (32766 / 65535), and rows
+// per statement under SQLite's 500 compound-select terms (Knex writes multi-row SQLite inserts as UNION ALL).
+const MAX_BINDINGS = 10_000
+const MAX_ROWS = 500
+
+/** Rows naming the same columns share a statement (a row with other columns would lose its defaults), in chunks. */
+function statementBatches (rows: Record<string, Knex.Raw>[]): Record<string, Knex.Raw>[][] {
+  const sameShape = rows.every((r) => Object.keys(r).join() === Object.keys(rows[0]).join())
+  if (!sameShape) return rows.map((r) => [r])
+  const size = Math.min(MAX_ROWS, Math.max(1, Math.floor(MAX_BINDINGS / Math.max(1, Object.keys(rows[0]).length))))
+  const batches: Record<string, Knex.Raw>[][] = []
+  for (let i = 0; i < rows.length; i += size) batches.push(rows.slice(i, i + size))
+  return batches
 }
 
 function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
