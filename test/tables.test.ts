@@ -274,6 +274,13 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same(updIgnore.json(), [], 'every alice row would collide with b-pub: all skipped')
     const updIgnoreOne = await post('/api/v1/table/posts/update', { where: 'id in (\'p2\', \'p3\')', set: { slug: '\'shared\'' }, or: 'IGNORE', returning: 'id' }, ADMIN)
     t.same(updIgnoreOne.json(), [{ id: 'p2' }], 'the first row takes the value, the second is skipped')
+    const bobReplaceUpd = await post('/api/v1/table/posts/update', { where: 'id == \'p3\'', setValues: { slug: 'shared' }, or: 'REPLACE', returning: 'id' }, as('bob'))
+    t.equal(bobReplaceUpd.statusCode, 403, 'REPLACE may not delete a row the deleteRule protects')
+    t.equal((await get('/api/v1/table/posts/view/p2', {}, ADMIN)).json().slug, 'shared', 'and nothing changed')
+    const adminReplaceUpd = await post('/api/v1/table/posts/update', { where: 'id == \'p3\'', setValues: { slug: 'shared' }, or: 'REPLACE', returning: ['id', 'slug'] }, ADMIN)
+    t.same(adminReplaceUpd.json(), [{ id: 'p3', slug: 'shared' }], 'REPLACE: the row holding the value is deleted, the update goes through')
+    t.equal((await get('/api/v1/table/posts/view/p2', {}, ADMIN)).statusCode, 404, 'p2 held the value and is gone')
+    await post('/api/v1/table/posts/insert', { values: { id: 'p2', owner: 'alice', title: 'Alice draft', slug: 'a-draft', status: 'draft', views: 1, secret: 'x2' } }, ADMIN)
   })
 
   t.test('edit', async (t) => {

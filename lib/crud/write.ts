@@ -233,36 +233,64 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, a: Assignment
 }
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
-  if (params.or === 'REPLACE') throw errors.badRequest('or=REPLACE is not supported on update; use IGNORE, or edit with or=INSERT')
   const a = assignments(ctx, params)
   const condition = and(whereOf(ctx, params.where, { newValues: a.newValues }), extra ?? true, ruleCondition(ctx, 'updateRule', { newValues: a.newValues }))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
-    if (params.or !== 'IGNORE') return await runUpdate(ctx, trx, a, condition, columns)
-    return await updateIgnoringConflicts(ctx, trx, a, condition, columns)
+    if (params.or !== 'IGNORE' && params.or !== 'REPLACE') return await runUpdate(ctx, trx, a, condition, columns)
+    return await updateResolvingConflicts(ctx, trx, a, condition, columns, params.or)
   })
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
 
-/** UPDATE OR IGNORE on both dialects: rows whose new values hit a unique constraint are left as they were. */
-async function updateIgnoringConflicts (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
+/**
+ * UPDATE OR IGNORE / OR REPLACE with the same results on both dialects. The update runs whole in a
+ * savepoint; on a unique conflict it is redone row by row: IGNORE leaves a conflicting row as it was,
+ * REPLACE deletes the other rows holding the new value first (as SQLite's REPLACE does), and only
+ * rows the caller's deleteRule allows it to delete; one it may not delete makes the call 403.
+ */
+async function updateResolvingConflicts (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, condition: Fragment | true, columns: OutputColumn[], mode: 'IGNORE' | 'REPLACE'): Promise<Row[]> {
+  const uniqueViolation = (error: unknown) => {
+    const violation = ctx.dialect.constraintViolation(error, ctx.table.data)
+    return violation?.kind === 'unique' ? violation : undefined
+  }
   try {
     return await trx.transaction((sp) => runUpdate(ctx, sp, a, condition, columns))
   } catch (error) {
-    if (ctx.dialect.constraintViolation(error, ctx.table.data)?.kind !== 'unique' || ctx.table.key.length === 0) throw error
+    if (uniqueViolation(error) === undefined || ctx.table.key.length === 0) throw error
   }
-  const keys = keyColumns(ctx)
-  const targets: Row[] = await applyCondition(trx.from(ctx.table.name).select(selectList(trx, ctx, keys)), condition)
+  const targets: Row[] = await applyCondition(trx.from(ctx.table.name).select(selectList(trx, ctx, keyColumns(ctx))), condition)
   const result: Row[] = []
   for (const target of targets) {
-    try {
-      result.push(...await trx.transaction((sp) => runUpdate(ctx, sp, a, keyCondition(ctx, [target]), columns)))
-    } catch (error) {
-      if (ctx.dialect.constraintViolation(error, ctx.table.data)?.kind !== 'unique') throw error
+    const self = keyCondition(ctx, [target])
+    // Each retry clears one more unique column; more attempts than columns means the conflict is not ours to clear.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        result.push(...await trx.transaction((sp) => runUpdate(ctx, sp, a, self, columns)))
+        break
+      } catch (error) {
+        const violation = uniqueViolation(error)
+        if (violation === undefined) throw error
+        if (mode === 'IGNORE') break
+        if (attempt > ctx.table.fieldList.length || violation.column === undefined || !a.set.has(violation.column)) throw errors.forbidden()
+        await deleteHolders(ctx, trx, a, self, violation.column)
+      }
     }
   }
   return result
+}
+
+/** Deletes the other rows whose `column` equals the value the update gives row `self`, within the deleteRule. */
+async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, self: Fragment, column: string): Promise<void> {
+  const field = ctx.table.fields.get(column)!
+  const assigned = a.set.get(column)!
+  const [{ v }] = await trx.from(ctx.table.name).select(trx.raw(`${assigned.sql} AS v`, assigned.bindings as Knex.RawBinding[])).whereRaw(self.sql, self.bindings as Knex.RawBinding[])
+  const value = ctx.dialect.literal(ctx.dialect.decode(field, v), field)
+  const holders = { sql: `${ctx.table.quoted}.${ctx.dialect.quote(column)} = ${value.sql} AND NOT (${self.sql})`, bindings: [...value.bindings, ...self.bindings] }
+  const allowed = and(holders, ruleCondition(ctx, 'deleteRule'))
+  const deleted = allowed === false ? 0 : await applyCondition(trx(ctx.table.name).del(), allowed)
+  if (deleted === 0) throw errors.forbidden()
 }
 
 // ---------------------------------------------------------------- edit
