@@ -7,10 +7,12 @@ import databasePlugin from './plugins/database.js'
 import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
+import authPlugin from './plugins/auth.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
+import authRoutes from './routes/auth/index.js'
 import panelRoutes from './routes/panel.js'
 
 export interface FastbaseOptions {
@@ -34,11 +36,13 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(tablesPlugin)
   await app.register(errorsPlugin)
   await app.register(validationPlugin)
+  await app.register(authPlugin)
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
   await app.register(healthRoutes, { prefix })
   await app.register(tableRoutes, { prefix })
+  await app.register(authRoutes, { prefix })
   await app.register(panelRoutes)
 }
 

@@ -28,6 +28,7 @@ export const errors = {
   expression: (what: string, reason: string) => new FastbaseError(400, 'FB_ERR_EXPRESSION', `Invalid ${what}: ${reason}`),
   cannotWrite: (verb: 'insert' | 'update', field: string) => new FastbaseError(403, 'FB_ERR_FIELD_READ_ONLY', `Cannot ${verb} ${field} field`),
   constraint: (message: string, data: Record<string, { code: string, message: string }>) => new FastbaseError(400, 'FB_ERR_CONSTRAINT', message, data),
+  tooManyRequests: (message: string) => new FastbaseError(429, 'FB_ERR_RATE_LIMITED', message),
   busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
   payloadTooLarge: () => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', 'Request body is too large'),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`)

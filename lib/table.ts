@@ -29,7 +29,22 @@ export interface TableDescriptor {
   auth?: AuthExtension
   /** Fields a caller may see, in config order. */
   visibleFields: (seesHidden: boolean) => TableField[]
+  /** Extension hooks on writes (the auth extension hashes passwords); set at start-up. */
+  writeHooks?: WriteHooks
 }
+
+type Row = Record<string, unknown>
+
+/** Rewrites caller values before a write. `system` values are written as given, past noInsert/noUpdate. */
+export interface WriteHooks {
+  beforeInsert: (ctx: HookContext, rows: Row[]) => Promise<Array<{ values: Row, system: Row }>>
+  beforeUpdate: (ctx: HookContext, values: Row) => Promise<{ values: Row, system: Row, onlyUid?: string }>
+  /** Fields `set` expressions may not write (a password must be hashed). */
+  notSettable: Set<string>
+}
+
+/** What hooks may know about the caller. */
+export interface HookContext { admin: boolean, uid: string | null, applyRules: boolean }
 
 function byUsage (table: TableData, usage: string): TableField | undefined {
   return table.fields.find((f) => f.usage === usage)

@@ -1,9 +1,12 @@
 // Sets request.auth for every request: who the caller is, as rules see it.
+// Sources, first hit wins: `Authorization: Bearer <t>`, the legacy raw `Authorization: <t>`, the auth cookie.
+// A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
 import fp from 'fastify-plugin'
 import { timingSafeEqual, createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ANONYMOUS, adminContext, type AuthContext } from '../lib/auth-context.js'
+import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
+import { userContext } from '../lib/auth/user-context.js'
 
 /** Constant-time comparison of secrets of any length (hashing first equalises the lengths). */
 export function secretEquals (a: string, b: string): boolean {
@@ -11,28 +14,63 @@ export function secretEquals (a: string, b: string): boolean {
   return timingSafeEqual(digest(a), digest(b))
 }
 
-/** The token from `Authorization: Bearer <t>` or the legacy raw `Authorization: <t>`. */
-function bearerToken (request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization
-  if (header === undefined || header.trim() === '') return undefined
-  const match = /^Bearer\s+(.+)$/i.exec(header.trim())
-  return match !== null ? match[1].trim() : header.trim()
+const ADMIN_ROLES = new Set<AdminRole>(['superadmin', 'editor', 'viewer'])
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route accepts an expired (but genuine) access token: refresh-token and logout. */
+    allowExpiredToken?: boolean
+  }
 }
 
 async function authContext (app: FastifyInstance): Promise<void> {
-  const serviceToken = app.fastbase.options.adminServiceToken
+  const { options, config } = app.fastbase
+  const serviceToken = options.adminServiceToken
+  const cookieName = config.authCookie?.name
+
+  function tokenOf (request: FastifyRequest): string | undefined {
+    const header = request.headers.authorization?.trim()
+    if (header !== undefined && header !== '') return /^Bearer\s+(.+)$/i.exec(header)?.[1].trim() ?? header
+    const cookie = cookieName === undefined ? undefined : request.cookies?.[cookieName]
+    return cookie === undefined || cookie === '' ? undefined : cookie
+  }
+
+  async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
+    if (serviceToken !== undefined && secretEquals(token, serviceToken)) return adminContext('superadmin')
+    const { tables, adminJwt } = app.fastbase.auth
+    const ignoreExpiration = request.routeOptions.config?.allowExpiredToken === true
+    // Only to pick the key (the table named by `cid`); the token is verified with that key below.
+    const unverified = verify(() => adminJwt.decode<Record<string, unknown>>(token))
+    if (unverified === null) throw errors.invalidToken()
+    const cid = unverified.cid
+    if (cid === undefined) {
+      const payload = verify(() => adminJwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
+      const role = payload.aud as AdminRole
+      if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
+      return { ...adminContext(role), jwt: payload }
+    }
+    const authTable = typeof cid === 'string' ? tables.get(cid) : undefined
+    if (authTable === undefined) throw errors.invalidToken()
+    const payload = verify(() => authTable.jwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
+    const context = await userContext(app.fastbase.db, app.fastbase.dialect, authTable, payload)
+    if (context === undefined) throw errors.invalidToken()
+    return context
+  }
+
   app.decorateRequest('auth', null as unknown as AuthContext)
   app.addHook('onRequest', async (request) => {
     request.auth = ANONYMOUS
-    const token = bearerToken(request)
-    if (token === undefined) return
-    if (serviceToken !== undefined && secretEquals(token, serviceToken)) {
-      request.auth = adminContext('superadmin')
-      return
-    }
-    // User and admin JWTs arrive with the auth issue; until then any other token is invalid (DECISIONS 12).
-    throw errors.invalidToken()
+    const token = tokenOf(request)
+    if (token !== undefined) request.auth = await resolve(request, token)
   })
 }
 
-export default fp(authContext, { name: 'fastbase-auth-context', dependencies: ['fastbase-config'] })
+function verify<T> (run: () => T): T {
+  try {
+    return run()
+  } catch {
+    throw errors.invalidToken()
+  }
+}
+
+export default fp(authContext, { name: 'fastbase-auth-context', dependencies: ['fastbase-auth'] })

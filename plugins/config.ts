@@ -83,6 +83,8 @@ async function runtimeOptions (opts: FastbaseOptions, env: Env): Promise<Fastbas
     dataDir,
     databaseUrl: nonEmpty(opts.databaseUrl) ?? nonEmpty(env.DATABASE_URL) ?? `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
+    adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
+    smtpUrl: nonEmpty(env.SMTP_URL),
     exposeErrors: env.NODE_ENV !== 'production'
   }
 }

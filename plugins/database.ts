@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { connect, ensureSchema } from '../lib/db/connect.js'
 import { schemaDialect, syncSchema } from '../lib/db/schema-sync.js'
 import { dialectFor } from '../lib/dialects/index.js'
+import { authStoreTables } from '../lib/auth/store-tables.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options
@@ -12,7 +13,9 @@ const database: FastifyPluginAsync = async (app) => {
   const { knex, dialectName } = connection
   try {
     await ensureSchema(connection)
-    await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log)
+    // Session and one-time-token tables exist only where some table has the auth extension.
+    const needsAuthStore = app.fastbase.config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
+    await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log, { internalTables: needsAuthStore ? authStoreTables : [] })
   } catch (err) {
     // The app never becomes ready, so onClose would not release the pool.
     await knex.destroy()

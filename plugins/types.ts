@@ -4,6 +4,7 @@ import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
+import type { AuthServices } from './auth.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -12,6 +13,10 @@ export interface FastbaseRuntimeOptions {
   databaseUrl: string
   /** Bearer token that makes a request superadmin; unset disables service-token access. */
   adminServiceToken?: string
+  /** Env ADMIN_JWT_SECRET: the admin half of the admin-token key (derived from jwtSecret when unset). */
+  adminJwtSecret?: string
+  /** Env SMTP_URL: used when the config's `email.smtp` is not set. */
+  smtpUrl?: string
   /** true outside production: 5xx messages are shown to callers. */
   exposeErrors: boolean
 }
@@ -22,6 +27,7 @@ export interface Fastbase {
   db: Knex
   dialect: Dialect
   tables: Map<string, TableDescriptor>
+  auth: AuthServices
 }
 
 declare module 'fastify' {

@@ -2,6 +2,7 @@
 // document records in the OpenAPI output.
 import { Type, type TSchema, type TObject } from '@sinclair/typebox'
 import type { TableData, TableField } from './config.js'
+import { authExtensionOf, authFieldsOf } from '../lib/auth/fields.js'
 
 function valueSchema (field: TableField): TSchema {
   const description = field.description
@@ -30,19 +31,28 @@ function requiredOnInsert (table: TableData, field: TableField): boolean {
     field.usage !== 'record_created' && field.usage !== 'record_updated' && field.noInsert !== true
 }
 
+/** An auth table's password confirm / current fields: written alongside the password, never stored. */
+function passwordCompanions (table: TableData): Record<string, TSchema> {
+  const ext = authExtensionOf(table)
+  if (ext === undefined) return {}
+  const fields = authFieldsOf(table, ext)
+  const names = [fields.confirmName, fields.currentName].filter((n): n is string => n !== undefined)
+  return Object.fromEntries(names.map((n) => [n, Type.Optional(Type.String())]))
+}
+
 /** Insert body of one record. */
 export function insertRecordSchema (table: TableData): TObject {
   const properties = Object.fromEntries(table.fields.map((f) => {
     const schema = nullable(f, valueSchema(f))
     return [f.name, requiredOnInsert(table, f) ? schema : Type.Optional(schema)]
   }))
-  return Type.Object(properties, { additionalProperties: false, title: `${table.name} insert` })
+  return Type.Object({ ...properties, ...passwordCompanions(table) }, { additionalProperties: false, title: `${table.name} insert` })
 }
 
 /** Update body: any subset of the fields. */
 export function updateRecordSchema (table: TableData): TObject {
   const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(nullable(f, valueSchema(f)))]))
-  return Type.Object(properties, { additionalProperties: false, title: `${table.name} update` })
+  return Type.Object({ ...properties, ...passwordCompanions(table) }, { additionalProperties: false, title: `${table.name} update` })
 }
 
 /** A record in responses: the table's fields (a select may add computed keys). */

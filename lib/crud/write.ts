@@ -8,6 +8,7 @@ import { newUid } from '../uid.js'
 import { toFragment, ExpressionError, type Compiled } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, selectList, decodeRow, type OutputColumn, type ListSpec } from './columns.js'
+import type { HookContext } from '../table.js'
 import { translateDbError } from './db-errors.js'
 
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
@@ -87,12 +88,13 @@ async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Kne
 
 // ---------------------------------------------------------------- insert
 
-function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldErrors): Record<string, Knex.Raw> {
+function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldErrors, system: Row): Record<string, Knex.Raw> {
   const row: Record<string, Knex.Raw> = {}
   for (const [name, value] of Object.entries(input)) {
     const field = writableField(ctx, name, 'insert', fieldErrors)
     if (field !== undefined) row[name] = raw(db, valueFragment(ctx, field, value, fieldErrors))
   }
+  for (const [name, value] of Object.entries(system)) row[name] = raw(db, valueFragment(ctx, ctx.table.fields.get(name)!, value, fieldErrors))
   const { uid, created, updated } = ctx.table
   if (uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')) {
     row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
@@ -111,7 +113,9 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   if (createRule === false) throw errors.forbidden()
   const db = ctx.db as Knex
   const fieldErrors: FieldErrors = {}
-  const rows = inputs.map((input) => insertRow(ctx, db, input, fieldErrors))
+  const hooks = ctx.table.writeHooks
+  const prepared = hooks === undefined ? inputs.map((values) => ({ values, system: {} })) : await hooks.beforeInsert(hookContext(ctx), inputs)
+  const rows = prepared.map((p) => insertRow(ctx, db, p.values, fieldErrors, p.system))
   throwIfErrors(fieldErrors)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const keys = keyColumns(ctx)
@@ -189,10 +193,18 @@ async function checkCreated (ctx: CrudContext, trx: Knex.Transaction, rule: Cond
 
 interface Assignments { set: Map<string, Fragment>, newValues: Map<string, Compiled> }
 
-function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues'>): Assignments {
+function hookContext (ctx: CrudContext): HookContext {
+  return { admin: ctx.auth.admin, uid: ctx.auth.uid, applyRules: ctx.applyRules }
+}
+
+function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues'>, system: Row): Assignments {
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
   const newValues = new Map<string, Compiled>()
+  for (const [name, value] of Object.entries(system)) {
+    const field = ctx.table.fields.get(name)!
+    set.set(name, valueFragment(ctx, field, value, fieldErrors))
+  }
   for (const [name, value] of Object.entries(params.setValues ?? {})) {
     const field = writableField(ctx, name, 'update', fieldErrors)
     if (field === undefined) continue
@@ -203,6 +215,10 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   for (const [name, text] of Object.entries(params.set ?? {})) {
     const field = writableField(ctx, name, 'update', fieldErrors)
     if (field === undefined) continue
+    if (ctx.table.writeHooks?.notSettable.has(name) === true) {
+      addFieldError(fieldErrors, name, 'Can only be written with setValues')
+      continue
+    }
     if (set.has(name)) {
       addFieldError(fieldErrors, name, 'Given in both set and setValues')
       continue
@@ -233,8 +249,12 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, a: Assignment
 }
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
-  const a = assignments(ctx, params)
-  const condition = and(whereOf(ctx, params.where, { newValues: a.newValues }), extra ?? true, ruleCondition(ctx, 'updateRule', { newValues: a.newValues }))
+  const hooks = ctx.table.writeHooks
+  const hooked = hooks === undefined || params.setValues === undefined ? undefined : await hooks.beforeUpdate(hookContext(ctx), params.setValues)
+  const a = assignments(ctx, hooked === undefined ? params : { ...params, setValues: hooked.values }, hooked?.system ?? {})
+  // A password change through the table API reaches only the caller's own record.
+  const own = hooked?.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
+  const condition = and(whereOf(ctx, params.where, { newValues: a.newValues }), extra ?? true, own, ruleCondition(ctx, 'updateRule', { newValues: a.newValues }))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {

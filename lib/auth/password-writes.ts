@@ -1,0 +1,91 @@
+// The auth extension's hooks on table writes (insert, update, edit, sign-up): a password is validated,
+// confirmed and hashed before it reaches SQL; a non-admin changing a password must give the current one,
+// and only for their own record.
+import type { Knex } from 'knex'
+import type { WriteHooks, HookContext } from '../table.js'
+import type { AuthFields } from './fields.js'
+import { errors, addFieldError, type FieldErrors } from '../errors.js'
+import { hashPassword, validatePassword, verifyPassword } from './passwords.js'
+import { normalizeEmail } from './email-address.js'
+
+type Row = Record<string, unknown>
+
+/** Checks the new password (and its confirm field) in `values`; returns the password. */
+export function newPassword (fields: AuthFields, values: Row, fieldErrors: FieldErrors): string | undefined {
+  const name = fields.password!.name
+  const password = values[name]
+  const problem = validatePassword(password)
+  if (problem !== undefined) addFieldError(fieldErrors, name, problem)
+  if (fields.confirmName !== undefined) {
+    const confirm = values[fields.confirmName]
+    if (typeof confirm !== 'string' || confirm === '') addFieldError(fieldErrors, fields.confirmName, 'Required')
+    else if (confirm !== password) addFieldError(fieldErrors, fields.confirmName, `Does not match ${name}`)
+  }
+  return problem === undefined ? password as string : undefined
+}
+
+/** `values` without the confirm/current fields, which are not columns. */
+function columnsOnly (fields: AuthFields, values: Row): Row {
+  const rest = { ...values }
+  if (fields.confirmName !== undefined) delete rest[fields.confirmName]
+  if (fields.currentName !== undefined) delete rest[fields.currentName]
+  return rest
+}
+
+/** The system values that store a new password: the hash, and an empty legacy salt column. */
+export async function passwordColumns (fields: AuthFields, password: string): Promise<Row> {
+  const system: Row = { [fields.password!.name]: await hashPassword(password) }
+  // scrypt strings carry their own salt; the teenybase salt column stays for compatibility, empty.
+  if (fields.salt !== undefined) system[fields.salt.name] = ''
+  return system
+}
+
+export function passwordWriteHooks (db: Knex, table: string, fields: AuthFields): WriteHooks {
+  const pw = fields.password?.name
+  const email = fields.email?.name
+
+  async function beforeInsert (_ctx: HookContext, rows: Row[]): Promise<Array<{ values: Row, system: Row }>> {
+    const fieldErrors: FieldErrors = {}
+    const prepared = []
+    for (const row of rows) {
+      const values = columnsOnly(fields, row)
+      let system: Row = {}
+      if (pw !== undefined) {
+        const password = newPassword(fields, row, fieldErrors)
+        delete values[pw]
+        if (password !== undefined) system = await passwordColumns(fields, password)
+      }
+      if (email !== undefined && typeof values[email] === 'string') values[email] = normalizeEmail(values[email] as string)
+      prepared.push({ values, system })
+    }
+    if (Object.keys(fieldErrors).length > 0) throw errors.validation(fieldErrors)
+    return prepared
+  }
+
+  async function beforeUpdate (ctx: HookContext, row: Row): Promise<{ values: Row, system: Row, onlyUid?: string }> {
+    const values = columnsOnly(fields, row)
+    if (email !== undefined && typeof values[email] === 'string') values[email] = normalizeEmail(values[email] as string)
+    if (pw === undefined || row[pw] === undefined) return { values, system: {} }
+    delete values[pw]
+    const fieldErrors: FieldErrors = {}
+    const password = newPassword(fields, row, fieldErrors)
+    if (Object.keys(fieldErrors).length > 0 || password === undefined) throw errors.validation(fieldErrors)
+    const system = await passwordColumns(fields, password)
+    if (ctx.admin || !ctx.applyRules) return { values, system }
+    if (ctx.uid === null) throw errors.forbidden()
+    await checkCurrentPassword(db, table, fields, ctx.uid, row)
+    return { values, system, onlyUid: ctx.uid }
+  }
+
+  return { beforeInsert, beforeUpdate, notSettable: new Set(pw === undefined ? [] : [pw]) }
+}
+
+/** The caller's current password, from `<password><Current>` (required unless the suffix is ''). */
+export async function checkCurrentPassword (db: Knex, table: string, fields: AuthFields, uid: string, values: Row): Promise<void> {
+  if (fields.currentName === undefined) return
+  const current = values[fields.currentName]
+  if (typeof current !== 'string' || current === '') throw errors.validation({ [fields.currentName]: { _errors: ['Required'] } })
+  const stored = await db(table).where(fields.uid.name, uid).first(fields.password!.name, ...(fields.salt ? [fields.salt.name] : []))
+  const result = await verifyPassword(current, stored?.[fields.password!.name], fields.salt ? stored?.[fields.salt.name] : undefined)
+  if (!result.ok) throw errors.badRequest('Invalid current password')
+}

@@ -1,0 +1,54 @@
+// A user token -> the auth context rules see. One query checks the session (not revoked, not expired)
+// and loads the user's visible fields for `auth.<field>`, so a logout or password change takes effect
+// on every instance at once, and a deleted user's token stops working.
+import type { Knex } from 'knex'
+import type { Dialect } from '../dialects/types.js'
+import type { AuthContext } from '../auth-context.js'
+import type { AuthTable } from '../../plugins/auth.js'
+import { ANONYMOUS } from '../auth-context.js'
+import { SESSIONS } from './store-tables.js'
+import { nowSeconds } from './sessions.js'
+
+type Row = Record<string, unknown>
+
+/** `auth.role`: the audience fields' non-empty values; one value is a string (DECISIONS: teenybase `aud`). */
+export function roleOf (at: AuthTable, record: Row): string | string[] | null {
+  const values = at.fields.audience.map((f) => record[f.name]).filter((v): v is string => typeof v === 'string' && v !== '')
+  return values.length === 0 ? null : values.length === 1 ? values[0] : values
+}
+
+/** The context of a user whose record is known (after login, or loaded per request). */
+export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt: Row): AuthContext {
+  const { fields } = at
+  const verified = fields.verified === undefined ? false : record[fields.verified.name] === true
+  const meta = fields.meta === undefined ? {} : record[fields.meta.name]
+  return {
+    ...ANONYMOUS,
+    uid: String(record[fields.uid.name]),
+    sid,
+    cid: at.table.name,
+    email: verified && fields.email !== undefined ? record[fields.email.name] as string : null,
+    verified,
+    role: roleOf(at, record) as string | null,
+    jwt,
+    meta: meta !== null && typeof meta === 'object' ? meta as Record<string, unknown> : {},
+    record
+  }
+}
+
+export async function userContext (db: Knex, dialect: Dialect, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
+  const { sid, id } = payload
+  if (typeof sid !== 'string' || typeof id !== 'string') return undefined
+  const visible = at.table.visibleFields(false)
+  const row: Row | undefined = await db.from({ s: SESSIONS })
+    .join({ u: at.table.name }, `u.${at.fields.uid.name}`, 's.user_id')
+    .where('s.id', sid)
+    .andWhere('s.table_name', at.table.name)
+    .whereNull('s.revoked_at')
+    .andWhere('s.expires_at', '>', nowSeconds())
+    .first(Object.fromEntries(visible.map((f) => [`f_${f.name}`, `u.${f.name}`])))
+  if (row === undefined) return undefined
+  const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[`f_${f.name}`])]))
+  if (String(record[at.fields.uid.name]) !== id) return undefined
+  return contextFor(at, record, sid, payload)
+}

@@ -1,0 +1,92 @@
+// Auth services shared by the auth-context hook and the auth routes: one JWT namespace per auth table
+// (key = global jwtSecret + table jwtSecret) and one for admin tokens, sessions and one-time tokens in
+// the database, the mailer, cookies and rate limits.
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import type { JWT } from '@fastify/jwt'
+import fastifyJwt from '@fastify/jwt'
+import fastifyCookie from '@fastify/cookie'
+import fastifyRateLimit from '@fastify/rate-limit'
+import { join } from 'node:path'
+import type { AuthExtension } from '../schemas/config.js'
+import type { TableDescriptor } from '../lib/table.js'
+import { authFieldsOf, type AuthFields } from '../lib/auth/fields.js'
+import { passwordWriteHooks } from '../lib/auth/password-writes.js'
+import { SessionStore, sha256 } from '../lib/auth/sessions.js'
+import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
+import { createMailer, type Mailer } from '../lib/auth/mailer.js'
+
+export interface AuthTable {
+  table: TableDescriptor
+  ext: AuthExtension
+  fields: AuthFields
+  jwt: JWT
+  /** Access-token lifetime, seconds. */
+  tokenDuration: number
+}
+
+export interface AuthServices {
+  tables: Map<string, AuthTable>
+  adminJwt: JWT
+  sessions: SessionStore
+  oneTimeTokens: OneTimeTokens
+  /** Created on first use: most requests never send mail. */
+  mailer: () => Mailer
+  /** Route config for @fastify/rate-limit, or false when limits are off (DECISIONS 24). */
+  rateLimit: (maxPerWindow?: number) => false | { max: number, timeWindow: number }
+}
+
+const DEFAULT_TOKEN_DURATION = 3600
+export const ADMIN_TOKEN_DURATION = 3 * 3600
+const DEFAULT_RATE_MAX = 20
+const DEFAULT_RATE_WINDOW_MS = 60_000
+
+async function auth (app: FastifyInstance): Promise<void> {
+  const { config, options, db } = app.fastbase
+  await app.register(fastifyCookie)
+  const limits = config.rateLimit
+  await app.register(fastifyRateLimit, {
+    global: false,
+    // Thrown into the one error handler, which renders the standard body.
+    errorResponseBuilder: (_request, context) => ({ statusCode: 429, code: 'FB_ERR_RATE_LIMITED', message: `Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s` })
+  })
+
+  const tables = new Map<string, AuthTable>()
+  for (const table of app.fastbase.tables.values()) {
+    if (table.auth === undefined) continue
+    const namespace = `fbTable_${table.name}`
+    await app.register(fastifyJwt, { secret: config.jwtSecret + table.auth.jwtSecret, namespace, sign: { iss: config.jwtIssuer ?? '$db' } })
+    const fields = authFieldsOf(table.data, table.auth)
+    // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on.
+    table.writeHooks = passwordWriteHooks(db, table.name, fields)
+    tables.set(table.name, {
+      table,
+      ext: table.auth,
+      fields,
+      jwt: (app.jwt as unknown as Record<string, JWT>)[namespace],
+      tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
+    })
+  }
+  // Admin tokens have no `cid`; their key never equals a table's (the suffix differs), so neither verifies as the other.
+  const adminSuffix = options.adminJwtSecret ?? sha256(`fastbase-admin:${config.jwtSecret}`)
+  await app.register(fastifyJwt, { secret: config.jwtSecret + adminSuffix, namespace: 'fbAdmin', sign: { iss: config.jwtIssuer ?? '$db' } })
+
+  let mailer: Mailer | undefined
+  const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
+  app.fastbase.auth = {
+    tables,
+    adminJwt: (app.jwt as unknown as Record<string, JWT>).fbAdmin,
+    sessions: new SessionStore(db),
+    oneTimeTokens: new OneTimeTokens(db),
+    mailer: () => (mailer ??= createMailer({
+      smtpUrl: config.email?.smtp ?? options.smtpUrl,
+      outboxDir: join(options.dataDir, 'outbox'),
+      from: config.email?.from ?? `${config.appName ?? 'fastbase'} <no-reply@${new URL(config.appUrl).hostname}>`,
+      log: app.log
+    })),
+    rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
+  }
+  app.addHook('onClose', async () => { mailer?.close() })
+}
+
+export default fp(auth, { name: 'fastbase-auth', dependencies: ['fastbase-tables'] })

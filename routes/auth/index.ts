@@ -1,0 +1,44 @@
+// Auth routes: per auth table under /table/{table}/auth/, plus POST /auth/logout and POST /admin/login.
+// Registered with Fastify's `prefix` option (/api/v1).
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { AuthTable } from '../../plugins/auth.js'
+import type { CrudContext } from '../../lib/crud/context.js'
+import { accountRoutes, clearAuthCookie } from './account-routes.js'
+import { passwordRoutes } from './password-routes.js'
+import { verificationRoutes } from './verification-routes.js'
+import { adminLoginRoute } from './admin-login.js'
+import { SuccessSchema } from './session-response.js'
+
+/** What every auth route module needs from the registration. */
+export interface RouteKit {
+  base: string
+  tags: string[]
+  /** Route config with this table's rate limit (none when `rateLimit: false`). */
+  limited: () => { rateLimit?: { max: number, timeWindow: number } }
+  crudContext: (request: FastifyRequest, at: AuthTable) => CrudContext
+}
+
+export default async function authRoutes (app: FastifyInstance): Promise<void> {
+  const { auth, config, dialect } = app.fastbase
+  const limited = () => {
+    const limit = auth.rateLimit()
+    return limit === false ? {} : { rateLimit: limit }
+  }
+  const crudContext = (request: FastifyRequest, at: AuthTable): CrudContext => ({
+    db: app.fastbase.db, dialect, table: at.table, auth: request.auth, maxLimit: config.maxLimit ?? 1000, applyRules: true
+  })
+  for (const at of auth.tables.values()) {
+    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext }
+    accountRoutes(app, at, kit)
+    passwordRoutes(app, at, kit)
+    verificationRoutes(app, at, kit)
+  }
+
+  app.post('/auth/logout', {
+    schema: { tags: ['auth'], summary: 'Clear the auth cookie (sessions are ended by /table/{table}/auth/logout)', response: { 200: SuccessSchema } }
+  }, async (_request, reply) => {
+    clearAuthCookie(app, reply)
+    return { success: true }
+  })
+  adminLoginRoute(app, limited)
+}
