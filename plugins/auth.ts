@@ -27,6 +27,8 @@ export interface AuthTable {
 
 export interface AuthServices {
   tables: Map<string, AuthTable>
+  /** `iss` of every token this deployment signs (config jwtIssuer, teenybase's default '$db'). */
+  issuer: string
   adminJwt: JWT
   sessions: SessionStore
   oneTimeTokens: OneTimeTokens
@@ -55,7 +57,7 @@ async function auth (app: FastifyInstance): Promise<void> {
   for (const table of app.fastbase.tables.values()) {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
-    await app.register(fastifyJwt, { secret: config.jwtSecret + table.auth.jwtSecret, namespace, sign: { iss: config.jwtIssuer ?? '$db' } })
+    await app.register(fastifyJwt, { secret: config.jwtSecret + table.auth.jwtSecret, namespace })
     const fields = authFieldsOf(table.data, table.auth)
     // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on.
     table.writeHooks = passwordWriteHooks(db, table.name, fields)
@@ -69,12 +71,13 @@ async function auth (app: FastifyInstance): Promise<void> {
   }
   // Admin tokens have no `cid`; their key never equals a table's (the suffix differs), so neither verifies as the other.
   const adminSuffix = options.adminJwtSecret ?? sha256(`fastbase-admin:${config.jwtSecret}`)
-  await app.register(fastifyJwt, { secret: config.jwtSecret + adminSuffix, namespace: 'fbAdmin', sign: { iss: config.jwtIssuer ?? '$db' } })
+  await app.register(fastifyJwt, { secret: config.jwtSecret + adminSuffix, namespace: 'fbAdmin' })
 
   let mailer: Mailer | undefined
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
   app.fastbase.auth = {
     tables,
+    issuer: config.jwtIssuer ?? '$db',
     adminJwt: (app.jwt as unknown as Record<string, JWT>).fbAdmin,
     sessions: new SessionStore(db),
     oneTimeTokens: new OneTimeTokens(db),

@@ -33,7 +33,7 @@ export function isVerified (at: AuthTable, record: Row): boolean {
 }
 
 /** Access-token claims (teenybase's: cid, user, sub, id, meta, sid, aud, verified). */
-export function claimsFor (at: AuthTable, record: Row, sid: string): Row {
+export function claimsFor (at: AuthTable, record: Row, sid: string, issuer: string): Row {
   const { fields } = at
   const role = roleOf(at, record)
   const claims: Row = { cid: at.table.name, id: String(record[fields.uid.name]), sid }
@@ -42,5 +42,6 @@ export function claimsFor (at: AuthTable, record: Row, sid: string): Row {
   if (fields.meta !== undefined) claims.meta = record[fields.meta.name] ?? null
   if (role !== null) claims.aud = Array.isArray(role) ? role : [role]
   if (fields.verified !== undefined) claims.verified = isVerified(at, record)
+  claims.iss = issuer
   return claims
 }

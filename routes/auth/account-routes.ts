@@ -77,7 +77,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
     if (request.auth.sid !== null && request.auth.sid !== refreshed.sid) throw errors.unauthorized('Invalid session')
     const row = await findById(db, at, refreshed.userId)
     if (row === undefined) throw errors.unauthorized('Invalid session')
-    return sessionBody(at, publicRecord(app.fastbase.dialect, at, row), refreshed.sid, refreshed.refreshToken)
+    return sessionBody(app, at, publicRecord(app.fastbase.dialect, at, row), refreshed.sid, refreshed.refreshToken)
   })
 
   app.post(`${base}/logout`, {

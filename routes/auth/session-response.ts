@@ -18,19 +18,19 @@ export const SuccessSchema = Type.Object({ success: Type.Boolean() }, { title: '
 
 export interface SessionResponse { token: string, refresh_token: string, record: Row, verified?: boolean }
 
-export function accessToken (at: AuthTable, record: Row, sid: string): string {
-  return at.jwt.sign(claimsFor(at, record, sid), { expiresIn: at.tokenDuration })
+function accessToken (app: FastifyInstance, at: AuthTable, record: Row, sid: string): string {
+  return at.jwt.sign(claimsFor(at, record, sid, app.fastbase.auth.issuer), { expiresIn: at.tokenDuration })
 }
 
 /** Opens a session for a user row (all columns) and answers with its tokens. */
 export async function newSession (app: FastifyInstance, at: AuthTable, row: Row, db?: Knex | Knex.Transaction): Promise<SessionResponse> {
   const record = publicRecord(app.fastbase.dialect, at, row)
   const { sid, refreshToken } = await app.fastbase.auth.sessions.create(at.table.name, String(record[at.fields.uid.name]), db)
-  return sessionBody(at, record, sid, refreshToken)
+  return sessionBody(app, at, record, sid, refreshToken)
 }
 
-export function sessionBody (at: AuthTable, record: Row, sid: string, refreshToken: string): SessionResponse {
-  const body: SessionResponse = { token: accessToken(at, record, sid), refresh_token: refreshToken, record }
+export function sessionBody (app: FastifyInstance, at: AuthTable, record: Row, sid: string, refreshToken: string): SessionResponse {
+  const body: SessionResponse = { token: accessToken(app, at, record, sid), refresh_token: refreshToken, record }
   if (at.fields.verified !== undefined) body.verified = isVerified(at, record)
   return body
 }
