@@ -245,6 +245,10 @@ forEachDialect(t, 'auth', async (t, dialect) => {
     t.equal((await get('/table/users/select', done.json().token)).statusCode, 200, 'the new one works')
     t.same((await post('/table/users/auth/confirm-password-reset', { token, password: 'again again', passwordConfirm: 'again again' })).json(), { code: 400, message: 'Invalid or expired token' }, 'single use')
     t.equal((await post('/table/users/auth/login-password', { identity: 'ada', password: 'reset password' })).statusCode, 200)
+    const stale = await app.fastbase.auth.oneTimeTokens.issue('reset_password', 'users', { userId: adaId, email: 'ada@example.com' }, -1)
+    t.same((await post('/table/users/auth/confirm-password-reset', { token: stale, password: 'stale stale', passwordConfirm: 'stale stale' })).json(), { code: 400, message: 'Invalid or expired token' }, 'an expired token is refused')
+    const wrongKind = await app.fastbase.auth.oneTimeTokens.issue('verify_email', 'users', { userId: adaId, email: 'ada@example.com' }, 600)
+    t.equal((await post('/table/users/auth/confirm-password-reset', { token: wrongKind, password: 'stale stale', passwordConfirm: 'stale stale' })).statusCode, 400, 'a verification token cannot reset a password')
   })
 
   t.test('email verification', async (t) => {
