@@ -48,9 +48,19 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
 
 export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })
 
+/**
+ * FASTBASE_TRUST_PROXY: unset = trust no proxy (a client could otherwise fake X-Forwarded-For and
+ * dodge rate limits); `true`, a hop count, or a comma-separated list of proxy addresses.
+ */
+function trustProxy (value: string | undefined): boolean | number | string {
+  if (value === undefined || value === '' || value === 'false') return false
+  if (value === 'true') return true
+  return /^\d+$/.test(value) ? Number(value) : value
+}
+
 /** Server options for `fastify start` (fastify-cli reads this export). */
 export const options = {
-  trustProxy: true,
+  trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Caller text is never logged; request ids tie 5xx logs to responses.
   requestIdHeader: 'x-request-id'
 }
