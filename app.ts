@@ -1,6 +1,6 @@
 // The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it.
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyServerOptions } from 'fastify'
 import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
@@ -50,16 +50,15 @@ export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })
 
 /**
  * FASTBASE_TRUST_PROXY: unset = trust no proxy (a client could otherwise fake X-Forwarded-For and
- * dodge rate limits); `true`, a hop count, or a comma-separated list of proxy addresses.
+ * dodge rate limits); `true`, or a comma-separated list of proxy addresses / CIDR ranges.
  */
-function trustProxy (value: string | undefined): boolean | number | string {
+function trustProxy (value: string | undefined): boolean | string {
   if (value === undefined || value === '' || value === 'false') return false
-  if (value === 'true') return true
-  return /^\d+$/.test(value) ? Number(value) : value
+  return value === 'true' ? true : value
 }
 
 /** Server options for `fastify start` (fastify-cli reads this export). */
-export const options = {
+export const options: FastifyServerOptions = {
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Caller text is never logged; request ids tie 5xx logs to responses.
   requestIdHeader: 'x-request-id'
