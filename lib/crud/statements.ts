@@ -1,0 +1,156 @@
+// The statements every write is made of, shared by the table API (write.ts) and SQL-mode actions:
+// multi-row inserts with conflict handling, updates (with IGNORE/REPLACE resolution) and deletes.
+import type { Knex } from 'knex'
+import type { Fragment } from '../dialects/types.js'
+import type { Compiled } from '../expr/index.js'
+import { errors } from '../errors.js'
+import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
+import { selectList, type OutputColumn } from './columns.js'
+
+type Row = Record<string, unknown>
+export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
+/** Column -> the SQL it is set to. */
+export type Assignments = Map<string, Fragment>
+
+// Internal aliases for the key columns a write returns besides the caller's `returning`.
+const KEY_ALIAS = 'fb_key_'
+
+
+export function raw (db: Knex, fragment: Fragment): Knex.Raw {
+  return db.raw(fragment.sql, fragment.bindings as Knex.RawBinding[])
+}
+
+
+export function keyColumns (ctx: CrudContext): OutputColumn[] {
+  return ctx.table.key.map((f, i) => ({
+    key: `${KEY_ALIAS}${i}`,
+    fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] },
+    field: f,
+    aggregate: false
+  }))
+}
+
+/** Rows identified by their returned key values, as a condition. */
+export function keyCondition (ctx: CrudContext, rows: Row[]): Fragment {
+  const parts = rows.map((row) => {
+    const eqs = ctx.table.key.map((f, i) => {
+      const lit = ctx.dialect.literal(ctx.dialect.decode(f, row[`${KEY_ALIAS}${i}`]), f)
+      return { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)} = ${lit.sql}`, bindings: lit.bindings }
+    })
+    return { sql: `(${eqs.map((e) => e.sql).join(' AND ')})`, bindings: eqs.flatMap((e) => e.bindings) }
+  })
+  return { sql: parts.map((p) => p.sql).join(' OR '), bindings: parts.flatMap((p) => p.bindings) }
+}
+
+
+// Bound values per statement, under SQLite's and PostgreSQL's parameter limits (32766 / 65535), and rows
+// per statement under SQLite's 500 compound-select terms (Knex writes multi-row SQLite inserts as UNION ALL).
+const MAX_BINDINGS = 10_000
+const MAX_ROWS = 500
+
+/** Rows naming the same columns share a statement (a row with other columns would lose its defaults), in chunks. */
+export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<string, Knex.Raw>[][] {
+  const sameShape = rows.every((r) => Object.keys(r).join() === Object.keys(rows[0]).join())
+  if (!sameShape) return rows.map((r) => [r])
+  const size = Math.min(MAX_ROWS, Math.max(1, Math.floor(MAX_BINDINGS / Math.max(1, Object.keys(rows[0]).length))))
+  const batches: Record<string, Knex.Raw>[][] = []
+  for (let i = 0; i < rows.length; i += size) batches.push(rows.slice(i, i + size))
+  return batches
+}
+
+export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
+  let query: Knex.QueryBuilder = trx(ctx.table.name).insert(rows)
+  if (or === 'IGNORE') {
+    query = (query as Knex.QueryBuilder).onConflict().ignore() as unknown as Knex.QueryBuilder
+  } else if (or === 'REPLACE') {
+    query = upsert(ctx, trx, query, Object.keys(rows[0]))
+  }
+  return (columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query).then((r: unknown) => (Array.isArray(r) ? r : []) as Row[])
+}
+
+/** REPLACE = upsert on the key (DECISIONS 6); an existing row must pass the updateRule to be replaced. */
+function upsert (ctx: CrudContext, trx: Knex.Transaction, query: Knex.QueryBuilder, written: string[]): Knex.QueryBuilder {
+  if (ctx.table.key.length === 0) throw errors.badRequest('or=REPLACE needs a table with a primary key')
+  const keyNames = ctx.table.key.map((f) => f.name)
+  const created = ctx.table.created?.name
+  const merged = written.filter((name) => !keyNames.includes(name) && name !== created)
+  if (merged.length === 0) return query.onConflict(keyNames).ignore() as unknown as Knex.QueryBuilder
+  const newValues = new Map<string, Compiled>(merged.map((name) => [name, { kind: 'sql', sql: `excluded.${ctx.dialect.quote(name)}`, bindings: [], field: ctx.table.fields.get(name) }]))
+  const set = Object.fromEntries(merged.map((name) => [name, trx.raw(`excluded.${ctx.dialect.quote(name)}`)]))
+  const rule = ruleCondition(ctx, 'updateRule', { newValues })
+  if (rule === false) return query.onConflict(keyNames).ignore() as unknown as Knex.QueryBuilder
+  const merge = query.onConflict(keyNames).merge(set)
+  return (rule === true ? merge : merge.whereRaw(rule.sql, rule.bindings as Knex.RawBinding[])) as unknown as Knex.QueryBuilder
+}
+
+
+async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
+  const values = Object.fromEntries([...set].map(([name, f]) => [name, raw(trx, f)]))
+  const query = applyCondition(trx(ctx.table.name).update(values), condition)
+  const result: unknown = await (columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
+  return Array.isArray(result) ? result as Row[] : []
+}
+
+
+/**
+ * UPDATE OR IGNORE / OR REPLACE with the same results on both dialects. The update runs whole in a
+ * savepoint; on a unique conflict it is redone row by row: IGNORE leaves a conflicting row as it was,
+ * REPLACE deletes the other rows holding the new value first (as SQLite's REPLACE does), and only
+ * rows the caller's deleteRule allows it to delete; one it may not delete makes the call 403.
+ */
+async function updateResolvingConflicts (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, condition: Fragment | true, columns: OutputColumn[], mode: 'IGNORE' | 'REPLACE'): Promise<Row[]> {
+  const uniqueViolation = (error: unknown) => {
+    const violation = ctx.dialect.constraintViolation(error, ctx.table.data)
+    return violation?.kind === 'unique' ? violation : undefined
+  }
+  try {
+    return await trx.transaction((sp) => runUpdate(ctx, sp, a, condition, columns))
+  } catch (error) {
+    if (uniqueViolation(error) === undefined || ctx.table.key.length === 0) throw error
+  }
+  const targets: Row[] = await applyCondition(trx.from(ctx.table.name).select(selectList(trx, ctx, keyColumns(ctx))), condition)
+  const result: Row[] = []
+  for (const target of targets) {
+    const self = keyCondition(ctx, [target])
+    // Each retry clears one more unique column; more attempts than columns means the conflict is not ours to clear.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        result.push(...await trx.transaction((sp) => runUpdate(ctx, sp, a, self, columns)))
+        break
+      } catch (error) {
+        const violation = uniqueViolation(error)
+        if (violation === undefined) throw error
+        if (mode === 'IGNORE') break
+        if (attempt > ctx.table.fieldList.length || violation.column === undefined || !a.has(violation.column)) throw errors.forbidden()
+        await deleteHolders(ctx, trx, a, self, violation.column)
+      }
+    }
+  }
+  return result
+}
+
+/** Deletes the other rows whose `column` equals the value the update gives row `self`, within the deleteRule. */
+async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, self: Fragment, column: string): Promise<void> {
+  const field = ctx.table.fields.get(column)!
+  const assigned = a.get(column)!
+  const [{ v }] = await trx.from(ctx.table.name).select(trx.raw(`${assigned.sql} AS v`, assigned.bindings as Knex.RawBinding[])).whereRaw(self.sql, self.bindings as Knex.RawBinding[])
+  const value = ctx.dialect.literal(ctx.dialect.decode(field, v), field)
+  const holders = { sql: `${ctx.table.quoted}.${ctx.dialect.quote(column)} = ${value.sql} AND NOT (${self.sql})`, bindings: [...value.bindings, ...self.bindings] }
+  const allowed = and(holders, ruleCondition(ctx, 'deleteRule'))
+  const deleted = allowed === false ? 0 : await applyCondition(trx(ctx.table.name).del(), allowed)
+  if (deleted === 0) throw errors.forbidden()
+}
+
+/** One UPDATE statement; `or` IGNORE/REPLACE resolve unique conflicts the same way on both dialects. */
+export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[], or?: Conflict): Promise<Row[]> {
+  if (or !== 'IGNORE' && or !== 'REPLACE') return await runUpdate(ctx, trx, set, condition, columns)
+  return await updateResolvingConflicts(ctx, trx, set, condition, columns, or)
+}
+
+/** One DELETE statement, as raw SQL: Knex drops RETURNING from SQLite deletes. */
+export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
+  const where = condition === true ? { sql: '', bindings: [] as unknown[] } : { sql: ` WHERE ${condition.sql}`, bindings: condition.bindings }
+  const returning = columns.length === 0 ? '' : ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
+  const bindings = [...where.bindings, ...columns.flatMap((c) => c.fragment.bindings)] as Knex.RawBinding[]
+  return ctx.dialect.rawRows(await trx.raw(`DELETE FROM ${ctx.table.quoted}${where.sql}${returning}`, bindings))
+}
