@@ -8,11 +8,13 @@ import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
 import authPlugin from './plugins/auth.js'
+import actionsPlugin from './plugins/actions.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
 import authRoutes from './routes/auth/index.js'
+import actionRoutes from './routes/actions.js'
 import panelRoutes from './routes/panel.js'
 
 export interface FastbaseOptions {
@@ -37,12 +39,14 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(errorsPlugin)
   await app.register(validationPlugin)
   await app.register(authPlugin)
+  await app.register(actionsPlugin)
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
   await app.register(healthRoutes, { prefix })
   await app.register(tableRoutes, { prefix })
   await app.register(authRoutes, { prefix })
+  await app.register(actionRoutes, { prefix })
   await app.register(panelRoutes)
 }
 

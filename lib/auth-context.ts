@@ -27,8 +27,9 @@ export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({
   admin: false, superadmin: false, adminRole: null, jwt: {}, meta: {}, record: {}
 })
 
-export function adminContext (role: AdminRole): AuthContext {
-  return { ...ANONYMOUS, uid: null, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {} }
+/** Admins have a uid (as in teenybase), so `auth.uid != null` guards and requireAuth let them through. */
+export function adminContext (role: AdminRole, uid: string = role): AuthContext {
+  return { ...ANONYMOUS, uid, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {} }
 }
 
 /** The `auth` object expressions read: record fields first, the context's own keys win. */

@@ -17,6 +17,7 @@ export class FastbaseError extends Error {
 export type FieldErrors = Record<string, { _errors: string[] }>
 
 export const errors = {
+  actionNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_ACTION_NOT_FOUND', `Action not found - ${name}`),
   tableNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_TABLE_NOT_FOUND', `Table not found - ${name}`),
   routeNotFound: (method: string, url: string) => new FastbaseError(404, 'FB_ERR_ROUTE_NOT_FOUND', `Route not found - ${method} ${url}`),
   recordNotFound: () => new FastbaseError(404, 'FB_ERR_NOT_FOUND', 'Not found'),

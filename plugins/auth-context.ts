@@ -47,7 +47,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
       const payload = verify(() => adminJwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
       const role = payload.aud as AdminRole
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
-      return { ...adminContext(role), jwt: payload }
+      return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
     }
     const authTable = typeof cid === 'string' ? tables.get(cid) : undefined
     if (authTable === undefined) throw errors.invalidToken()

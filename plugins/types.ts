@@ -5,6 +5,8 @@ import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
+import type { CompiledAction } from '../lib/actions/run.js'
+import type { RunActionFn } from './actions.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -28,6 +30,9 @@ export interface Fastbase {
   dialect: Dialect
   tables: Map<string, TableDescriptor>
   auth: AuthServices
+  actions: Map<string, CompiledAction>
+  /** Runs an action from server code with the HTTP route's validation, guard and execution. */
+  runAction: RunActionFn
 }
 
 declare module 'fastify' {

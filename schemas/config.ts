@@ -1,6 +1,6 @@
 // The project config (teenybase `DatabaseSettings` shape) as TypeBox schemas.
 // The schema is the single source of the config's TypeScript types and of its start-up validation.
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TSchema, type TLiteral } from '@sinclair/typebox'
 
 const Identifier = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', minLength: 1, maxLength: 255 })
 
@@ -23,7 +23,8 @@ export const AUTH_USAGES = ['auth_username', 'auth_email', 'auth_email_verified'
   'auth_password_salt', 'auth_name', 'auth_avatar', 'auth_audience', 'auth_metadata'] as const
 export const FK_ACTIONS = ['SET NULL', 'SET DEFAULT', 'CASCADE', 'RESTRICT', 'NO ACTION'] as const
 
-const literalUnion = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)))
+// The cast keeps the literal types, so Static<> gives 'a' | 'b' rather than string.
+const literalUnion = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)) as unknown as Array<TLiteral<T[number]>>)
 
 export const FieldSchema = Type.Object({
   name: Identifier,

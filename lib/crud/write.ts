@@ -16,7 +16,13 @@ export type { Conflict } from './statements.js'
 
 type Row = Record<string, unknown>
 
-export interface InsertParams { values: Row | Row[], returning?: ListSpec, or?: Conflict }
+export interface InsertParams {
+  values: Row | Row[]
+  /** Per-column expressions (action steps): one map for every row, or one per row. */
+  expr?: Record<string, string> | Array<Record<string, string>>
+  returning?: ListSpec
+  or?: Conflict
+}
 export interface UpdateParams { where: string, set?: Record<string, string>, setValues?: Row, returning?: ListSpec, or?: Conflict }
 export interface DeleteParams { where: string, returning?: ListSpec }
 export interface EditQuery { returning?: ListSpec, or?: Conflict | 'INSERT' }
@@ -80,8 +86,31 @@ function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldEr
   return row
 }
 
+/** Expression-valued columns of an inserted row (no row to read yet: constants, `auth.*`, `params.*`). */
+function exprColumns (ctx: CrudContext, db: Knex, exprs: Record<string, string> | undefined, fieldErrors: FieldErrors): Record<string, Knex.Raw> {
+  const row: Record<string, Knex.Raw> = {}
+  for (const [name, text] of Object.entries(exprs ?? {})) {
+    const field = writableField(ctx, name, 'insert', fieldErrors)
+    if (field !== undefined) row[name] = raw(db, compiledValue(ctx, `expr.${name}`, text, field))
+  }
+  return row
+}
+
+/** An expression written to `field`, as SQL; a constant is encoded for the column. */
+function compiledValue (ctx: CrudContext, what: string, text: string, field: TableField): Fragment {
+  try {
+    return toFragment(compileCaller(ctx, what, text), scopeOf(ctx), field)
+  } catch (error) {
+    if (error instanceof ExpressionError) throw errors.expression(what, error.message)
+    throw error
+  }
+}
+
 export async function insert (ctx: CrudContext, params: InsertParams): Promise<Row[]> {
-  const inputs = Array.isArray(params.values) ? params.values : [params.values]
+  const expr = Array.isArray(params.expr) ? params.expr : params.expr === undefined ? [] : [params.expr]
+  const inputs = Array.isArray(params.values) ? [...params.values] : [params.values]
+  // Rows given only by expressions still need one (empty) values object each.
+  while (inputs.length < expr.length) inputs.push({})
   if (inputs.length === 0) return []
   const createRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (createRule === false) throw errors.forbidden()
@@ -89,7 +118,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const fieldErrors: FieldErrors = {}
   const hooks = ctx.table.writeHooks
   const prepared = hooks === undefined ? inputs.map((values) => ({ values, system: {} })) : await hooks.beforeInsert(hookContext(ctx), inputs)
-  const rows = prepared.map((p) => insertRow(ctx, db, p.values, fieldErrors, p.system))
+  const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors) }))
   throwIfErrors(fieldErrors)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const keys = keyColumns(ctx)
@@ -157,14 +186,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
       addFieldError(fieldErrors, name, 'Given in both set and setValues')
       continue
     }
-    const compiled = compileCaller(ctx, `set.${name}`, text)
-    let fragment: Fragment
-    try {
-      fragment = toFragment(compiled, scopeOf(ctx), field)
-    } catch (error) {
-      if (error instanceof ExpressionError) throw errors.expression(`set.${name}`, error.message)
-      throw error
-    }
+    const fragment = compiledValue(ctx, `set.${name}`, text, field)
     set.set(name, fragment)
     newValues.set(name, { kind: 'sql', ...fragment, field })
   }

@@ -1,0 +1,151 @@
+// Named server-side actions: compiled once at start-up, run by HTTP and by server code alike.
+// Order (DECISIONS 19): requireAuth -> guard -> params -> execution, all queries or steps in one
+// transaction; a guard that needs the database runs first inside it and adds no result.
+import type { Knex } from 'knex'
+import type { ActionData, ActionSqlQuery, ActionStep } from '../../schemas/config.js'
+import type { Dialect } from '../dialects/types.js'
+import type { TableDescriptor } from '../table.js'
+import type { AuthContext } from '../auth-context.js'
+import { authGlobals, ANONYMOUS } from '../auth-context.js'
+import { compile, parse, toCondition, ExpressionError, type Expr } from '../expr/index.js'
+import { errors } from '../errors.js'
+import { ConfigError } from '../config/validate.js'
+import { translateDbError } from '../crud/db-errors.js'
+import type { CrudContext } from '../crud/context.js'
+import { paramsValidator } from './params.js'
+import { runSqlQuery } from './sql-mode.js'
+import { runStep } from './steps-mode.js'
+
+type Row = Record<string, unknown>
+
+export interface CompiledAction {
+  data: ActionData
+  validate: (input: unknown) => Row
+  guard?: Expr
+  statements: Array<{ table: TableDescriptor, sql?: ActionSqlQuery, step?: ActionStep }>
+}
+
+export interface ActionRuntime {
+  db: Knex
+  dialect: Dialect
+  tables: Map<string, TableDescriptor>
+  maxLimit: number
+}
+
+export interface RunOptions {
+  auth?: AuthContext
+  /** `request.*` for expressions (the HTTP route passes method, headers, ...). */
+  request?: Record<string, unknown>
+}
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
+
+/** A table with no columns: guards may use auth, params, request and functions, never columns. */
+function guardTable (dialect: Dialect): TableDescriptor {
+  return {
+    name: '_guard', quoted: dialect.quote('_guard'), data: { name: '_guard', fields: [] } as never, fields: new Map(), fieldList: [],
+    key: [], rules: { listRule: null, viewRule: null, createRule: null, updateRule: null, deleteRule: null }, hasRulesExtension: false, visibleFields: () => []
+  }
+}
+
+/** Every expression of a step, with its config path, for the start-up check. */
+function stepExpressions (step: ActionStep): Array<[string, string, boolean]> {
+  const out: Array<[string, string, boolean]> = []
+  if (step.where !== undefined) out.push(['where', step.where, step.type === 'UPDATE'])
+  for (const [k, v] of Object.entries(step.set ?? {})) out.push([`set.${k}`, v, false])
+  for (const [k, v] of Object.entries(step.expr ?? {})) out.push([`expr.${k}`, v, false])
+  return out
+}
+
+/** Compiles every action; throws ConfigError naming the action for each bad guard, step or column. */
+export function compileActions (actions: ActionData[], tables: Map<string, TableDescriptor>, dialect: Dialect): Map<string, CompiledAction> {
+  const problems: string[] = []
+  const compiled = new Map<string, CompiledAction>()
+  const anonymous = { auth: authGlobals(ANONYMOUS), params: {}, request: {} }
+  for (const action of actions) {
+    const at = `actions.${action.name}`
+    let guard: Expr | undefined
+    if (action.guard !== undefined) {
+      try {
+        guard = parse(action.guard)
+        compile(guard, { dialect, table: guardTable(dialect), globals: anonymous, seesHidden: true })
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error
+        problems.push(`${at}.guard: ${error.message}`)
+      }
+    }
+    const statements: CompiledAction['statements'] = []
+    const entries = [...list(action.sql).map((sql, i) => ({ sql, path: `${at}.sql[${i}]` })), ...list(action.steps).map((step, i) => ({ step, path: `${at}.steps[${i}]` }))]
+    for (const entry of entries) {
+      const spec = 'sql' in entry ? entry.sql : entry.step
+      const table = tables.get(spec.table)
+      if (table === undefined) { problems.push(`${entry.path}.table: unknown table "${spec.table}"`); continue }
+      if ('sql' in entry) {
+        for (const column of [...Object.keys(entry.sql.set ?? {}), ...list(entry.sql.values).flatMap((v) => Object.keys(v))]) {
+          if (!table.fields.has(column)) problems.push(`${entry.path}: unknown column "${column}" in table "${table.name}"`)
+        }
+        statements.push({ table, sql: entry.sql })
+        continue
+      }
+      const step = entry.step
+      if ((step.type === 'UPDATE' || step.type === 'DELETE') && (step.where === undefined || step.where.trim() === '')) problems.push(`${entry.path}.where: ${step.type} steps need a where (use 'true' for every row)`)
+      for (const [key, text, updating] of stepExpressions(step)) {
+        try {
+          compile(parse(text), { dialect, table, globals: anonymous, seesHidden: true, newValues: updating ? 'row' : undefined })
+        } catch (error) {
+          if (!(error instanceof ExpressionError)) throw error
+          problems.push(`${entry.path}.${key}: ${error.message}`)
+        }
+      }
+      statements.push({ table, step })
+    }
+    compiled.set(action.name, { data: action, validate: paramsValidator(action), guard, statements })
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return compiled
+}
+
+/** A guard that cannot be evaluated for these params (say, arithmetic on a string) denies. */
+function guardCondition (runtime: ActionRuntime, guard: Expr, globals: Row): ReturnType<typeof toCondition> {
+  try {
+    return toCondition(compile(guard, { dialect: runtime.dialect, table: guardTable(runtime.dialect), globals, seesHidden: true }))
+  } catch (error) {
+    if (error instanceof ExpressionError) return false
+    throw error
+  }
+}
+
+/** Runs an action as `auth` (anonymous by default) with the same validation, guard and execution as HTTP. */
+export async function runAction (runtime: ActionRuntime, action: CompiledAction, input: unknown, options: RunOptions = {}): Promise<Row[][]> {
+  const auth = options.auth ?? ANONYMOUS
+  const { data } = action
+  if (data.requireAuth === true && auth.uid === null) throw errors.unauthorized()
+  const raw = input !== null && typeof input === 'object' && !Array.isArray(input) ? input as Row : {}
+  const globals = (params: Row) => ({ auth: authGlobals(auth), params, request: options.request ?? {} })
+  // A guard that folds to a constant is decided now, before anything runs (it sees the params as sent).
+  const guard = action.guard === undefined ? true : guardCondition(runtime, action.guard, globals(raw))
+  if (guard === false) throw errors.forbidden()
+  const params = action.validate(input ?? {})
+  return await runtime.db.transaction(async (trx) => {
+    if (guard !== true) {
+      const rows = runtime.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
+      if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
+    }
+    const results: Row[][] = []
+    for (const statement of action.statements) {
+      const ctx: CrudContext = {
+        db: trx, dialect: runtime.dialect, table: statement.table, auth, globals: { params, request: options.request ?? {} },
+        maxLimit: runtime.maxLimit, applyRules: data.applyTableRules !== false
+      }
+      try {
+        results.push(statement.sql !== undefined
+          ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)
+          : await runStep(ctx, data.name, statement.step!))
+      } catch (error) {
+        const written = statement.sql !== undefined ? list(statement.sql.values) : list(statement.step?.values)
+        throw await translateDbError(ctx, error, written as Row[])
+      }
+    }
+    return results
+  })
+}

@@ -1,0 +1,32 @@
+// POST /action/{name}: one documented operation per action (its params as the body schema), and a
+// JSON 404 for unknown names. Params are validated inside runAction, after requireAuth and the guard
+// (DECISIONS 19), so the route itself does not validate the body.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { paramsSchema } from '../lib/actions/params.js'
+import { errorResponses } from '../schemas/tables.js'
+import { errors } from '../lib/errors.js'
+
+const ResultSchema = Type.Array(Type.Array(Type.Record(Type.String(), Type.Unknown())), { description: 'One array of rows per query or step, in order' })
+
+export default async function actionRoutes (app: FastifyInstance): Promise<void> {
+  for (const [name, action] of app.fastbase.actions) {
+    app.post(`/action/${name}`, {
+      schema: {
+        tags: ['actions'],
+        summary: action.data.description ?? `Run the ${name} action`,
+        ...(action.data.requireAuth === true ? { security: [{ bearerAuth: [] }] } : {}),
+        body: paramsSchema(action.data),
+        response: { 200: ResultSchema, ...errorResponses, 500: errorResponses[400] }
+      },
+      // Documented, not validated here: see the header comment.
+      validatorCompiler: () => (value: unknown) => ({ value })
+    }, async (request) => await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
+      auth: request.auth,
+      request: { method: request.method, headers: request.headers, url: { pathname: request.url.split('?')[0] } }
+    }))
+  }
+  app.post('/action/:name', { schema: { hide: true } }, async (request) => {
+    throw errors.actionNotFound((request.params as { name: string }).name)
+  })
+}
