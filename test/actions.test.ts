@@ -198,6 +198,15 @@ forEachDialect(t, 'actions', async (t, dialect) => {
   })
 })
 
+forEachDialect(t, 'a SQL error is a 500 without SQL text in production', async (t, dialect) => {
+  const broken = { ...config, actions: [{ name: 'broken', sql: { type: 'SELECT' as const, table: 'counters', selects: [{ q: 'no_such_function(secret)', as: 'x' }] } }] }
+  const prod = await buildApp(t, broken, { dialect, env: { NODE_ENV: 'production' } })
+  const res = await prod.inject({ method: 'POST', url: '/api/v1/action/broken', payload: {} })
+  t.equal(res.statusCode, 500)
+  t.match(res.json(), { code: 500, message: /^Internal Server Error \(request [^)]+\)$/ })
+  t.notMatch(res.body, /no_such_function|SELECT|select/, 'no SQL in the body')
+})
+
 t.test('bad actions stop start-up, naming the action', async (t) => {
   const bad = (actions: unknown[]) => ({ ...config, actions } as DatabaseSettings)
   const cases: Array<[unknown[], RegExp]> = [

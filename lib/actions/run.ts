@@ -143,7 +143,10 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
           : await runStep(ctx, data.name, statement.step!))
       } catch (error) {
         const written = statement.sql !== undefined ? list(statement.sql.values) : list(statement.step?.values)
-        throw await translateDbError(ctx, error, written as Row[])
+        const translated = await translateDbError(ctx, error, written as Row[])
+        // Other database errors in the developer's own SQL are misconfiguration: a 500, whatever the driver says.
+        if (translated === error && statement.sql !== undefined) throw new Error(`Action ${data.name}: query ${results.length + 1} failed`, { cause: error })
+        throw translated
       }
     }
     return results

@@ -18,9 +18,13 @@ export function commonFunction (name: string, args: string[]): string | undefine
 }
 
 /** The first of the table's columns named in a database error message (`UNIQUE constraint failed: t.col`). */
+/** Knex prefixes the driver's message with the SQL text: keep only the driver's part (never show SQL). */
+export function driverMessage (message: string): string {
+  return message.split(' - ').at(-1) ?? ''
+}
+
 export function columnFromMessage (fullMessage: string, table: TableData): string | undefined {
-  // Knex prefixes the driver's message with the SQL text, which names every column: keep the driver's part.
-  const message = fullMessage.split(' - ').at(-1) ?? ''
+  const message = driverMessage(fullMessage)
   const qualified = new RegExp(`\\b${table.name}\\.([A-Za-z_][A-Za-z0-9_]*)`).exec(message)
   if (qualified !== null && table.fields.some((f) => f.name === qualified[1])) return qualified[1]
   const words = message.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []

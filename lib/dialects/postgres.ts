@@ -3,7 +3,7 @@ import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { ValueError, jsonInput, toDate } from '../values.js'
-import { quote, commonFunction, columnFromMessage, columnOfConstraint } from './common.js'
+import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
@@ -110,6 +110,6 @@ export const postgres: Dialect = {
   },
   badInput (error) {
     const e = error as { code?: unknown, message?: string }
-    return typeof e?.code === 'string' && BAD_INPUT_CODES.has(e.code) ? e.message : undefined
+    return typeof e?.code === 'string' && BAD_INPUT_CODES.has(e.code) ? driverMessage(e.message ?? '') : undefined
   }
 }

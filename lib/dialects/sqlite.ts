@@ -3,7 +3,7 @@ import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { ValueError, jsonInput, toDate, sqliteDateText } from '../values.js'
-import { quote, commonFunction, columnFromMessage } from './common.js'
+import { quote, commonFunction, driverMessage, columnFromMessage } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   SQLITE_CONSTRAINT_UNIQUE: 'unique',
@@ -92,6 +92,6 @@ export const sqlite: Dialect = {
   },
   badInput (error) {
     const message = (error as Error)?.message ?? ''
-    return /malformed JSON|datatype mismatch|bad JSON path/i.test(message) ? message : undefined
+    return /malformed JSON|datatype mismatch|bad JSON path/i.test(message) ? driverMessage(message) : undefined
   }
 }
