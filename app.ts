@@ -9,12 +9,14 @@ import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
 import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
+import filesPlugin from './plugins/files.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
 import authRoutes from './routes/auth/index.js'
 import actionRoutes from './routes/actions.js'
+import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
 
 export interface FastbaseOptions {
@@ -40,6 +42,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(validationPlugin)
   await app.register(authPlugin)
   await app.register(actionsPlugin)
+  await app.register(filesPlugin)
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
@@ -47,6 +50,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(tableRoutes, { prefix })
   await app.register(authRoutes, { prefix })
   await app.register(actionRoutes, { prefix })
+  await app.register(fileRoutes, { prefix })
   await app.register(panelRoutes)
 }
 

@@ -31,7 +31,8 @@ export const errors = {
   constraint: (message: string, data: Record<string, { code: string, message: string }>) => new FastbaseError(400, 'FB_ERR_CONSTRAINT', message, data),
   tooManyRequests: (message: string) => new FastbaseError(429, 'FB_ERR_RATE_LIMITED', message),
   busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
-  payloadTooLarge: () => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', 'Request body is too large'),
+  payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
+  fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`)
 }
 

@@ -7,6 +7,7 @@ import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
 import type { CompiledAction } from '../lib/actions/run.js'
 import type { RunActionFn } from './actions.js'
+import type { Storage } from '../lib/storage/types.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -33,6 +34,8 @@ export interface Fastbase {
   actions: Map<string, CompiledAction>
   /** Runs an action from server code with the HTTP route's validation, guard and execution. */
   runAction: RunActionFn
+  /** Where uploaded files live (local disk or S3). */
+  storage: Storage
 }
 
 declare module 'fastify' {

@@ -219,6 +219,30 @@ export const AuthCookieSchema = Type.Object({
   domain: Type.Optional(Type.String())
 }, { additionalProperties: false })
 
+/** Files in a directory; `root` defaults to `<dataDir>/files`, a relative `root` is under the data directory (DECISIONS 20). */
+export const LocalStorageConfigSchema = Type.Object({
+  driver: Type.Literal('local'),
+  root: Type.Optional(Type.String({ minLength: 1 }))
+}, { additionalProperties: false })
+
+/** An S3-compatible bucket. Every value may be a `$ENV` reference (lib/config/secrets.ts resolves all of `storage`). */
+export const S3StorageConfigSchema = Type.Object({
+  driver: Type.Literal('s3'),
+  bucket: Type.String({ minLength: 1 }),
+  /** For R2, MinIO and other S3-compatible services; omit for AWS. */
+  endpoint: Type.Optional(Type.String({ minLength: 1 })),
+  /** Default `us-east-1` (R2 wants `auto`). */
+  region: Type.Optional(Type.String({ minLength: 1 })),
+  /** Both or neither; without them the AWS SDK's default credential chain applies. */
+  accessKeyId: Type.Optional(Type.String({ minLength: 1 })),
+  secretAccessKey: Type.Optional(Type.String({ minLength: 1 })),
+  forcePathStyle: Type.Optional(Type.Boolean()),
+  /** A folder inside the bucket for every key. */
+  prefix: Type.Optional(Type.String())
+}, { additionalProperties: false })
+
+export const StorageConfigSchema = Type.Union([LocalStorageConfigSchema, S3StorageConfigSchema])
+
 export const DatabaseSettingsSchema = Type.Object({
   tables: Type.Array(TableSchema),
   jwtSecret: Type.String({ minLength: 1 }),
@@ -245,7 +269,7 @@ export const DatabaseSettingsSchema = Type.Object({
   maxLimit: Type.Optional(Type.Integer({ minimum: 1 })),
   rateLimit: Type.Optional(Type.Union([Type.Literal(false), Type.Object({}, { additionalProperties: true })])),
   maxUploadSize: Type.Optional(Type.Integer({ minimum: 1 })),
-  storage: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  storage: Type.Optional(StorageConfigSchema),
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),
     editorPassword: Type.Optional(Type.String())
@@ -271,4 +295,5 @@ export type ActionSqlQuery = Static<typeof ActionSqlQuerySchema>
 export type ActionStep = Static<typeof ActionStepSchema>
 export type ActionData = Static<typeof ActionSchema>
 export type DatabaseSettings = Static<typeof DatabaseSettingsSchema>
+export type StorageConfig = Static<typeof StorageConfigSchema>
 export type AnySchema = TSchema

@@ -15,6 +15,7 @@ import type { CrudContext } from '../crud/context.js'
 import { paramsValidator } from './params.js'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
+import { FileTracker, type FileStorage } from '../files/tracker.js'
 
 type Row = Record<string, unknown>
 
@@ -27,6 +28,8 @@ export interface CompiledAction {
 
 export interface ActionRuntime {
   db: Knex
+  /** Files released by steps (a cleared or deleted file field) are removed after the commit. */
+  storage: FileStorage
   dialect: Dialect
   tables: Map<string, TableDescriptor>
   maxLimit: number
@@ -126,7 +129,8 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   const guard = action.guard === undefined ? true : guardCondition(runtime, action.guard, globals(raw))
   if (guard === false) throw errors.forbidden()
   const params = action.validate(input ?? {})
-  return await runtime.db.transaction(async (trx) => {
+  const files = new FileTracker(runtime.storage)
+  const results = await runtime.db.transaction(async (trx) => {
     if (guard !== true) {
       const rows = runtime.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
       if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
@@ -135,7 +139,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     for (const statement of action.statements) {
       const ctx: CrudContext = {
         db: trx, dialect: runtime.dialect, table: statement.table, auth, globals: { params, request: options.request ?? {} },
-        maxLimit: runtime.maxLimit, applyRules: data.applyTableRules !== false
+        maxLimit: runtime.maxLimit, applyRules: data.applyTableRules !== false, files
       }
       try {
         results.push(statement.sql !== undefined
@@ -151,4 +155,6 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     }
     return results
   })
+  await files.settle(runtime.db, true)
+  return results
 }

@@ -6,6 +6,7 @@ import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
+import type { FileTracker } from '../files/tracker.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -18,6 +19,8 @@ export interface CrudContext {
   maxLimit: number
   /** false for action steps with applyTableRules: false. */
   applyRules: boolean
+  /** Files uploaded by this request, and file values its writes release (files plugin). */
+  files?: FileTracker
 }
 
 export type Condition = Fragment | boolean

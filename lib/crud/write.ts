@@ -9,6 +9,7 @@ import { toFragment, ExpressionError, type Compiled } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, type ListSpec } from './columns.js'
 import type { HookContext } from '../table.js'
+import { fileFields } from '../files/tracker.js'
 import { translateDbError } from './db-errors.js'
 import { raw, keyColumns, keyCondition, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
 
@@ -36,6 +37,22 @@ function writableField (ctx: CrudContext, name: string, verb: 'insert' | 'update
   }
   if (ctx.applyRules && (verb === 'insert' ? field.noInsert : field.noUpdate) === true) throw errors.cannotWrite(verb, name)
   return field
+}
+
+const SKIP = Symbol('no change')
+
+/**
+ * A file field takes a file uploaded by this request (multipart `@filePayload`), or null / '@null' to
+ * clear it; '' means "no change" (HTML forms send it). Anything else is refused: a client cannot point a
+ * record at a file it did not upload.
+ */
+function fileValue (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): unknown {
+  if (field.type !== 'file') return value
+  if (value === '') return SKIP
+  if (value === null || value === '@null') return null
+  if (typeof value === 'string' && ctx.files?.isUploaded(ctx.table, value) === true) return value
+  addFieldError(fieldErrors, field.name, 'Expected a file uploaded with this request (@filePayload) or null')
+  return SKIP
 }
 
 /** A value bound for a column; a value that does not fit is recorded as a field error. */
@@ -70,9 +87,10 @@ async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Kne
 
 function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldErrors, system: Row): Record<string, Knex.Raw> {
   const row: Record<string, Knex.Raw> = {}
-  for (const [name, value] of Object.entries(input)) {
+  for (const [name, given] of Object.entries(input)) {
     const field = writableField(ctx, name, 'insert', fieldErrors)
-    if (field !== undefined) row[name] = raw(db, valueFragment(ctx, field, value, fieldErrors))
+    const value = field === undefined ? SKIP : fileValue(ctx, field, given, fieldErrors)
+    if (field !== undefined && value !== SKIP) row[name] = raw(db, valueFragment(ctx, field, value, fieldErrors))
   }
   for (const [name, value] of Object.entries(system)) row[name] = raw(db, valueFragment(ctx, ctx.table.fields.get(name)!, value, fieldErrors))
   const { uid, created, updated } = ctx.table
@@ -114,6 +132,8 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   if (inputs.length === 0) return []
   const createRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (createRule === false) throw errors.forbidden()
+  // An upsert would drop the replaced row's file without releasing it.
+  if (params.or === 'REPLACE' && inputs.some((row) => fileFields(ctx.table).some((f) => row[f.name] !== undefined))) throw errors.badRequest('or=REPLACE cannot write file fields')
   const db = ctx.db as Knex
   const fieldErrors: FieldErrors = {}
   const hooks = ctx.table.writeHooks
@@ -168,9 +188,11 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
     const field = ctx.table.fields.get(name)!
     set.set(name, valueFragment(ctx, field, value, fieldErrors))
   }
-  for (const [name, value] of Object.entries(params.setValues ?? {})) {
+  for (const [name, given] of Object.entries(params.setValues ?? {})) {
     const field = writableField(ctx, name, 'update', fieldErrors)
     if (field === undefined) continue
+    const value = fileValue(ctx, field, given, fieldErrors)
+    if (value === SKIP) continue
     const fragment = valueFragment(ctx, field, value, fieldErrors)
     set.set(name, fragment)
     newValues.set(name, { kind: 'sql', ...fragment, field })
@@ -178,7 +200,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   for (const [name, text] of Object.entries(params.set ?? {})) {
     const field = writableField(ctx, name, 'update', fieldErrors)
     if (field === undefined) continue
-    if (ctx.table.writeHooks?.notSettable.has(name) === true) {
+    if (ctx.table.writeHooks?.notSettable.has(name) === true || field.type === 'file') {
       addFieldError(fieldErrors, name, 'Can only be written with setValues')
       continue
     }
@@ -207,9 +229,17 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
+    await releaseFiles(ctx, trx, condition, fileFields(ctx.table).filter((f) => a.set.has(f.name)))
     return await updateStatement(ctx, trx, a.set, condition, columns, params.or)
   })
   return rows.map((row) => decodeRow(ctx, columns, row))
+}
+
+/** The current values of `fields` in the rows a write is about to change: their files may be orphaned after it. */
+async function releaseFiles (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, fields: TableField[]): Promise<void> {
+  if (ctx.files === undefined || fields.length === 0) return
+  const rows: Row[] = await applyCondition(trx.from(ctx.table.name).select(fields.map((f) => ({ [f.name]: f.name }))), condition)
+  ctx.files.release(ctx.table, rows.flatMap((row) => fields.map((f) => row[f.name])))
 }
 
 // ---------------------------------------------------------------- edit
@@ -247,6 +277,9 @@ export async function remove (ctx: CrudContext, params: DeleteParams): Promise<R
   const condition = and(whereOf(ctx, params.where), ruleCondition(ctx, 'deleteRule'))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
-  const rows = await transaction(ctx, [], async (trx) => await deleteStatement(ctx, trx, condition, columns))
+  const rows = await transaction(ctx, [], async (trx) => {
+    await releaseFiles(ctx, trx, condition, fileFields(ctx.table))
+    return await deleteStatement(ctx, trx, condition, columns)
+  })
   return rows.map((row) => decodeRow(ctx, columns, row))
 }

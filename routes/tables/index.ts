@@ -24,7 +24,8 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       auth: request.auth,
       globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
       maxLimit,
-      applyRules: true
+      applyRules: true,
+      files: request.fileTracker
     }
   }
 
@@ -33,6 +34,10 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
     const s = tableSchemas(table.data)
     const tags = [table.name]
     const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
+    // Tables with file fields take multipart bodies on writes (`@filePayload` parts + `@jsonPayload`).
+    const hasFiles = table.fieldList.some((f) => f.type === 'file')
+    const writeOptions = hasFiles ? { ...app.fastbaseFileHooks(table) } : {}
+    const consumes = hasFiles ? { consumes: ['application/json', 'multipart/form-data'] } : {}
 
     for (const method of ['GET', 'POST'] as const) {
       const params = method === 'GET' ? { querystring: ReadParamsSchema } : { body: ReadParamsSchema }
@@ -48,12 +53,15 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       })
     }
     app.post(`${base}/insert`, {
-      schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody }
+      ...writeOptions,
+      schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody, ...consumes }
     }, async (request) => await insert(context(request, table, true), request.body as InsertParams))
     app.post(`${base}/update`, {
-      schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody }
+      ...writeOptions,
+      schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody, ...consumes }
     }, async (request) => await update(context(request, table, true), request.body as UpdateParams))
     app.post(`${base}/delete`, {
+      ...writeOptions,
       schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody }
     }, async (request) => await remove(context(request, table, true), request.body as DeleteParams))
 
@@ -62,7 +70,8 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: ViewQuerySchema }
     }, async (request) => await view(context(request, table, false), (request.params as { id: string }).id, request.query as ReadParams))
     app.post(`${base}/edit/:id`, {
-      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: EditQuerySchema, body: s.editBody }
+      ...writeOptions,
+      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: EditQuerySchema, body: s.editBody, ...consumes }
     }, async (request) => await edit(context(request, table, true), (request.params as { id: string }).id, (request.body ?? {}) as Record<string, unknown>, request.query as EditQuery))
   }
 

@@ -1,0 +1,157 @@
+// Files in a directory (the default driver, DECISIONS 20). Each object is `<root>/<key>` plus a
+// sidecar `<root>/<key>.meta.json` with { contentType, etag, size }. Writes stream into a temp
+// file next to the target and are renamed into place, so a reader never sees half a file and a
+// failed upload leaves nothing. Temp names contain `~`, which no valid key can, so they never
+// collide with objects.
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdirSync, type Stats } from 'node:fs'
+import { mkdir, open, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
+import { dirname, resolve, sep } from 'node:path'
+import { Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { assertValidKey, assertValidRange, storageError } from './keys.js'
+import type { Storage, StoredObject } from './types.js'
+
+interface Sidecar { contentType: string, etag: string, size: number }
+
+const DEFAULT_TYPE = 'application/octet-stream'
+
+export function createLocalStorage (root: string): Storage {
+  const base = resolve(root)
+  mkdirSync(base, { recursive: true })
+  const inside = base.endsWith(sep) ? base : base + sep
+
+  /** The file of a key; the containment check is defence in depth behind the key validation. */
+  function pathOf (key: string): string {
+    assertValidKey(key)
+    const path = resolve(base, key)
+    if (!path.startsWith(inside)) throw storageError('FB_ERR_BAD_KEY', `Invalid storage key ${JSON.stringify(key)}: outside the storage root`)
+    return path
+  }
+
+  return {
+    kind: 'local',
+
+    async put (key, body, meta) {
+      const path = pathOf(key)
+      await mkdir(dirname(path), { recursive: true })
+      const suffix = `.~${randomBytes(6).toString('hex')}.tmp`
+      const tmp = path + suffix
+      const metaTmp = sidecarOf(path) + suffix
+      const hash = createHash('sha256')
+      let size = 0
+      const measure = new Transform({
+        transform (chunk: Buffer, _encoding, callback) {
+          hash.update(chunk)
+          size += chunk.length
+          callback(null, chunk)
+        }
+      })
+      // Opened here rather than by createWriteStream, so after a failure the file is known to be
+      // closed before it is removed (a lazily opened stream could create it after the cleanup).
+      const file = await open(tmp, 'wx')
+      try {
+        await pipeline(body, measure, file.createWriteStream())
+        const sidecar: Sidecar = { contentType: meta.contentType, etag: `"${hash.digest('hex')}"`, size }
+        await writeFile(metaTmp, JSON.stringify(sidecar), { flag: 'wx' })
+        // Metadata first: the object becomes visible with the data rename, its metadata already there.
+        await rename(metaTmp, sidecarOf(path))
+        await rename(tmp, path)
+        const stats = await fsStat(path)
+        return { key, size, contentType: sidecar.contentType, etag: sidecar.etag, lastModified: stats.mtime }
+      } catch (err) {
+        await file.close().catch(() => {})
+        await Promise.all([rm(tmp, { force: true }), rm(metaTmp, { force: true })])
+        throw err
+      }
+    },
+
+    async stat (key) {
+      const path = pathOf(key)
+      let stats: Stats
+      try {
+        stats = await fsStat(path)
+      } catch (err) {
+        if (isMissing(err)) return undefined
+        throw err
+      }
+      if (!stats.isFile()) return undefined
+      return describe(key, stats, await readSidecar(path))
+    },
+
+    async read (key, range) {
+      const path = pathOf(key)
+      if (range !== undefined) assertValidRange(range)
+      // Opened now, so a missing object rejects here instead of erroring the stream later.
+      let file
+      try {
+        file = await open(path, 'r')
+      } catch (err) {
+        if (isMissing(err)) throw storageError('FB_ERR_NOT_FOUND', `File not found ${key}`)
+        throw err
+      }
+      if (!(await file.stat()).isFile()) {
+        await file.close()
+        throw storageError('FB_ERR_NOT_FOUND', `File not found ${key}`)
+      }
+      return file.createReadStream(range === undefined ? {} : { start: range.start, end: range.end })
+    },
+
+    async delete (keys) {
+      // Every key is checked before anything is removed.
+      const paths = keys.map(pathOf)
+      await Promise.all(paths.map(async (path) => {
+        // Data first, so the object disappears at once; the sidecar is only read next to it.
+        await unlinkIfPresent(path)
+        await unlinkIfPresent(sidecarOf(path))
+      }))
+    },
+
+    async close () {}
+  }
+}
+
+function sidecarOf (path: string): string {
+  return path + '.meta.json'
+}
+
+async function readSidecar (path: string): Promise<Sidecar | undefined> {
+  try {
+    const value = JSON.parse(await readFile(sidecarOf(path), 'utf8')) as Partial<Sidecar>
+    if (typeof value.contentType !== 'string' || typeof value.etag !== 'string' || typeof value.size !== 'number') return undefined
+    return value as Sidecar
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A sidecar that is missing, unreadable or for another size (a file copied in by hand, or the
+ * instant between the two renames of an overwrite) is ignored: the type falls back to
+ * octet-stream and the etag to one made of size and mtime, which still changes with the content.
+ */
+function describe (key: string, stats: Stats, sidecar: Sidecar | undefined): StoredObject {
+  const fits = sidecar !== undefined && sidecar.size === stats.size
+  return {
+    key,
+    size: stats.size,
+    contentType: fits ? sidecar.contentType : DEFAULT_TYPE,
+    etag: fits ? sidecar.etag : `"${stats.size.toString(16)}-${Math.floor(stats.mtimeMs).toString(16)}"`,
+    lastModified: stats.mtime
+  }
+}
+
+async function unlinkIfPresent (path: string): Promise<void> {
+  try {
+    await unlink(path)
+  } catch (err) {
+    // A directory where the key would be (because `<key>/x` exists) is not an object either.
+    if (!isMissing(err) && (err as NodeJS.ErrnoException).code !== 'EISDIR') throw err
+  }
+}
+
+/** ENOTDIR: a parent of the path is a file, so the path cannot exist. */
+function isMissing (err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}

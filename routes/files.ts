@@ -1,0 +1,91 @@
+// GET /files/{table}/{record_id}/{path}: a stored file, only when the record exists, the path is the
+// value of one of its file fields, and the caller passes the table's viewRule (DECISIONS 20).
+// Conditional GET (ETag, Last-Modified) and single byte ranges are supported.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { view } from '../lib/crud/read.js'
+import { errors, FastbaseError } from '../lib/errors.js'
+import { fileFields, fileKey } from '../lib/files/tracker.js'
+import { ErrorSchema } from '../schemas/error.js'
+import type { StoredObject } from '../lib/storage/types.js'
+
+// Types a browser may render in place; anything else (HTML, SVG, scripts...) is served as an attachment,
+// so an uploaded page can never run script on the API's origin.
+const INLINE_TYPES = /^(image\/(png|jpeg|gif|webp|avif)|application\/pdf|text\/plain|audio\/[\w.+-]+|video\/[\w.+-]+)(;|$)/i
+
+/** `bytes=a-b`, `bytes=a-`, `bytes=-n` -> one range, 'unsatisfiable', or undefined (serve it all). */
+export function parseRange (header: string | undefined, size: number): { start: number, end: number } | 'unsatisfiable' | undefined {
+  if (header === undefined) return undefined
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (m === null || (m[1] === '' && m[2] === '')) return undefined
+  let start: number
+  let end: number
+  if (m[1] === '') {
+    const suffix = Number(m[2])
+    if (suffix === 0) return 'unsatisfiable'
+    start = Math.max(0, size - suffix)
+    end = size - 1
+  } else {
+    start = Number(m[1])
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  }
+  if (start >= size || start > end) return 'unsatisfiable'
+  return { start, end }
+}
+
+function notModified (request: FastifyRequest, object: StoredObject): boolean {
+  const match = request.headers['if-none-match']
+  if (match !== undefined) return match.split(',').map((s) => s.trim().replace(/^W\//, '')).some((tag) => tag === object.etag || tag === '*')
+  const since = request.headers['if-modified-since']
+  return since !== undefined && Math.floor(object.lastModified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000)
+}
+
+export default async function fileRoutes (app: FastifyInstance): Promise<void> {
+  app.get('/files/:table/:rid/*', {
+    schema: {
+      tags: ['files'],
+      summary: 'Download a file stored in a record\'s file field',
+      params: Type.Object({ table: Type.String(), rid: Type.String({ minLength: 1, maxLength: 255 }), '*': Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.\\-+=#]+$' }) }),
+      response: { 200: Type.String({ format: 'binary' }), 206: Type.String({ format: 'binary' }), 304: Type.Null(), 404: ErrorSchema, 416: ErrorSchema }
+    }
+  }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const { table: name, rid, '*': path } = request.params as { table: string, rid: string, '*': string }
+    const table = app.fastbase.tables.get(name)
+    if (table === undefined) throw errors.tableNotFound(name)
+    const fields = fileFields(table)
+    if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()
+    let record: Record<string, unknown>
+    try {
+      record = await view({ db: app.fastbase.db, dialect: app.fastbase.dialect, table, auth: request.auth, maxLimit: 1, applyRules: true }, rid, { select: fields.map((f) => f.name) })
+    } catch (error) {
+      // Missing, hidden by the viewRule, or the rule is null: all look the same from outside.
+      if (error instanceof FastbaseError && (error.statusCode === 404 || error.statusCode === 403)) throw errors.fileNotFound()
+      throw error
+    }
+    if (!fields.some((f) => record[f.name] === path)) throw errors.fileNotFound()
+    const object = await app.fastbase.storage.stat(fileKey(table, path))
+    if (object === undefined) throw errors.fileNotFound()
+
+    void reply.header('ETag', object.etag)
+      .header('Last-Modified', object.lastModified.toUTCString())
+      .header('Accept-Ranges', 'bytes')
+      .header('Cache-Control', 'private, no-cache')
+      .header('X-Content-Type-Options', 'nosniff')
+      .header('Content-Security-Policy', 'sandbox; default-src \'none\'')
+      .header('Content-Disposition', `${INLINE_TYPES.test(object.contentType) ? 'inline' : 'attachment'}; filename="${path}"`)
+    if (notModified(request, object)) return await reply.code(304).send()
+    const range = parseRange(request.headers.range, object.size)
+    if (range === 'unsatisfiable') {
+      void reply.header('Content-Range', `bytes */${object.size}`)
+      throw new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable')
+    }
+    void reply.type(object.contentType)
+    if (range === undefined) {
+      return await reply.header('Content-Length', object.size).send(await app.fastbase.storage.read(object.key))
+    }
+    return await reply.code(206)
+      .header('Content-Range', `bytes ${range.start}-${range.end}/${object.size}`)
+      .header('Content-Length', range.end - range.start + 1)
+      .send(await app.fastbase.storage.read(object.key, range))
+  })
+}
