@@ -80,12 +80,14 @@ export default async function fileRoutes (app: FastifyInstance): Promise<void> {
       throw new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable')
     }
     void reply.type(object.contentType)
-    if (range === undefined) {
-      return await reply.header('Content-Length', object.size).send(await app.fastbase.storage.read(object.key))
-    }
+    // Deleted between stat and read (another instance replaced it): the same 404 as a missing file.
+    const body = await app.fastbase.storage.read(object.key, range).catch((error: { code?: string }) => {
+      throw error.code === 'FB_ERR_NOT_FOUND' ? errors.fileNotFound() : error
+    })
+    if (range === undefined) return await reply.header('Content-Length', object.size).send(body)
     return await reply.code(206)
       .header('Content-Range', `bytes ${range.start}-${range.end}/${object.size}`)
       .header('Content-Length', range.end - range.start + 1)
-      .send(await app.fastbase.storage.read(object.key, range))
+      .send(body)
   })
 }
