@@ -87,7 +87,8 @@ export default defineConfig({
         { name: 'name', type: 'text', sqlType: 'text', notNull: true },
         { name: 'message', type: 'text', sqlType: 'text', notNull: true, check: { q: 'length(message) <= 500' } },
         { name: 'rating', type: 'integer', sqlType: 'integer', check: { q: 'rating BETWEEN 1 AND 5' } },
-        { name: 'meta', type: 'json', sqlType: 'json' }
+        { name: 'meta', type: 'json', sqlType: 'json' },
+        { name: 'photo', type: 'file', sqlType: 'text' }
       ],
       extensions: [
         { name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }
