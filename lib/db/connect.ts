@@ -85,6 +85,7 @@ function connectSqlite (url: string): Connection {
           db.pragma('synchronous = NORMAL')
           db.pragma(`busy_timeout = ${busyTimeout}`)
           db.pragma('foreign_keys = ON')
+          cachePreparedStatements(db)
           done(null, db)
         } catch (err) {
           done(err as Error, db)
@@ -93,6 +94,25 @@ function connectSqlite (url: string): Connection {
     }
   })
   return { knex, dialectName: 'sqlite' }
+}
+
+// Knex prepares every query anew; the same SQL text recurs constantly (one text per query shape),
+// so statements are kept per connection. Safe: better-sqlite3 runs a statement to completion
+// synchronously, and the one connection is never used by two queries at once.
+const STATEMENT_CACHE_SIZE = 500
+
+function cachePreparedStatements (db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db)
+  const cache = new Map<string, ReturnType<typeof prepare>>()
+  db.prepare = ((sql: string) => {
+    let statement = cache.get(sql)
+    if (statement === undefined) {
+      statement = prepare(sql)
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string)
+      cache.set(sql, statement)
+    }
+    return statement
+  }) as typeof db.prepare
 }
 
 function connectPostgres (url: string): Connection {

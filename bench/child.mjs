@@ -1,0 +1,23 @@
+// The side of the IPC channel both benchmark servers share. Each server runs in its own process
+// (forked by run.mjs) so that the load generator never shares an event loop with it.
+
+/** The options run.mjs passes as the one argument. */
+export function serverOptions () {
+  return JSON.parse(process.argv[2])
+}
+
+/**
+ * Listens on a free loopback port and tells the parent `{ type: 'ready', port, startupMs, rss }`.
+ * Afterwards answers `{ type: 'rss', id }` with its resident set size (sampled under load by the
+ * parent), and closes when the parent disconnects (exits, or kills the channel).
+ */
+export async function serveOverIpc (app, startupMs) {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  process.on('message', (message) => {
+    if (message?.type === 'rss') process.send({ type: 'rss', id: message.id, rss: process.memoryUsage.rss() })
+  })
+  process.once('disconnect', () => {
+    app.close().finally(() => process.exit(0))
+  })
+  process.send({ type: 'ready', port: app.server.address().port, startupMs, rss: process.memoryUsage.rss() })
+}
