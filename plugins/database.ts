@@ -22,8 +22,10 @@ const database: FastifyPluginAsync = async (app) => {
     throw err
   }
   app.fastbase.db = knex
+  app.fastbase.reader = connection.reader
   app.fastbase.dialect = dialectFor(dialectName)
   app.addHook('onClose', async () => {
+    connection.reader?.close()
     await knex.destroy()
   })
 }

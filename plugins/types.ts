@@ -2,6 +2,7 @@
 import type { Knex } from 'knex'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
+import type { Reader } from '../lib/db/connect.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
@@ -28,6 +29,8 @@ export interface Fastbase {
   config: DatabaseSettings
   options: FastbaseRuntimeOptions
   db: Knex
+  /** SQLite: direct reads outside transactions (see lib/db/connect.ts). */
+  reader?: Reader
   dialect: Dialect
   tables: Map<string, TableDescriptor>
   auth: AuthServices

@@ -7,6 +7,7 @@ import { authGlobals } from '../auth-context.js'
 import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
+import type { Reader } from '../db/connect.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -21,6 +22,15 @@ export interface CrudContext {
   applyRules: boolean
   /** Files uploaded by this request, and file values its writes release (files plugin). */
   files?: FileTracker
+  /** Direct reads outside transactions, where the dialect offers them (SQLite). */
+  reader?: Reader
+}
+
+/** Rows of a read: through the direct reader when there is one (never inside a transaction), else Knex. */
+export async function readRows (ctx: CrudContext, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {
+  if (ctx.reader === undefined || ctx.db.isTransaction === true) return await query
+  const { sql, bindings } = query.toSQL().toNative()
+  return ctx.reader.all(sql, bindings)
 }
 
 export type Condition = Fragment | boolean

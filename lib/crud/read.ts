@@ -1,7 +1,7 @@
 // select, list and view.
 import type { Knex } from 'knex'
 import { errors } from '../errors.js'
-import { and, applyCondition, ruleCondition, whereOf, idCondition, type CrudContext, type Condition } from './context.js'
+import { and, applyCondition, ruleCondition, whereOf, idCondition, readRows, type CrudContext, type Condition } from './context.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
@@ -63,7 +63,7 @@ async function runSelect (ctx: CrudContext, p: Plan, params: ReadParams): Promis
   if (p.order !== undefined) query = query.orderByRaw(p.order)
   query = query.limit(limitOf(ctx, params.limit))
   if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset)
-  const rows: Row[] = await query
+  const rows = await readRows(ctx, query)
   return rows.map((row) => decodeRow(ctx, p.columns, row))
 }
 
@@ -75,8 +75,8 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
   const counted = params.group !== undefined || params.distinct === true
     ? db.count({ total: '*' }).from(baseQuery(ctx, p, params.distinct === true).as('fb_counted'))
     : applyCondition(db.from(ctx.table.name).count({ total: '*' }), p.condition as Exclude<Condition, false>)
-  const [items, totals] = await Promise.all([runSelect(ctx, p, params), counted])
-  return { items, total: Number((totals as Row[])[0].total) }
+  const [items, totals] = await Promise.all([runSelect(ctx, p, params), readRows(ctx, counted as Knex.QueryBuilder)])
+  return { items, total: Number(totals[0].total) }
 }
 
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
@@ -86,7 +86,7 @@ export async function view (ctx: CrudContext, id: string, params: Pick<ReadParam
   if (condition === false) throw errors.recordNotFound()
   const columns = outputColumns(ctx, 'select', params.select)
   const db = ctx.db as Knex
-  const rows: Row[] = await applyCondition(db.from(ctx.table.name).select(selectList(db, ctx, columns)), condition).limit(1)
+  const rows = await readRows(ctx, applyCondition(db.from(ctx.table.name).select(selectList(db, ctx, columns)), condition).limit(1))
   if (rows.length === 0) throw errors.recordNotFound()
   return decodeRow(ctx, columns, rows[0])
 }

@@ -5,14 +5,26 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import knexFactory, { type Knex } from 'knex'
 import pg from 'pg'
-import type { Database as SqliteDatabase } from 'better-sqlite3'
+import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import type { DialectName } from '../dialects/types.js'
 import { quoteIdent } from '../ddl.js'
 import { schemaLockSql } from '../dialects/postgres-ddl.js'
 
+/** Runs one read-only statement synchronously, outside any transaction. */
+export interface Reader {
+  all: (sql: string, bindings: readonly unknown[]) => Array<Record<string, unknown>>
+  close: () => void
+}
+
 export interface Connection {
   knex: Knex
   dialectName: DialectName
+  /**
+   * SQLite only: a second, read-only connection. Under WAL readers never wait for the writer, so reads
+   * outside transactions skip Knex's pool queue (one connection) and run synchronously with cached
+   * statements. Writes and transactions keep the one writer connection.
+   */
+  reader?: Reader
   /** PostgreSQL schema chosen with `?schema=`; create it with `ensureSchema` before use. */
   schema?: string
 }
@@ -93,7 +105,23 @@ function connectSqlite (url: string): Connection {
       }
     }
   })
-  return { knex, dialectName: 'sqlite' }
+  return { knex, dialectName: 'sqlite', reader: filename === ':memory:' ? undefined : sqliteReader(filename, busyTimeout) }
+}
+
+/** Opened on first use: the database file exists by then (the schema sync created it). */
+function sqliteReader (filename: string, busyTimeout: number): Reader {
+  let db: SqliteDatabase | undefined
+  const open = (): SqliteDatabase => {
+    if (db !== undefined) return db
+    db = new Database(filename, { readonly: true, fileMustExist: true })
+    db.pragma(`busy_timeout = ${busyTimeout}`)
+    cachePreparedStatements(db)
+    return db
+  }
+  return {
+    all: (sql, bindings) => open().prepare(sql).all(...bindings) as Array<Record<string, unknown>>,
+    close: () => { db?.close(); db = undefined }
+  }
 }
 
 // Knex prepares every query anew; the same SQL text recurs constantly (one text per query shape),

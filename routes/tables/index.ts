@@ -25,7 +25,8 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
       maxLimit,
       applyRules: true,
-      files: request.fileTracker
+      files: request.fileTracker,
+      reader: app.fastbase.reader
     }
   }
 
