@@ -52,7 +52,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
     const authTable = typeof cid === 'string' ? tables.get(cid) : undefined
     if (authTable === undefined) throw errors.invalidToken()
     const payload = verify(() => authTable.jwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
-    const context = await userContext(app.fastbase.db, app.fastbase.dialect, authTable, payload)
+    const context = await userContext(app.fastbase.db, app.fastbase.reader, app.fastbase.dialect, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context
   }

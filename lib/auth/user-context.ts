@@ -8,6 +8,8 @@ import type { AuthTable } from '../../plugins/auth.js'
 import { ANONYMOUS } from '../auth-context.js'
 import { SESSIONS } from './store-tables.js'
 import { nowSeconds } from './sessions.js'
+import { runRead } from '../db/read.js'
+import type { Reader } from '../db/connect.js'
 
 type Row = Record<string, unknown>
 
@@ -36,17 +38,18 @@ export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt:
   }
 }
 
-export async function userContext (db: Knex, dialect: Dialect, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
+export async function userContext (db: Knex, reader: Reader | undefined, dialect: Dialect, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
   const { sid, id } = payload
   if (typeof sid !== 'string' || typeof id !== 'string') return undefined
   const visible = at.table.visibleFields(false)
-  const row: Row | undefined = await db.from({ s: SESSIONS })
+  const [row]: Array<Row | undefined> = await runRead(reader, db, db.from({ s: SESSIONS })
     .join({ u: at.table.name }, `u.${at.fields.uid.name}`, 's.user_id')
     .where('s.id', sid)
     .andWhere('s.table_name', at.table.name)
     .whereNull('s.revoked_at')
     .andWhere('s.expires_at', '>', nowSeconds())
-    .first(Object.fromEntries(visible.map((f) => [`f_${f.name}`, `u.${f.name}`])))
+    .select(Object.fromEntries(visible.map((f) => [`f_${f.name}`, `u.${f.name}`])))
+    .limit(1))
   if (row === undefined) return undefined
   const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[`f_${f.name}`])]))
   if (String(record[at.fields.uid.name]) !== id) return undefined

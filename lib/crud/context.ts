@@ -8,6 +8,7 @@ import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { Reader } from '../db/connect.js'
+import { runRead } from '../db/read.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -26,11 +27,8 @@ export interface CrudContext {
   reader?: Reader
 }
 
-/** Rows of a read: through the direct reader when there is one (never inside a transaction), else Knex. */
 export async function readRows (ctx: CrudContext, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {
-  if (ctx.reader === undefined || ctx.db.isTransaction === true) return await query
-  const { sql, bindings } = query.toSQL().toNative()
-  return ctx.reader.all(sql, bindings)
+  return await runRead(ctx.reader, ctx.db, query)
 }
 
 export type Condition = Fragment | boolean

@@ -1,0 +1,9 @@
+import type { Knex } from 'knex'
+import type { Reader } from './connect.js'
+
+/** Rows of a read: through the direct reader when there is one (never inside a transaction), else Knex. */
+export async function runRead (reader: Reader | undefined, db: Knex | Knex.Transaction, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {
+  if (reader === undefined || db.isTransaction === true) return await query
+  const { sql, bindings } = query.toSQL().toNative()
+  return reader.all(sql, bindings)
+}
