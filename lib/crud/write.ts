@@ -74,10 +74,13 @@ function withDb (ctx: CrudContext, db: Knex | Knex.Transaction): CrudContext {
   return { ...ctx, db }
 }
 
-/** Runs `work` in a transaction of its own (or a savepoint inside the caller's); database errors become 4xx/503. */
-async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in a transaction of its own (or a savepoint inside the caller's); database errors become
+ * 4xx/503. A write that is one statement is atomic already: `needed` false runs it without BEGIN/COMMIT.
+ */
+async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => Promise<T>, needed = true): Promise<T> {
   try {
-    return await (ctx.db as Knex).transaction(work)
+    return needed ? await (ctx.db as Knex).transaction(work) : await work(ctx.db as Knex.Transaction)
   } catch (error) {
     throw await translateDbError(ctx, error, written)
   }
@@ -142,17 +145,20 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   throwIfErrors(fieldErrors)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const keys = keyColumns(ctx)
+  const batches = statementBatches(rows)
+  const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
+  const oneStatement = batches.length === 1 && createRule === true && params.or !== 'REPLACE' && !explicitIdentity
   const returned = await transaction(ctx, inputs, async (trx) => {
     const tctx = withDb(ctx, trx)
     const result: Row[] = []
-    for (const batch of statementBatches(rows)) {
+    for (const batch of batches) {
       result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
     }
     if (params.or === 'REPLACE' && !ctx.auth.admin && ctx.applyRules && result.length < rows.length) throw errors.forbidden()
     await resyncIdentities(tctx, trx, inputs)
     await checkCreated(tctx, trx, createRule, result)
     return result
-  })
+  }, !oneStatement)
   // Without `returning` the answer is [] (DECISIONS 27); the key columns were only for the rule check.
   return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
 }
@@ -228,10 +234,11 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   const condition = and(whereOf(ctx, params.where, { newValues: a.newValues }), extra ?? true, own, ruleCondition(ctx, 'updateRule', { newValues: a.newValues }))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
+  const writtenFiles = ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name))
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
-    await releaseFiles(ctx, trx, condition, fileFields(ctx.table).filter((f) => a.set.has(f.name)))
+    await releaseFiles(ctx, trx, condition, writtenFiles)
     return await updateStatement(ctx, trx, a.set, condition, columns, params.or)
-  })
+  }, writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE')
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
 
@@ -277,9 +284,10 @@ export async function remove (ctx: CrudContext, params: DeleteParams): Promise<R
   const condition = and(whereOf(ctx, params.where), ruleCondition(ctx, 'deleteRule'))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
+  const files = ctx.files === undefined ? [] : fileFields(ctx.table)
   const rows = await transaction(ctx, [], async (trx) => {
-    await releaseFiles(ctx, trx, condition, fileFields(ctx.table))
+    await releaseFiles(ctx, trx, condition, files)
     return await deleteStatement(ctx, trx, condition, columns)
-  })
+  }, files.length > 0)
   return rows.map((row) => decodeRow(ctx, columns, row))
 }

@@ -14,7 +14,7 @@ type Literal = string | number | boolean | null
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
   | { kind: 'lit', value: Literal }
-  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] } }
+  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true }
 
 export interface Scope {
   dialect: Dialect
@@ -101,7 +101,7 @@ function column (name: string, pos: number, scope: Scope): Compiled {
     const hint = SQL_HINTS[name.toLowerCase()]
     throw new ExpressionError(`Unknown column "${name}"${hint ? ` (${hint})` : ''}`, pos)
   }
-  return sql(`${scope.table.quoted}.${scope.dialect.quote(name)}`, [], field)
+  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(name)}`, bindings: [], field, column: true }
 }
 
 function newValue (name: string, pos: number, scope: Scope): Compiled {
@@ -164,7 +164,11 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
   const field = (left.kind === 'sql' ? left.field : undefined) ?? (right.kind === 'sql' ? right.field : undefined)
   const isNull = (c: Compiled) => c.kind === 'lit' && c.value === null
   if ((op === '==' || op === '!=' || op === '=') && (isNull(left) || isNull(right))) {
-    const other = toFragment(isNull(left) ? right : left, scope)
+    const otherNode = isNull(left) ? right : left
+    // A stored notNull column is never null: `owner == auth.uid` for an anonymous caller folds to false,
+    // so `published | owner == auth.uid` keeps an index-friendly shape.
+    if (otherNode.kind === 'sql' && otherNode.column === true && otherNode.field?.notNull === true) return { kind: 'lit', value: op === '!=' }
+    const other = toFragment(otherNode, scope)
     return sql(`(${other.sql} IS ${op === '!=' ? 'NOT ' : ''}NULL)`, other.bindings)
   }
   if ((op === '~' || op === '!~') && (isNull(left) || isNull(right))) return { kind: 'lit', value: op === '!~' }
