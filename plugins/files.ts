@@ -64,7 +64,7 @@ function resolveFileRefs (value: unknown, stored: string[]): unknown {
 
 async function files (app: FastifyInstance): Promise<void> {
   const { config, options } = app.fastbase
-  const storage: Storage = createStorage(config.storage, options.dataDir)
+  const storage: Storage = await createStorage(config.storage, options.dataDir)
   const maxUploadSize = config.maxUploadSize ?? DEFAULT_MAX_UPLOAD
   await app.register(fastifyMultipart, { limits: { fileSize: maxUploadSize, fieldSize: 1024 * 1024, parts: 1000 } })
   app.fastbase.storage = storage

@@ -247,17 +247,17 @@ t.test('s3 driver (s3rver)', async (t) => {
 
 t.test('createStorage', async (t) => {
   const dataDir = t.testdir()
-  const byDefault = createStorage(undefined, dataDir)
+  const byDefault = await createStorage(undefined, dataDir)
   t.equal(byDefault.kind, 'local')
   await byDefault.put('x/y_0123456789.txt', Readable.from([Buffer.from('y')]), { contentType: 'text/plain' })
   t.same(await readdir(join(dataDir, 'files', 'x')), ['y_0123456789.txt', 'y_0123456789.txt.meta.json'])
-  const relativeRoot = createStorage({ driver: 'local', root: 'uploads' }, dataDir)
+  const relativeRoot = await createStorage({ driver: 'local', root: 'uploads' }, dataDir)
   await relativeRoot.put('z_0123456789.txt', Readable.from([Buffer.from('z')]), { contentType: 'text/plain' })
   t.ok((await readdir(join(dataDir, 'uploads'))).includes('z_0123456789.txt'))
-  const s3 = createStorage({ driver: 's3', bucket: 'b', endpoint: 'http://127.0.0.1:1', accessKeyId: 'a', secretAccessKey: 'b' }, dataDir)
+  const s3 = await createStorage({ driver: 's3', bucket: 'b', endpoint: 'http://127.0.0.1:1', accessKeyId: 'a', secretAccessKey: 'b' }, dataDir)
   t.equal(s3.kind, 's3')
   await s3.close()
-  t.throws(() => createStorage({ driver: 's3', bucket: 'b', accessKeyId: 'only-one' }, dataDir), /together/)
+  await t.rejects(createStorage({ driver: 's3', bucket: 'b', accessKeyId: 'only-one' }, dataDir), /together/)
 })
 
 t.test('the storage config section', async (t) => {
