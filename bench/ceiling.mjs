@@ -80,7 +80,7 @@ function postgresStore (url) {
     types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) }
   })
   let n = 0
-  // The statements above are written with `?`; pg numbers its parameters.
+  // The SQL is written with `?` as for SQLite; pg wants numbered parameters.
   const named = (text) => {
     const name = `ceiling_${n++}`
     let i = 0

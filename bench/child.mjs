@@ -14,7 +14,8 @@ export function serverOptions () {
 export async function serveOverIpc (app, startupMs) {
   await app.listen({ host: '127.0.0.1', port: 0 })
   process.on('message', (message) => {
-    if (message?.type === 'rss') process.send({ type: 'rss', id: message.id, rss: process.memoryUsage.rss() })
+    // A sample asked for just before the parent hung up has no one to go to.
+    if (message?.type === 'rss' && process.connected) process.send({ type: 'rss', id: message.id, rss: process.memoryUsage.rss() })
   })
   process.once('disconnect', () => {
     app.close().finally(() => process.exit(0))

@@ -146,6 +146,8 @@ export async function seed (databaseUrl, dataDir) {
       const rows = await call(app, '/table/posts/insert', { values: posts.slice(i, i + INSERT_BATCH), returning: 'id' })
       ids.push(...rows.map((r) => r.id))
     }
+    // Statistics now rather than whenever autovacuum gets round to it: read plans must not change between rounds.
+    if (app.fastbase.dialect.name === 'postgres') await app.fastbase.db.raw('ANALYZE posts, users, _fastbase_sessions')
     // Each user's first post: what the edit scenario writes to, as its author.
     const own = users.map((u, i) => ({ token: u.token, userId: u.id, postId: ids[i] }))
     return { users, postIds: ids, own, publishedPostId: ids[0] }

@@ -1,0 +1,343 @@
+// `npm run bench`: fastbase against the physical ceiling (bench/ceiling.mjs, the same routes written
+// by hand on bare Fastify with prepared statements), on the same data, machine and run.
+//
+//   npm run bench                          SQLite, 10 s per run after a 2 s warm-up, 2 rounds
+//   npm run bench -- --dialect postgres    PostgreSQL at FASTBASE_BENCH_PG_URL (a fresh schema, dropped afterwards)
+//   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
+//   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
+//
+// Each server runs in its own child process and autocannon drives them from this one, so the load
+// generator never shares an event loop with a server (it still shares the CPUs: the numbers are for
+// comparing the two servers with each other, not for capacity planning). Per scenario the servers
+// take turns, A B A B, so drift on a noisy machine hits both. Before measuring, both servers must
+// answer every read scenario with deep-equal bodies, or the run stops. A full run writes every
+// round's numbers to bench/results/<date>-<dialect>.json (latencies in ms, memory in bytes) and
+// exits 1 if any request failed; --quick only prints.
+import { fork } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isDeepStrictEqual, parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
+const RSS_SAMPLE_MS = 250
+const STARTUP_RUNS = 3
+const MiB = 1024 * 1024
+
+// ------------------------------------------------------------------ options
+
+const { values: flags } = parseArgs({
+  options: {
+    dialect: { type: 'string', default: 'sqlite' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string' },
+    quick: { type: 'boolean', default: false }
+  }
+})
+
+function positive (name, fallback) {
+  const value = Number(flags[name] ?? fallback)
+  if (!(value > 0)) throw new Error(`--${name} must be a positive number, got ${flags[name]}`)
+  return value
+}
+
+if (flags.dialect !== 'sqlite' && flags.dialect !== 'postgres') throw new Error(`--dialect must be sqlite or postgres, got ${flags.dialect}`)
+const quick = flags.quick
+const options = {
+  dialect: flags.dialect,
+  duration: positive('duration', quick ? 1 : 10),
+  warmup: positive('warmup', quick ? 1 : 2),
+  rounds: Math.round(positive('rounds', quick ? 1 : 2)),
+  connections: Math.round(positive('connections', 16))
+}
+
+// ------------------------------------------------------------------ database and servers
+
+/** A fresh database: a file in `work`, or a new schema, with what removes it. */
+function freshDatabase (work) {
+  if (options.dialect === 'sqlite') return { url: `sqlite:${join(work, 'bench.sqlite')}`, drop: async () => {} }
+  const base = process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL
+  const schema = `fastbase_bench_${randomBytes(4).toString('hex')}`
+  const url = new URL(base)
+  url.searchParams.set('schema', schema)
+  return {
+    url: url.toString(),
+    async drop () {
+      const client = new pg.Client({ connectionString: base })
+      await client.connect()
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      } finally {
+        await client.end()
+      }
+    }
+  }
+}
+
+/** Forks a server (see child.mjs) and waits until it listens. */
+async function startServer (name, file, serverOptions) {
+  const child = fork(join(here, file), [JSON.stringify(serverOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const ready = await new Promise((resolve, reject) => {
+    const early = (code) => reject(new Error(`${name} server exited (code ${code}) before it was ready`))
+    child.once('exit', early)
+    child.once('message', (message) => {
+      child.off('exit', early)
+      resolve(message)
+    })
+  })
+  let stopping = false
+  let nextId = 0
+  const waiting = new Map()
+  child.on('message', (message) => {
+    if (message.type !== 'rss') return
+    waiting.get(message.id)?.(message.rss)
+    waiting.delete(message.id)
+  })
+  return {
+    name,
+    url: `http://127.0.0.1:${ready.port}`,
+    startupMs: ready.startupMs,
+    idleRss: ready.rss,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    rss: () => new Promise((resolve) => {
+      // A dead server has no memory to report (load() then says it died).
+      if (!child.connected) return resolve(0)
+      const id = nextId++
+      waiting.set(id, resolve)
+      child.send({ type: 'rss', id })
+    }),
+    stop () {
+      if (stopping || !this.alive()) return Promise.resolve()
+      stopping = true
+      return new Promise((resolve) => {
+        // A server stuck closing must not hang the run.
+        const kill = setTimeout(() => child.kill('SIGKILL'), 5000)
+        child.once('exit', () => { clearTimeout(kill); resolve() })
+        child.disconnect()
+      })
+    }
+  }
+}
+
+// ------------------------------------------------------------------ scenarios
+
+/**
+ * `requestAt(i)` is the i-th request of a run. Scenarios acting as a user go round the 100 users
+ * (and their posts), so the session lookups and row writes are spread as real traffic spreads them;
+ * both servers get the same sequence. Reads come first: the writes add rows and change views.
+ */
+function scenarios (fx) {
+  const json = { 'content-type': 'application/json' }
+  const bearer = (token) => ({ authorization: `Bearer ${token}` })
+  const listPath = `/api/v1/table/posts/list?where=${encodeURIComponent('views > 100')}&order=-views&limit=20`
+  const user = (i) => fx.users[i % fx.users.length]
+  return [
+    { name: 'list', requestAt: () => ({ method: 'GET', path: listPath }) },
+    { name: 'list-auth', rotates: true, requestAt: (i) => ({ method: 'GET', path: listPath, headers: bearer(user(i).token) }) },
+    { name: 'view', requestAt: () => ({ method: 'GET', path: `/api/v1/table/posts/view/${fx.publishedPostId}` }) },
+    {
+      name: 'insert',
+      write: true,
+      rotates: true,
+      requestAt: (i) => ({
+        method: 'POST',
+        path: '/api/v1/table/posts/insert',
+        headers: { ...json, ...bearer(user(i).token) },
+        body: JSON.stringify({ values: { author_id: user(i).id, title: `Bench post ${i}`, views: 0, published: true, tags: ['bench', 'new'] }, returning: 'id' })
+      })
+    },
+    {
+      name: 'edit',
+      write: true,
+      rotates: true,
+      requestAt: (i) => {
+        const { token, postId } = fx.own[i % fx.own.length]
+        return { method: 'POST', path: `/api/v1/table/posts/edit/${postId}`, headers: { ...json, ...bearer(token) }, body: JSON.stringify({ title: `Edited ${i}` }) }
+      }
+    },
+    {
+      name: 'action',
+      write: true,
+      rotates: true,
+      requestAt: (i) => ({ method: 'POST', path: '/api/v1/action/bump_views', headers: json, body: JSON.stringify({ id: fx.postIds[i % fx.postIds.length] }) })
+    }
+  ]
+}
+
+async function send (server, request) {
+  const res = await fetch(server.url + request.path, { method: request.method, headers: request.headers, body: request.body })
+  return { status: res.status, body: await res.json() }
+}
+
+/** Types in place of values: two inserts return different ids, but the same shape. */
+function shape (value) {
+  if (Array.isArray(value)) return value.map(shape)
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shape(v)]))
+  return value === null ? 'null' : typeof value
+}
+
+/**
+ * Both servers must give the same answers before their speed is compared: deep-equal bodies for
+ * reads (user 3's requests: that user's posts are all drafts, so the rule's author branch shows),
+ * the same status and shape for writes, and the same 401 for a forged token.
+ */
+async function verify (servers, list) {
+  const forged = { method: 'GET', path: list[0].requestAt(0).path, headers: { authorization: 'Bearer e30.e30.AAAA' } }
+  const checks = [...list.map((s) => ({ name: s.name, request: s.requestAt(3), exact: s.write !== true })), { name: 'forged token', request: forged, exact: true }]
+  for (const check of checks) {
+    const [a, b] = await Promise.all(servers.map((server) => send(server, check.request)))
+    const same = a.status === b.status && (check.exact ? isDeepStrictEqual(a.body, b.body) : isDeepStrictEqual(shape(a.body), shape(b.body)))
+    const expected = check.name === 'forged token' ? 401 : 200
+    if (!same || a.status !== expected) {
+      throw new Error(`${check.name}: the servers disagree (expected status ${expected})\n` +
+        `  fastbase ${a.status}: ${JSON.stringify(a.body)}\n  ceiling  ${b.status}: ${JSON.stringify(b.body)}`)
+    }
+  }
+}
+
+/** One autocannon run; with `sampleMemory`, the server's peak resident set size while it ran. */
+async function load (server, scenario, seconds, sampleMemory) {
+  const target = scenario.rotates === true
+    ? { url: server.url, requests: [{ setupRequest: ((i) => (req) => ({ ...req, ...scenario.requestAt(i++) }))(0) }] }
+    : (({ path, ...request }) => ({ url: server.url + path, ...request }))(scenario.requestAt(0))
+  let peakRss = 0
+  const sampler = sampleMemory ? setInterval(() => server.rss().then((rss) => { peakRss = Math.max(peakRss, rss) }), RSS_SAMPLE_MS) : undefined
+  let result
+  try {
+    result = await autocannon({ ...target, connections: options.connections, duration: seconds })
+  } finally {
+    clearInterval(sampler)
+  }
+  if (!server.alive()) throw new Error(`the ${server.name} server died during ${scenario.name}`)
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    peakRss
+  }
+}
+
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+async function benchmark (servers, list) {
+  const results = []
+  for (const scenario of list) {
+    const runs = Object.fromEntries(servers.map((s) => [s.name, []]))
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const server of servers) {
+        process.stdout.write(`  ${scenario.name}, round ${round}, ${server.name}... `)
+        await load(server, scenario, options.warmup, false)
+        const run = await load(server, scenario, options.duration, true)
+        runs[server.name].push(run)
+        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms`)
+      }
+    }
+    const summary = (name) => ({
+      reqPerSec: mean(runs[name].map((r) => r.reqPerSec)),
+      p99: mean(runs[name].map((r) => r.p99)),
+      peakRss: Math.max(...runs[name].map((r) => r.peakRss)),
+      rounds: runs[name]
+    })
+    const fastbase = summary('fastbase')
+    const ceiling = summary('ceiling')
+    results.push({
+      scenario: scenario.name,
+      fastbase,
+      ceiling,
+      ratio: { reqPerSec: fastbase.reqPerSec / ceiling.reqPerSec, p99: fastbase.p99 / ceiling.p99 }
+    })
+  }
+  return results
+}
+
+/** register + ready of a 100-table project on a fresh SQLite file, each time in a new process. */
+async function measureStartup (work) {
+  const samples = []
+  for (let i = 0; i < STARTUP_RUNS; i++) {
+    const dir = join(work, `startup-${i}`)
+    const server = await startServer('fastbase (100 tables)', 'fastbase-server.mjs', { project: 'many-tables', databaseUrl: `sqlite:${join(dir, 'db.sqlite')}`, dataDir: dir })
+    samples.push(server.startupMs)
+    await server.stop()
+  }
+  return { medianMs: median(samples), samplesMs: samples }
+}
+
+// ------------------------------------------------------------------ report
+
+function table (rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
+  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
+}
+
+function report (results, memory, startup, problems) {
+  const mib = (bytes) => `${(bytes / MiB).toFixed(0)} MiB`
+  const rows = [['scenario', 'fastbase req/s', 'ceiling req/s', 'req/s ratio', 'fastbase p99', 'ceiling p99', 'p99 ratio', 'fastbase peak RSS']]
+  for (const r of results) {
+    rows.push([
+      r.scenario,
+      r.fastbase.reqPerSec.toFixed(0),
+      r.ceiling.reqPerSec.toFixed(0),
+      r.ratio.reqPerSec.toFixed(2),
+      `${r.fastbase.p99.toFixed(1)} ms`,
+      `${r.ceiling.p99.toFixed(1)} ms`,
+      r.ratio.p99.toFixed(2),
+      mib(r.fastbase.peakRss)
+    ])
+  }
+  console.log(`\nfastbase vs ceiling on ${options.dialect}: ${options.connections} connections, ${options.rounds} × ${options.duration} s per server ` +
+    `after ${options.warmup} s warm-up; ratios are fastbase / ceiling (req/s: higher is better, p99: lower is better)\n`)
+  console.log(table(rows))
+  console.log(`\nResident memory: fastbase ${mib(memory.fastbase.idle)} idle, ${mib(memory.fastbase.peak)} peak under load` +
+    ` (ceiling ${mib(memory.ceiling.idle)} idle, ${mib(memory.ceiling.peak)} peak)`)
+  console.log(`Start-up, 100-table config (register + ready on a fresh SQLite file): median ${startup.medianMs.toFixed(0)} ms` +
+    ` of ${startup.samplesMs.map((ms) => ms.toFixed(0)).join(', ')}`)
+  for (const problem of problems) console.log(`${quick ? 'warning' : 'FAILED'}: ${problem}`)
+}
+
+// ------------------------------------------------------------------ main
+
+const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
+const database = freshDatabase(work)
+const servers = []
+try {
+  console.log(`Seeding ${USER_COUNT} users and ${POST_COUNT} posts on ${options.dialect}...`)
+  const fx = await seed(database.url, join(work, 'seed'))
+  servers.push(await startServer('fastbase', 'fastbase-server.mjs', { project: 'bench', databaseUrl: database.url, dataDir: join(work, 'fastbase') }))
+  servers.push(await startServer('ceiling', 'ceiling.mjs', { databaseUrl: database.url, jwtKey: USERS_JWT_KEY }))
+  const list = scenarios(fx)
+  await verify(servers, list)
+  console.log('Both servers answer every scenario alike. Measuring:')
+  const results = await benchmark(servers, list)
+  const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
+  await Promise.all(servers.map((s) => s.stop()))
+  const startup = await measureStartup(work)
+
+  const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
+    run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
+  report(results, memory, startup, problems)
+  if (!quick) {
+    const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
+    mkdirSync(dirname(file), { recursive: true })
+    const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
+    writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, problems }, null, 2) + '\n')
+    console.log(`Results written to ${relative(process.cwd(), file)}`)
+    if (problems.length > 0) process.exitCode = 1
+  }
+} finally {
+  await Promise.all(servers.map((s) => s.stop()))
+  await database.drop()
+  rmSync(work, { recursive: true, force: true })
+}
