@@ -7,6 +7,7 @@ import knexFactory, { type Knex } from 'knex'
 import pg from 'pg'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import type { DialectName } from '../dialects/types.js'
+import { memoize } from '../memo.js'
 import { quoteIdent } from '../ddl.js'
 import { schemaLockSql } from '../dialects/postgres-ddl.js'
 
@@ -131,16 +132,7 @@ const STATEMENT_CACHE_SIZE = 500
 
 function cachePreparedStatements (db: SqliteDatabase): void {
   const prepare = db.prepare.bind(db)
-  const cache = new Map<string, ReturnType<typeof prepare>>()
-  db.prepare = ((sql: string) => {
-    let statement = cache.get(sql)
-    if (statement === undefined) {
-      statement = prepare(sql)
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string)
-      cache.set(sql, statement)
-    }
-    return statement
-  }) as typeof db.prepare
+  db.prepare = memoize(STATEMENT_CACHE_SIZE, (sql) => prepare(sql)) as typeof db.prepare
 }
 
 function connectPostgres (url: string): Connection {
