@@ -23,6 +23,7 @@ const database: FastifyPluginAsync = async (app) => {
   }
   app.fastbase.db = knex
   app.fastbase.reader = connection.reader
+  app.fastbase.writer = connection.writer
   app.fastbase.dialect = dialectFor(dialectName)
   app.addHook('onClose', async () => {
     connection.reader?.close()

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
-import type { Reader } from '../lib/db/connect.js'
+import type { DirectWriter, Reader } from '../lib/db/connect.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
@@ -31,6 +31,8 @@ export interface Fastbase {
   db: Knex
   /** SQLite: direct reads outside transactions (see lib/db/connect.ts). */
   reader?: Reader
+  /** SQLite: single-statement writes on the idle writer connection (see lib/db/connect.ts). */
+  writer?: DirectWriter
   dialect: Dialect
   tables: Map<string, TableDescriptor>
   auth: AuthServices

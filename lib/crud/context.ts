@@ -7,7 +7,7 @@ import { authGlobals } from '../auth-context.js'
 import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
-import type { Reader } from '../db/connect.js'
+import type { DirectWriter, Reader } from '../db/connect.js'
 import { runRead } from '../db/read.js'
 
 export interface CrudContext {
@@ -25,6 +25,8 @@ export interface CrudContext {
   files?: FileTracker
   /** Direct reads outside transactions, where the dialect offers them (SQLite). */
   reader?: Reader
+  /** Direct single-statement writes outside transactions, where the dialect offers them (SQLite). */
+  writer?: DirectWriter
 }
 
 export async function readRows (ctx: CrudContext, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {

@@ -6,6 +6,7 @@ import type { Compiled } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
+import { runWrite } from '../db/read.js'
 
 type Row = Record<string, unknown>
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
@@ -65,7 +66,7 @@ export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: 
   } else if (or === 'REPLACE') {
     query = upsert(ctx, trx, query, Object.keys(rows[0]))
   }
-  return (columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query).then((r: unknown) => (Array.isArray(r) ? r : []) as Row[])
+  return runWrite(ctx.writer, trx, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query).then((r: unknown) => (Array.isArray(r) ? r : []) as Row[])
 }
 
 /** REPLACE = upsert on the key (DECISIONS 6); an existing row must pass the updateRule to be replaced. */
@@ -87,7 +88,7 @@ function upsert (ctx: CrudContext, trx: Knex.Transaction, query: Knex.QueryBuild
 async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const values = Object.fromEntries([...set].map(([name, f]) => [name, raw(trx, f)]))
   const query = applyCondition(trx(ctx.table.name).update(values), condition)
-  const result: unknown = await (columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
+  const result = await runWrite(ctx.writer, trx, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
   return Array.isArray(result) ? result as Row[] : []
 }
 
@@ -152,5 +153,5 @@ export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, 
   const where = condition === true ? { sql: '', bindings: [] as unknown[] } : { sql: ` WHERE ${condition.sql}`, bindings: condition.bindings }
   const returning = columns.length === 0 ? '' : ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
   const bindings = [...where.bindings, ...columns.flatMap((c) => c.fragment.bindings)] as Knex.RawBinding[]
-  return ctx.dialect.rawRows(await trx.raw(`DELETE FROM ${ctx.table.quoted}${where.sql}${returning}`, bindings))
+  return ctx.dialect.rawRows(await runWrite(ctx.writer, trx, trx.raw(`DELETE FROM ${ctx.table.quoted}${where.sql}${returning}`, bindings)))
 }

@@ -17,8 +17,18 @@ export interface Reader {
   close: () => void
 }
 
+/**
+ * SQLite only: runs one statement on the writer connection right now when Knex is not using it (no
+ * transaction open, nobody queued), else answers undefined and the caller goes through Knex. Safe
+ * because better-sqlite3 runs the statement synchronously: nothing can start in between.
+ */
+export interface DirectWriter {
+  run: (sql: string, bindings: readonly unknown[]) => Array<Record<string, unknown>> | undefined
+}
+
 export interface Connection {
   knex: Knex
+  writer?: DirectWriter
   dialectName: DialectName
   /**
    * SQLite only: a second, read-only connection. Under WAL readers never wait for the writer, so reads
@@ -83,6 +93,7 @@ function connectSqlite (url: string): Connection {
   const filename = sqliteFilename(url)
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
   const busyTimeout = envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000)
+  let writerDb: SqliteDatabase | undefined
   const knex = knexFactory({
     client: 'better-sqlite3',
     connection: { filename },
@@ -99,6 +110,7 @@ function connectSqlite (url: string): Connection {
           db.pragma(`busy_timeout = ${busyTimeout}`)
           db.pragma('foreign_keys = ON')
           cachePreparedStatements(db)
+          writerDb = db
           done(null, db)
         } catch (err) {
           done(err as Error, db)
@@ -106,7 +118,17 @@ function connectSqlite (url: string): Connection {
       }
     }
   })
-  return { knex, dialectName: 'sqlite', reader: filename === ':memory:' ? undefined : sqliteReader(filename, busyTimeout) }
+  const pool = knex.client.pool as { numUsed: () => number, numPendingAcquires: () => number } | undefined
+  const writer: DirectWriter = {
+    run (sql, bindings) {
+      if (writerDb === undefined || writerDb.inTransaction || pool === undefined || pool.numUsed() > 0 || pool.numPendingAcquires() > 0) return undefined
+      const statement = writerDb.prepare(sql)
+      if (statement.reader) return statement.all(...bindings) as Array<Record<string, unknown>>
+      statement.run(...bindings)
+      return []
+    }
+  }
+  return { knex, dialectName: 'sqlite', writer, reader: filename === ':memory:' ? undefined : sqliteReader(filename, busyTimeout) }
 }
 
 /** Opened on first use: the database file exists by then (the schema sync created it). */

@@ -26,7 +26,8 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       maxLimit,
       applyRules: true,
       files: request.fileTracker,
-      reader: app.fastbase.reader
+      reader: app.fastbase.reader,
+      writer: app.fastbase.writer
     }
   }
 
