@@ -1,3 +1,4 @@
+// Where a statement runs: the SQLite fast paths (reader connection, idle writer) or Knex.
 import type { Knex } from 'knex'
 import type { DirectWriter, Reader } from './connect.js'
 
