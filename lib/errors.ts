@@ -38,5 +38,7 @@ export const errors = {
 
 /** Adds one message to `data.<field>._errors`. */
 export function addFieldError (data: FieldErrors, field: string, message: string): void {
-  (data[field] ??= { _errors: [] })._errors.push(message)
+  // Own properties only: a field named `toString` or `constructor` must not find Object.prototype's.
+  if (!Object.hasOwn(data, field)) Object.defineProperty(data, field, { value: { _errors: [] }, enumerable: true, writable: true, configurable: true })
+  data[field]._errors.push(message)
 }

@@ -13,6 +13,59 @@ export function jsonInput (value: unknown): unknown {
   }
 }
 
+/**
+ * Nesting a stored `json` value may have. SQLite's and PostgreSQL's JSON functions give up near 1000
+ * levels (errors on rows a rule may hide) and JSON.stringify a few thousand levels in (a stack overflow).
+ */
+export const MAX_JSON_DEPTH = 64
+
+/** The text stored for a `json` field. */
+export function jsonText (value: unknown): string {
+  const tooDeep = () => new ValueError(`must be JSON nested at most ${MAX_JSON_DEPTH} levels deep`)
+  let text: string
+  try {
+    text = JSON.stringify(jsonInput(value))
+  } catch {
+    throw tooDeep()
+  }
+  if (nesting(text) > MAX_JSON_DEPTH) throw tooDeep()
+  return text
+}
+
+/** Deepest bracket nesting of JSON text, strings skipped; one pass, no recursion. */
+function nesting (text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) {
+      inString = true
+    } else if (c === 91 || c === 123) {
+      deepest = Math.max(deepest, ++depth)
+    } else if (c === 93 || c === 125) {
+      depth--
+    }
+  }
+  return deepest
+}
+
+const NUMBER_TEXT = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
+
+/**
+ * A value for a number column: numbers as they are, numeric text as its number, anything else
+ * refused, so `views == 'abc'` is the same 400 on both databases (PostgreSQL would fail the cast,
+ * SQLite would quietly compare text with numbers).
+ */
+export function numberInput (value: unknown): unknown {
+  if (typeof value === 'number') return value
+  if (typeof value === 'string' && NUMBER_TEXT.test(value.trim())) return Number(value)
+  throw new ValueError('must be a number')
+}
+
 // `2026-11-21 15:07:47` (SQLite's CURRENT_TIMESTAMP) and ISO 8601 with or without zone; no zone means UTC.
 const DATE_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
 

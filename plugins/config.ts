@@ -12,6 +12,7 @@ import { loadConfigFile } from '../lib/config/load.js'
 import { resolveSecrets, type Env } from '../lib/config/secrets.js'
 import { ConfigError, validateConfig } from '../lib/config/validate.js'
 import { packageRoot } from '../lib/package.js'
+import { resolveLimits } from '../lib/limits.js'
 
 export { ConfigError }
 
@@ -46,7 +47,7 @@ const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   const options = await runtimeOptions(opts, env)
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
   // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.
-  const fastbase: Pick<Fastbase, 'config' | 'options'> = { config, options }
+  const fastbase: Pick<Fastbase, 'config' | 'options' | 'limits'> = { config, options, limits: resolveLimits(config) }
   app.decorate('fastbase', fastbase as Fastbase)
 }
 

@@ -10,12 +10,16 @@ import type { Storage } from '../lib/storage/types.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey } from '../lib/files/tracker.js'
 import type { TableDescriptor } from '../lib/table.js'
-import { errors } from '../lib/errors.js'
+import { errors, FastbaseError } from '../lib/errors.js'
+import { MAX_FIELD_NAME_DEPTH } from '../lib/limits.js'
+import { PassThrough, pipeline, type Readable } from 'node:stream'
 
-/** Default `maxUploadSize`: 10 MiB per file. */
-export const DEFAULT_MAX_UPLOAD = 10 * 1024 * 1024
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
+// Longest multipart field name read: a name is a dotted path into the body, never data.
+const MAX_FIELD_NAME = 200
+// How deep in the body `@filePayload` references are looked for: body -> values -> [row] -> field.
+const FILE_REF_DEPTH = 4
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,47 +30,62 @@ declare module 'fastify' {
 
 type Row = Record<string, unknown>
 
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
 /** `values.title` -> body.values.title: browser forms name nested fields with dots. */
 function setDotted (body: Row, path: string, value: unknown): void {
   const keys = path.split('.')
+  if (keys.length > MAX_FIELD_NAME_DEPTH || keys.some((k) => k === '' || FORBIDDEN_KEYS.has(k))) {
+    throw errors.badRequest(`Invalid multipart field name "${path.slice(0, 60)}": at most ${MAX_FIELD_NAME_DEPTH} dot-separated names`)
+  }
   let node = body
   for (const key of keys.slice(0, -1)) {
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return
-    node = (node[key] ??= {}) as Row
-    if (typeof node !== 'object' || node === null) return
+    const next = Object.hasOwn(node, key) ? node[key] : (node[key] = {})
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) throw errors.badRequest(`Multipart field "${path}" conflicts with "${key}"`)
+    node = next as Row
   }
-  const last = keys.at(-1)!
-  if (last !== '__proto__' && last !== 'constructor' && last !== 'prototype') node[last] = value
+  node[keys.at(-1)!] = value
 }
 
+/** Deep merge of `@jsonPayload` over the form fields; recursion follows the form's own (bounded) depth. */
 function merge (target: Row, source: unknown): void {
   if (source === null || typeof source !== 'object' || Array.isArray(source)) throw errors.badRequest(`${JSON_PART} must be a JSON object`)
   for (const [key, value] of Object.entries(source)) {
-    const current = target[key]
+    if (FORBIDDEN_KEYS.has(key)) continue
+    const current = Object.hasOwn(target, key) ? target[key] : undefined
     if (current !== null && typeof current === 'object' && !Array.isArray(current) && value !== null && typeof value === 'object' && !Array.isArray(value)) merge(current as Row, value)
     else target[key] = value
   }
 }
 
-/** `"@filePayload"` / `"@filePayload.N"` anywhere in the body -> the stored name of the N-th uploaded file. */
-function resolveFileRefs (value: unknown, stored: string[]): unknown {
+/** `"@filePayload"` / `"@filePayload.N"` where a field value can be -> the stored name of the N-th uploaded file. */
+function resolveFileRefs (value: unknown, stored: string[], depth = 0): unknown {
   if (typeof value === 'string') {
-    const m = /^@filePayload(?:\.(\d+))?$/.exec(value)
+    const m = /^@filePayload(?:\.(\d{1,4}))?$/.exec(value)
     if (m === null) return value
     const name = stored[Number(m[1] ?? 0)]
     if (name === undefined) throw errors.badRequest(`${value} refers to a file that was not uploaded`)
     return name
   }
-  if (Array.isArray(value)) return value.map((v) => resolveFileRefs(v, stored))
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveFileRefs(v, stored)]))
-  return value
+  if (depth >= FILE_REF_DEPTH || value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) return value.map((v) => resolveFileRefs(v, stored, depth + 1))
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveFileRefs(v, stored, depth + 1)]))
+}
+
+/** Errors of the multipart parser (busboy, @fastify/multipart) are the caller's malformed body: 400/413. */
+function multipartError (error: unknown): unknown {
+  if (error instanceof FastbaseError) return error
+  const status = (error as { statusCode?: number }).statusCode
+  if (status === 413) return errors.payloadTooLarge((error as Error).message)
+  return errors.badRequest(`Malformed multipart body: ${(error as Error).message ?? 'unreadable'}`)
 }
 
 async function files (app: FastifyInstance): Promise<void> {
-  const { config, options } = app.fastbase
+  const { config, options, limits } = app.fastbase
   const storage: Storage = await createStorage(config.storage, options.dataDir)
-  const maxUploadSize = config.maxUploadSize ?? DEFAULT_MAX_UPLOAD
-  await app.register(fastifyMultipart, { limits: { fileSize: maxUploadSize, fieldSize: 1024 * 1024, parts: 1000 } })
+  await app.register(fastifyMultipart, {
+    limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize }
+  })
   app.fastbase.storage = storage
   app.addHook('onClose', async () => { await storage.close() })
 
@@ -79,15 +98,15 @@ async function files (app: FastifyInstance): Promise<void> {
     const json: Row = {}
     const stored: string[] = []
     for await (const part of request.parts()) {
+      if (typeof part.fieldname !== 'string' || part.fieldname === '') throw errors.badRequest('Multipart part without a field name')
       if (part.type === 'file') {
-        if (part.fieldname !== FILE_PART) {
-          part.file.resume()
-          throw errors.badRequest(`Unexpected file part "${part.fieldname}": upload files as ${FILE_PART} parts`)
-        }
+        if (part.fieldname !== FILE_PART) throw errors.badRequest(`Unexpected file part "${part.fieldname}": upload files as ${FILE_PART} parts`)
+        // A body that ended inside this part has already closed its stream; a pipe set up now would wait forever.
+        if (part.file.destroyed) throw errors.badRequest('Malformed multipart body: it ends inside a file part')
         const name = storedFileName(part.filename)
         tracker.markUploaded(table, name)
-        await storage.put(fileKey(table, name), part.file, { contentType: part.mimetype || 'application/octet-stream' })
-        if (part.file.truncated) throw errors.payloadTooLarge(`File larger than maxUploadSize (${maxUploadSize} bytes)`)
+        await storage.put(fileKey(table, name), guarded(part.file), { contentType: part.mimetype || 'application/octet-stream' })
+        if (part.file.truncated) throw errors.payloadTooLarge(`File larger than maxUploadSize (${limits.uploadSize} bytes)`)
         stored.push(name)
       } else if (part.fieldname === JSON_PART) {
         try {
@@ -106,12 +125,20 @@ async function files (app: FastifyInstance): Promise<void> {
     return resolveFileRefs(body, stored) as Row
   }
 
-  /** Route hooks for a table write: multipart bodies become JSON bodies; storage is settled before the reply. */
-  app.decorate('fastbaseFileHooks', (table: TableDescriptor) => ({
+  /**
+   * Route hooks for a table write: `authorize` settles the caller's right to write before a byte is
+   * stored; multipart bodies become JSON bodies; storage is settled before the reply.
+   */
+  app.decorate('fastbaseFileHooks', (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => ({
     preValidation: async (request: FastifyRequest) => {
       request.fileTracker = new FileTracker(storage, request.log)
       if (!request.isMultipart()) return
-      request.body = await multipartBody(request, table, request.fileTracker)
+      authorize(request)
+      try {
+        request.body = await multipartBody(request, table, request.fileTracker)
+      } catch (error) {
+        throw multipartError(error)
+      }
     },
     onSend: async (request: FastifyRequest, reply: FastifyReply) => {
       await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
@@ -119,9 +146,20 @@ async function files (app: FastifyInstance): Promise<void> {
   }))
 }
 
+/**
+ * The part's stream behind a PassThrough piped at once: if the body ends or the client goes away
+ * mid-file, the error reaches the storage driver (which removes its temporary file) instead of
+ * leaving it waiting on a stream that will never end.
+ */
+function guarded (file: Readable): Readable {
+  const pass = new PassThrough()
+  pipeline(file, pass, () => {})
+  return pass
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    fastbaseFileHooks: (table: TableDescriptor) => {
+    fastbaseFileHooks: (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
       preValidation: (request: FastifyRequest) => Promise<void>
       onSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
     }

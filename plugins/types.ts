@@ -9,6 +9,7 @@ import type { AuthServices } from './auth.js'
 import type { CompiledAction } from '../lib/actions/run.js'
 import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
+import type { Limits } from '../lib/limits.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -28,6 +29,8 @@ export interface FastbaseRuntimeOptions {
 export interface Fastbase {
   config: DatabaseSettings
   options: FastbaseRuntimeOptions
+  /** Bounds on one request (config `limits`, `maxLimit`, `maxUploadSize`). */
+  limits: Limits
   db: Knex
   /** SQLite: direct reads outside transactions (see lib/db/connect.ts). */
   reader?: Reader

@@ -56,7 +56,7 @@ export default async function fileRoutes (app: FastifyInstance): Promise<void> {
     if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()
     let record: Record<string, unknown>
     try {
-      record = await view({ db: app.fastbase.db, dialect: app.fastbase.dialect, table, auth: request.auth, maxLimit: 1, applyRules: true }, rid, { select: fields.map((f) => f.name) })
+      record = await view({ db: app.fastbase.db, dialect: app.fastbase.dialect, table, auth: request.auth, limits: app.fastbase.limits, applyRules: true }, rid, { select: fields.map((f) => f.name) })
     } catch (error) {
       // Missing, hidden by the viewRule, or the rule is null: all look the same from outside.
       if (error instanceof FastbaseError && (error.statusCode === 404 || error.statusCode === 403)) throw errors.fileNotFound()

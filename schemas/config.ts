@@ -1,6 +1,7 @@
 // The project config (teenybase `DatabaseSettings` shape) as TypeBox schemas.
 // The schema is the single source of the config's TypeScript types and of its start-up validation.
 import { Type, type Static, type TSchema, type TLiteral } from '@sinclair/typebox'
+import { LIMIT_CEILINGS } from '../lib/limits.js'
 
 const Identifier = Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$', minLength: 1, maxLength: 255 })
 
@@ -243,6 +244,19 @@ export const S3StorageConfigSchema = Type.Object({
 
 export const StorageConfigSchema = Type.Union([LocalStorageConfigSchema, S3StorageConfigSchema])
 
+const limit = (description: string, maximum?: number) => Type.Optional(Type.Integer({ minimum: 1, description, ...(maximum === undefined ? {} : { maximum }) }))
+const LimitsSchema = Type.Object({
+  maxLimit: limit('rows of one read'),
+  expressionLength: limit('characters of one where, set or select text', LIMIT_CEILINGS.expressionLength),
+  columns: limit('columns of one select or returning list', LIMIT_CEILINGS.columns),
+  orderTerms: limit('terms of one order or group list', LIMIT_CEILINGS.orderTerms),
+  cells: limit('rows x columns of one answer'),
+  bodySize: limit('bytes of a JSON or urlencoded body'),
+  uploadSize: limit('bytes of one uploaded file'),
+  files: limit('file parts of one multipart body'),
+  fields: limit('non-file parts of one multipart body')
+}, { additionalProperties: false })
+
 export const DatabaseSettingsSchema = Type.Object({
   tables: Type.Array(TableSchema),
   jwtSecret: Type.String({ minLength: 1 }),
@@ -269,6 +283,8 @@ export const DatabaseSettingsSchema = Type.Object({
   maxLimit: Type.Optional(Type.Integer({ minimum: 1 })),
   rateLimit: Type.Optional(Type.Union([Type.Literal(false), Type.Object({}, { additionalProperties: true })])),
   maxUploadSize: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Bounds on one request (DECISIONS 38); lib/limits.ts has the defaults. */
+  limits: Type.Optional(LimitsSchema),
   storage: Type.Optional(StorageConfigSchema),
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),

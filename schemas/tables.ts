@@ -3,35 +3,56 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { TableData } from './config.js'
 import { insertRecordSchema, updateRecordSchema, recordSchema } from './record.js'
 import { ErrorSchema } from './error.js'
+import type { Limits } from '../lib/limits.js'
 
-const Expression = (description: string, minLength = 0) => Type.String({ minLength, maxLength: 1000, description })
-const StringList = (description: string) => Type.Union([Type.String(), Type.Array(Type.String())], { description })
 const Conflict = Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'].map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
 
-export const ReadParamsSchema = Type.Object({
-  where: Type.Optional(Expression('Filter expression, e.g. `views > 10 & title ~ \'%news%\'`')),
-  order: Type.Optional(StringList('`-created`, `title`, `created DESC`; comma-separated or array')),
-  sort: Type.Optional(StringList('Alias of order')),
-  limit: Type.Optional(Type.Integer({ minimum: 0, description: 'Max rows (capped by maxLimit)' })),
-  offset: Type.Optional(Type.Integer({ minimum: 0 })),
-  select: Type.Optional(StringList('Columns or `expr as name`; comma-separated or array')),
-  distinct: Type.Optional(Type.Boolean()),
-  group: Type.Optional(StringList('Columns to group by'))
-}, { additionalProperties: false })
+/** Schema builders bounded by the app's `limits` (DECISIONS 38). */
+function bounded (limits: Limits) {
+  const Expression = (description: string, minLength = 0) => Type.String({ minLength, maxLength: limits.expressionLength, description })
+  const StringList = (description: string, maxItems: number) => Type.Union([
+    Type.String({ maxLength: limits.expressionLength }),
+    Type.Array(Type.String({ maxLength: limits.expressionLength }), { maxItems })
+  ], { description })
+  return {
+    Expression,
+    Columns: (description: string) => StringList(description, limits.columns),
+    Terms: (description: string) => StringList(description, limits.orderTerms)
+  }
+}
 
-export const ViewQuerySchema = Type.Object({
-  select: Type.Optional(StringList('Columns or `expr as name`')),
-  where: Type.Optional(Expression('Additional filter'))
-}, { additionalProperties: false })
+export interface QuerySchemas {
+  read: TObject
+  view: TObject
+  edit: TObject
+}
+
+/** Query (and select/list body) schemas shared by every table's routes. */
+export function querySchemas (limits: Limits): QuerySchemas {
+  const { Expression, Columns, Terms } = bounded(limits)
+  return {
+    read: Type.Object({
+      where: Type.Optional(Expression('Filter expression, e.g. `views > 10 & title ~ \'%news%\'`')),
+      order: Type.Optional(Terms('`-created`, `title`, `created DESC`; comma-separated or array')),
+      sort: Type.Optional(Terms('Alias of order')),
+      limit: Type.Optional(Type.Integer({ minimum: 0, description: `Max rows (capped by maxLimit, ${limits.maxLimit}, and by ${limits.cells} values per answer)` })),
+      offset: Type.Optional(Type.Integer({ minimum: 0 })),
+      select: Type.Optional(Columns('Columns or `expr as name`; comma-separated or array')),
+      distinct: Type.Optional(Type.Boolean()),
+      group: Type.Optional(Terms('Columns to group by'))
+    }, { additionalProperties: false }),
+    view: Type.Object({
+      select: Type.Optional(Columns('Columns or `expr as name`')),
+      where: Type.Optional(Expression('Additional filter'))
+    }, { additionalProperties: false }),
+    edit: Type.Object({
+      returning: Type.Optional(Columns('Columns to return; default: the uid field')),
+      or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
+    }, { additionalProperties: false })
+  }
+}
 
 export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) })
-
-export const EditQuerySchema = Type.Object({
-  returning: Type.Optional(StringList('Columns to return; default: the uid field')),
-  or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
-}, { additionalProperties: false })
-
-const Returning = StringList('Columns to return (`*` for all); omitted: empty response')
 
 export interface TableSchemas {
   record: TObject
@@ -43,7 +64,9 @@ export interface TableSchemas {
   records: TSchema
 }
 
-export function tableSchemas (table: TableData): TableSchemas {
+export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
+  const { Expression, Columns } = bounded(limits)
+  const Returning = Columns('Columns to return (`*` for all); omitted: empty response')
   const record = recordSchema(table)
   const insertRecord = insertRecordSchema(table)
   const updateRecord = updateRecordSchema(table)
@@ -59,7 +82,7 @@ export function tableSchemas (table: TableData): TableSchemas {
     updateBody: Type.Object({
       where: Expression('Rows to update', 1),
       setValues: Type.Optional(updateRecord),
-      set: Type.Optional(Type.Record(Type.String(), Expression('Expression over the current row, e.g. `views + 1`'))),
+      set: Type.Optional(Type.Record(Type.String(), Expression('Expression over the current row, e.g. `views + 1`'), { maxProperties: table.fields.length })),
       returning: Type.Optional(Returning),
       or: Type.Optional(Conflict)
     }, { additionalProperties: false }),

@@ -64,7 +64,11 @@ t.test('parser', async (t) => {
     ['', /Empty expression/],
     ['a ? 1 : 2', /Unexpected character "\?" at position 2/],
     ['title[0]', /Unexpected token "\[" at position 5/],
-    ['x'.repeat(1001), /longer than 1000 characters/]
+    ['x'.repeat(10_001), /longer than 10000 characters/],
+    ['('.repeat(201) + '1' + ')'.repeat(201), /nested deeper than 200 levels/],
+    ['!'.repeat(300) + 'a', /nested deeper than 200 levels/],
+    [Array(300).fill('a').join(' | '), /nested deeper than 200 levels/],
+    [`a in (${Array(1001).fill(1).join(',')})`, /"in" takes at most 1000 values/]
   ]
   for (const [src, message] of rejects) {
     t.test(`rejects ${src.slice(0, 30)}`, async (t) => {

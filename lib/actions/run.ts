@@ -16,6 +16,7 @@ import { paramsValidator } from './params.js'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
+import type { Limits } from '../limits.js'
 
 type Row = Record<string, unknown>
 
@@ -32,7 +33,7 @@ export interface ActionRuntime {
   storage: FileStorage
   dialect: Dialect
   tables: Map<string, TableDescriptor>
-  maxLimit: number
+  limits: Limits
 }
 
 export interface RunOptions {
@@ -139,7 +140,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     for (const statement of action.statements) {
       const ctx: CrudContext = {
         db: trx, dialect: runtime.dialect, table: statement.table, auth, globals: { params, request: options.request ?? {} },
-        maxLimit: runtime.maxLimit, applyRules: data.applyTableRules !== false, files
+        limits: runtime.limits, applyRules: data.applyTableRules !== false, files
       }
       try {
         results.push(statement.sql !== undefined

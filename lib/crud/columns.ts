@@ -2,9 +2,9 @@
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Fragment } from '../dialects/types.js'
-import { parseColumns, compile, toFragment, ExpressionError, type Expr, type ListItem } from '../expr/index.js'
+import { parseColumns, compile, toFragment, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
 import { errors } from '../errors.js'
-import { scopeOf, type CrudContext } from './context.js'
+import { scopeOf, checkLength, type CrudContext } from './context.js'
 
 export interface OutputColumn {
   /** Key in the response object. */
@@ -17,7 +17,6 @@ export interface OutputColumn {
 
 export type ListSpec = string | string[] | undefined
 
-const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg'])
 // PostgreSQL truncates longer identifiers, which would rename the response key.
 const MAX_KEY_LENGTH = 63
 
@@ -31,14 +30,30 @@ function hasAggregate (expr: Expr): boolean {
   }
 }
 
+function texts (spec: ListSpec): string[] {
+  return spec === undefined ? [] : Array.isArray(spec) ? spec : [spec]
+}
+
+/** The caller's list items; `*` is one of them (a second `*` repeats every key and fails as a duplicate). */
 function items (ctx: CrudContext, what: string, spec: ListSpec): ListItem[] {
-  const texts = spec === undefined ? [] : Array.isArray(spec) ? spec : [spec]
-  try {
-    return texts.flatMap((text) => parseColumns(text))
-  } catch (error) {
-    if (error instanceof ExpressionError) throw errors.expression(what, error.message)
-    throw error
+  const list = texts(spec)
+  if (list.length > ctx.limits.columns) throw tooManyColumns(ctx, what)
+  const parsed: ListItem[] = []
+  for (const text of list) {
+    checkLength(ctx, what, text)
+    try {
+      parsed.push(...parseColumns(text))
+    } catch (error) {
+      if (error instanceof ExpressionError) throw errors.expression(what, error.message)
+      throw error
+    }
+    if (parsed.length > ctx.limits.columns) throw tooManyColumns(ctx, what)
   }
+  return parsed
+}
+
+function tooManyColumns (ctx: CrudContext, what: string) {
+  return errors.expression(what, `more than ${ctx.limits.columns} columns`)
 }
 
 function fieldColumn (ctx: CrudContext, field: TableField): OutputColumn {
@@ -58,7 +73,7 @@ export function outputColumns (ctx: CrudContext, what: 'select' | 'returning', s
     }
     let compiled
     try {
-      compiled = compile(item.expr, scopeOf(ctx))
+      compiled = compile(item.expr, scopeOf(ctx, { aggregates: what === 'select' }))
     } catch (error) {
       if (error instanceof ExpressionError) throw errors.expression(what, error.message)
       throw error
@@ -90,16 +105,25 @@ export function decodeRow (ctx: CrudContext, columns: OutputColumn[], row: Recor
   return out
 }
 
-function names (spec: ListSpec): string[] {
-  const texts = spec === undefined ? [] : Array.isArray(spec) ? spec : [spec]
-  return texts.flatMap((t) => t.split(',')).map((s) => s.trim()).filter((s) => s !== '')
+function names (ctx: CrudContext, what: 'order' | 'group', spec: ListSpec): string[] {
+  const out: string[] = []
+  for (const text of texts(spec)) {
+    checkLength(ctx, what, text)
+    for (const part of text.split(',')) {
+      const name = part.trim()
+      if (name === '') continue
+      if (out.length === ctx.limits.orderTerms) throw errors.expression(what, `more than ${ctx.limits.orderTerms} terms`)
+      out.push(name)
+    }
+  }
+  return out
 }
 
 const ORDER_ITEM = /^([+-])?\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?$/i
 
 /** `-created, title`, `created DESC`, `['+a', 'b asc']` -> ORDER BY SQL. Names: visible columns or output keys. */
 export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColumn[]): string | undefined {
-  const parts = names(spec).map((item) => {
+  const parts = names(ctx, 'order', spec).map((item) => {
     const m = ORDER_ITEM.exec(item)
     if (m === null) throw errors.expression('order', `"${item}" is not a column name with an optional +, - or ASC/DESC`)
     const [, sign, name, direction] = m
@@ -112,7 +136,7 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
 }
 
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {
-  const parts = names(spec).map((name) => {
+  const parts = names(ctx, 'group', spec).map((name) => {
     if (!ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)) throw errors.expression('group', `Unknown column "${name}"`)
     return `${ctx.table.quoted}.${ctx.dialect.quote(name)}`
   })

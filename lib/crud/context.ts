@@ -9,6 +9,7 @@ import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectWriter, Reader } from '../db/connect.js'
 import { runRead } from '../db/read.js'
+import type { Limits } from '../limits.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -17,8 +18,8 @@ export interface CrudContext {
   auth: AuthContext
   /** Extra expression globals (`request`, `params`). */
   globals?: Record<string, unknown>
-  /** Cap of `limit` (DECISIONS 7). */
-  maxLimit: number
+  /** Bounds on one request: page size, columns, answer size (DECISIONS 7, 38). */
+  limits: Limits
   /** false for action steps with applyTableRules: false. */
   applyRules: boolean
   /** Files uploaded by this request, and file values its writes release (files plugin). */
@@ -45,8 +46,14 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   }
 }
 
+/** Caller text longer than `limits.expressionLength` is refused before anything reads it. */
+export function checkLength (ctx: CrudContext, what: string, src: string): void {
+  if (src.length > ctx.limits.expressionLength) throw errors.expression(what, `longer than ${ctx.limits.expressionLength} characters`)
+}
+
 /** Compiles caller text; expression errors become a 400 naming what was wrong. */
 export function compileCaller (ctx: CrudContext, what: string, src: string, extra: Partial<Scope> = {}): Compiled {
+  checkLength(ctx, what, src)
   try {
     return compile(parse(src), scopeOf(ctx, extra))
   } catch (error) {
@@ -64,12 +71,41 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })))
 }
 
+/**
+ * Before a write does any work (file parts are stored before the body is validated): could any row
+ * pass one of `rules` for this caller? A rule that is missing, or that folds to false for this
+ * caller (`auth.uid != null` when anonymous), is a 403 now rather than after the upload.
+ */
+export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
+  if (ctx.auth.admin || !ctx.applyRules) return
+  const possible = rules.some((rule) => ctx.table.rules[rule] !== null &&
+    ruleCondition(ctx, rule, { newValues: rule === 'createRule' ? 'row' : new Map() }) !== false)
+  if (!possible) throw errors.forbidden()
+}
+
 export function and (...conditions: Condition[]): Condition {
   if (conditions.some((c) => c === false)) return false
   const parts = conditions.filter((c): c is Fragment => c !== true)
   if (parts.length === 0) return true
   if (parts.length === 1) return parts[0]
   return { sql: parts.map((p) => `(${p.sql})`).join(' AND '), bindings: parts.flatMap((p) => p.bindings) }
+}
+
+/**
+ * The caller's condition under a rule, tested only on rows the rule lets through (DECISIONS 38).
+ * In `rule AND where` the planner picks the order, and may test the caller's condition on a hidden
+ * row first: an error it raises there (malformed JSON, a failed cast) or the time it takes would
+ * tell the caller that the hidden row exists. CASE runs its branch only when its WHEN holds, on
+ * both databases; the rule is also kept outside the CASE, where its indexes still serve.
+ */
+export function ruleFirst (rule: Condition, caller: Condition): Condition {
+  if (rule === false || caller === false) return false
+  if (rule === true) return caller
+  if (caller === true) return rule
+  return {
+    sql: `(${rule.sql}) AND (CASE WHEN (${rule.sql}) THEN (${caller.sql}) ELSE FALSE END)`,
+    bindings: [...rule.bindings, ...rule.bindings, ...caller.bindings]
+  }
 }
 
 export function whereOf (ctx: CrudContext, where: string | undefined, extra: Partial<Scope> = {}): Condition {
@@ -84,7 +120,8 @@ export function applyCondition<T extends Knex.QueryBuilder> (query: T, condition
 /** `uid = :id`; an id that cannot be a value of the uid column matches nothing: 404. */
 export function idCondition (ctx: CrudContext, id: string): Fragment {
   const uid = ctx.table.uid
-  if (uid === undefined) throw errors.recordNotFound()
+  // No stored id holds a NUL byte (PostgreSQL text cannot).
+  if (uid === undefined || id.includes('\0')) throw errors.recordNotFound()
   const numeric = uid.type === 'integer' || uid.type === 'number'
   if (numeric && !/^-?\d+(\.\d+)?$/.test(id)) throw errors.recordNotFound()
   const literal = ctx.dialect.literal(numeric ? Number(id) : id, uid)

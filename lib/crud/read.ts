@@ -1,7 +1,8 @@
 // select, list and view.
 import type { Knex } from 'knex'
 import { errors } from '../errors.js'
-import { and, applyCondition, ruleCondition, whereOf, idCondition, readRows, type CrudContext, type Condition } from './context.js'
+import { rowsFor } from '../limits.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, readRows, type CrudContext, type Condition } from './context.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
@@ -25,7 +26,7 @@ interface Plan {
 }
 
 function plan (ctx: CrudContext, params: ReadParams): Plan {
-  const condition = and(whereOf(ctx, params.where), ruleCondition(ctx, 'listRule'))
+  const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where))
   const columns = outputColumns(ctx, 'select', params.select)
   const group = groupSql(ctx, params.group)
   return { columns, condition, group, order: orderSql(ctx, params.order ?? params.sort, columns) ?? defaultOrder(ctx, params, columns, group) }
@@ -49,8 +50,9 @@ function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBui
   return query
 }
 
-function limitOf (ctx: CrudContext, limit: number | undefined): number {
-  return Math.min(limit ?? ctx.maxLimit, ctx.maxLimit)
+/** Rows of one page: `limit`, capped by maxLimit and by the cells one answer may hold (DECISIONS 7, 38). */
+function limitOf (ctx: CrudContext, limit: number | undefined, columns: number): number {
+  return Math.min(limit ?? ctx.limits.maxLimit, ctx.limits.maxLimit, rowsFor(ctx.limits, columns))
 }
 
 export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
@@ -61,7 +63,7 @@ async function runSelect (ctx: CrudContext, p: Plan, params: ReadParams): Promis
   if (p.condition === false) return []
   let query = baseQuery(ctx, p, params.distinct === true)
   if (p.order !== undefined) query = query.orderByRaw(p.order)
-  query = query.limit(limitOf(ctx, params.limit))
+  query = query.limit(limitOf(ctx, params.limit, p.columns.length))
   if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset)
   const rows = await readRows(ctx, query)
   return rows.map((row) => decodeRow(ctx, p.columns, row))
@@ -82,7 +84,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
 export async function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'select' | 'where'>): Promise<Row> {
   const byId = idCondition(ctx, id)
-  const condition = and(byId, whereOf(ctx, params.where), ruleCondition(ctx, 'viewRule'))
+  const condition = and(byId, ruleFirst(ruleCondition(ctx, 'viewRule'), whereOf(ctx, params.where)))
   if (condition === false) throw errors.recordNotFound()
   const columns = outputColumns(ctx, 'select', params.select)
   const db = ctx.db as Knex

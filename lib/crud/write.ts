@@ -3,10 +3,11 @@ import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Fragment } from '../dialects/types.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'
+import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
-import { toFragment, ExpressionError, type Compiled } from '../expr/index.js'
-import { and, applyCondition, ruleCondition, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
+import { toFragment, newFieldsOf, ExpressionError, type Compiled } from '../expr/index.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, type ListSpec } from './columns.js'
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
@@ -144,6 +145,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors) }))
   throwIfErrors(fieldErrors)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
+  checkCells(ctx, rows.length, columns.length)
   const keys = keyColumns(ctx)
   const batches = statementBatches(rows)
   const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
@@ -176,6 +178,23 @@ async function checkCreated (ctx: CrudContext, trx: Knex.Transaction, rule: Cond
   if (rule === true || rows.length === 0) return
   const passing = await applyCondition(trx.from(ctx.table.name).count({ n: '*' }), and(keyCondition(ctx, rows), rule) as Fragment)
   if (Number((passing as Row[])[0].n) !== rows.length) throw errors.forbidden()
+}
+
+// ---------------------------------------------------------------- answer size
+
+/** rows x returning columns of a write's answer stay within `limits.cells` (DECISIONS 38). */
+function checkCells (ctx: CrudContext, rows: number, columns: number): void {
+  if (columns > 0 && rows * columns > ctx.limits.cells) {
+    throw errors.badRequest(`returning ${rows} rows of ${columns} columns is more than the ${ctx.limits.cells} values one answer may hold: return fewer columns or change fewer rows per request`)
+  }
+}
+
+/** Before an update or delete with `returning`: count, up to one past the bound, the rows it would change. */
+async function checkReturningCells (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: number): Promise<void> {
+  if (columns === 0) return
+  const matching = applyCondition(trx.from(ctx.table.name).select(trx.raw('1 AS one')), condition).limit(rowsFor(ctx.limits, columns) + 1)
+  const [{ n }] = await trx.count({ n: '*' }).from(matching.as('fb_matching')) as Row[]
+  checkCells(ctx, Number(n), columns)
 }
 
 // ---------------------------------------------------------------- update
@@ -220,9 +239,23 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   }
   throwIfErrors(fieldErrors)
   if (set.size === 0) throw errors.badRequest('Nothing to update: give at least one field in set or setValues')
+  checkSetAgainstRule(ctx, params.set)
   const updated = ctx.table.updated
   if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
   return { set, newValues }
+}
+
+/**
+ * A caller's `set` expression that the updateRule reads as `new.<field>` would run inside the rule,
+ * on rows the rule hides, where its errors or its time would reveal them (DECISIONS 38). Such a
+ * value must come as a constant, in setValues.
+ */
+function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | undefined): void {
+  const rule = ctx.table.rules.updateRule
+  if (set === undefined || rule === null || ctx.auth.admin || !ctx.applyRules) return
+  const read = newFieldsOf(rule)
+  const checked = Object.keys(set).filter((name) => read.has(name))
+  if (checked.length > 0) throw errors.badRequest(`set.${checked[0]}: the update rule checks new.${checked[0]}, so give its value in setValues`)
 }
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
@@ -231,14 +264,17 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   const a = assignments(ctx, hooked === undefined ? params : { ...params, setValues: hooked.values }, hooked?.system ?? {})
   // A password change through the table API reaches only the caller's own record.
   const own = hooked?.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
-  const condition = and(whereOf(ctx, params.where, { newValues: a.newValues }), extra ?? true, own, ruleCondition(ctx, 'updateRule', { newValues: a.newValues }))
+  const condition = and(extra ?? true, own, ruleFirst(ruleCondition(ctx, 'updateRule', { newValues: a.newValues }), whereOf(ctx, params.where, { newValues: a.newValues })))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const writtenFiles = ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name))
+  // edit (`extra` = one id) changes one row at most.
+  const countFirst = extra === undefined && columns.length > 0
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
+    if (countFirst) await checkReturningCells(ctx, trx, condition, columns.length)
     await releaseFiles(ctx, trx, condition, writtenFiles)
     return await updateStatement(ctx, trx, a.set, condition, columns, params.or)
-  }, writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE')
+  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE')
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
 
@@ -281,13 +317,14 @@ async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, return
 // ---------------------------------------------------------------- delete
 
 export async function remove (ctx: CrudContext, params: DeleteParams): Promise<Row[]> {
-  const condition = and(whereOf(ctx, params.where), ruleCondition(ctx, 'deleteRule'))
+  const condition = ruleFirst(ruleCondition(ctx, 'deleteRule'), whereOf(ctx, params.where))
   if (condition === false) return []
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const files = ctx.files === undefined ? [] : fileFields(ctx.table)
   const rows = await transaction(ctx, [], async (trx) => {
+    await checkReturningCells(ctx, trx, condition, columns.length)
     await releaseFiles(ctx, trx, condition, files)
     return await deleteStatement(ctx, trx, condition, columns)
-  }, files.length > 0)
+  }, files.length > 0 || columns.length > 0)
   return rows.map((row) => decodeRow(ctx, columns, row))
 }

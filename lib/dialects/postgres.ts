@@ -2,14 +2,17 @@
 import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
-import { ValueError, jsonInput, toDate } from '../values.js'
+import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
 }
-// Errors caused by a caller's value rather than by the server: answered with 400.
-const BAD_INPUT_CODES = new Set(['22P02', '22003', '22007', '22008', '22012', '22023', '2202E', '22025', '42883', '42804', '22032', '42803', '42P10'])
+// Errors caused by a caller's value or expression rather than by the server, answered with 400: every
+// data exception (class 22: bad casts, out-of-range numbers and dates, NUL bytes, bad substrings),
+// and the type errors a caller's expression can produce (mismatched or uncastable types, unknown
+// operator for these types, aggregate misuse). Other class-42 errors mean fastbase built bad SQL: a 500.
+const BAD_INPUT_TYPE_ERRORS = new Set(['42883', '42804', '42803', '42P10', '42846', '42725', '42P18', '42P08'])
 
 /** A text[] literal for `#>` paths, bound as one value. */
 function pathArray (path: (string | number)[]): string {
@@ -21,8 +24,9 @@ function encode (field: TableField, value: unknown): unknown {
   switch (field.type) {
     case 'bool': return value === true || value === 1 ? true : value === false || value === 0 ? false : invalid('must be true or false')
     // Stringified: the pg driver would turn a JS array into a PostgreSQL array, not JSON.
-    case 'json': return JSON.stringify(jsonInput(value))
+    case 'json': return jsonText(value)
     case 'date': return toDate(value).toISOString()
+    case 'integer': case 'number': return numberInput(value)
     default: return value
   }
 }
@@ -110,6 +114,7 @@ export const postgres: Dialect = {
   },
   badInput (error) {
     const e = error as { code?: unknown, message?: string }
-    return typeof e?.code === 'string' && BAD_INPUT_CODES.has(e.code) ? driverMessage(e.message ?? '') : undefined
+    const bad = typeof e?.code === 'string' && (e.code.startsWith('22') || BAD_INPUT_TYPE_ERRORS.has(e.code))
+    return bad ? driverMessage(e.message ?? '') : undefined
   }
 }

@@ -2,7 +2,7 @@
 import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
-import { ValueError, jsonInput, toDate, sqliteDateText } from '../values.js'
+import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
@@ -22,8 +22,9 @@ function encode (field: TableField, value: unknown): unknown {
   if (value === null || value === undefined) return null
   switch (field.type) {
     case 'bool': return value === true || value === 1 ? 1 : value === false || value === 0 ? 0 : invalid('must be true or false')
-    case 'json': return JSON.stringify(jsonInput(value))
+    case 'json': return jsonText(value)
     case 'date': return sqliteDateText(toDate(value))
+    case 'integer': case 'number': return numberInput(value)
     default: return value
   }
 }
@@ -92,6 +93,6 @@ export const sqlite: Dialect = {
   },
   badInput (error) {
     const message = (error as Error)?.message ?? ''
-    return /malformed JSON|datatype mismatch|bad JSON path/i.test(message) ? driverMessage(message) : undefined
+    return /malformed JSON|datatype mismatch|bad JSON path|integer overflow|JSON cannot hold BLOB/i.test(message) ? driverMessage(message) : undefined
   }
 }

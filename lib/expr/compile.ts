@@ -8,6 +8,7 @@ import type { Dialect, Fragment } from '../dialects/types.js'
 import type { TableField } from '../../schemas/config.js'
 import type { TableDescriptor } from '../table.js'
 import { ValueError } from '../values.js'
+import { likeMatch } from './like.js'
 
 type Literal = string | number | boolean | null
 
@@ -28,9 +29,13 @@ export interface Scope {
    * a map = the values an update writes (unwritten fields fall back to the column); absent = not allowed.
    */
   newValues?: 'row' | Map<string, Compiled>
+  /** Are aggregate functions allowed? Only in select lists: in a WHERE or SET the databases refuse them. */
+  aggregates?: boolean
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
+
+export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg'])
 
 const FUNCTION_ARITY: Record<string, [number, number]> = {
   lower: [1, 1], upper: [1, 1], length: [1, 1], substring: [2, 3], substr: [2, 3], replace: [3, 3],
@@ -104,16 +109,16 @@ function column (name: string, pos: number, scope: Scope): Compiled {
   return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(name)}`, bindings: [], field, column: true }
 }
 
+/**
+ * `new.<field>`: the value being written, else the stored one. Either way the field must be one the
+ * expression may name: a caller's where cannot reach a noSelect column through `new.`, whether the
+ * request writes it or not (rules, the developer's own text, see every column).
+ */
 function newValue (name: string, pos: number, scope: Scope): Compiled {
   if (scope.newValues === undefined) throw new ExpressionError('"new" is only available in update and create rules', pos)
-  if (scope.newValues !== 'row') {
-    const written = scope.newValues.get(name)
-    if (written !== undefined) {
-      if (!scope.table.fields.has(name)) throw new ExpressionError(`Unknown column "new.${name}"`, pos)
-      return written
-    }
-  }
-  return column(name, pos, { ...scope, seesHidden: true })
+  const stored = column(name, pos, scope)
+  if (scope.newValues === 'row') return stored
+  return scope.newValues.get(name) ?? stored
 }
 
 function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
@@ -234,6 +239,7 @@ export function jsonPath (raw: string | number, pos: number): (string | number)[
 function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   const arity = FUNCTION_ARITY[expr.name]
   if (arity === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
+  if (AGGREGATES.has(expr.name) && scope.aggregates !== true) throw new ExpressionError(`${expr.name}() is an aggregate: only allowed in a select list`, expr.pos)
   if (expr.star && expr.name !== 'count') throw new ExpressionError(`"*" is only allowed in count(*)`, expr.pos)
   const [min, max] = arity
   if (expr.args.length < min || expr.args.length > max) {
@@ -252,6 +258,18 @@ function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   const text = scope.dialect.callFunction(expr.name, args.map((a) => a.sql))
   if (text === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
   return sql(text, bindings)
+}
+
+/** The fields an expression reads as `new.<field>`. */
+export function newFieldsOf (expr: Expr, out = new Set<string>()): Set<string> {
+  switch (expr.type) {
+    case 'ident': if (expr.path.length === 2 && expr.path[0] === 'new') out.add(expr.path[1]); break
+    case 'unary': newFieldsOf(expr.arg, out); break
+    case 'binary': newFieldsOf(expr.left, out); newFieldsOf(expr.right, out); break
+    case 'call': for (const arg of expr.args) newFieldsOf(arg, out); break
+    case 'list': for (const item of expr.items) newFieldsOf(item, out); break
+  }
+  return out
 }
 
 /** Both sides are constants: evaluate now, with SQL's null semantics. */
@@ -273,10 +291,7 @@ function fold (op: BinaryOp, a: Literal, b: Literal, pos: number): Compiled {
     case '>': return lit((x as number) > (y as number))
     case '>=': return lit((x as number) >= (y as number))
     case '||': return lit(`${x}${y}`)
-    case '~': case '!~': {
-      const re = new RegExp(`^${String(y).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/%/g, '.*').replace(/_/g, '.')}$`, 'is')
-      return lit(re.test(String(x)) === (op === '~'))
-    }
+    case '~': case '!~': return lit(likeMatch(String(x), String(y)) === (op === '~'))
   }
   if (x === null || y === null) return lit(null)
   if (typeof x !== 'number' || typeof y !== 'number') throw new ExpressionError(`Operator "${op}" needs numbers`, pos)

@@ -2,7 +2,7 @@
 import { parseExpression, parseList, type Expr, type ListItem } from './parse.js'
 import { memoize } from '../memo.js'
 
-export { compile, toFragment, toCondition, type Compiled, type Scope } from './compile.js'
+export { compile, toFragment, toCondition, newFieldsOf, AGGREGATES, type Compiled, type Scope } from './compile.js'
 export { ExpressionError } from './errors.js'
 export type { Expr, ListItem } from './parse.js'
 

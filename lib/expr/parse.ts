@@ -3,6 +3,7 @@
 // every error name the offending token and its position, reject raw SQL keywords with a hint,
 // and accept `in (a, b)` / `in [a, b]` and `count(*)` without plugin gymnastics.
 import { ExpressionError } from './errors.js'
+import { LIMIT_CEILINGS, MAX_EXPRESSION_DEPTH, MAX_IN_ITEMS } from '../limits.js'
 
 export type Expr =
   | { type: 'literal', value: string | number | boolean | null, pos: number }
@@ -49,7 +50,20 @@ export const SQL_HINTS: Record<string, string> = {
   insert: 'SQL statements are not supported', update: 'SQL statements are not supported', asc: 'use the order parameter', desc: 'use the order parameter'
 }
 
-export const MAX_EXPRESSION_LENGTH = 1000
+/**
+ * The parser's own ceiling, for every text it reads (developer rules included). Callers' texts meet
+ * the configured, smaller `limits.expressionLength` before they get here (lib/crud/context.ts).
+ */
+export const MAX_EXPRESSION_LENGTH = LIMIT_CEILINGS.expressionLength!
+
+// Sticky patterns read at the cursor: no slicing, so tokenizing stays linear in the text's length.
+const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y
+const WORD = /[A-Za-z_$][A-Za-z0-9_$]*/y
+
+function readAt (re: RegExp, src: string, at: number): string {
+  re.lastIndex = at
+  return re.exec(src)![0]
+}
 
 function tokenize (src: string): Token[] {
   const tokens: Token[] = []
@@ -59,33 +73,34 @@ function tokenize (src: string): Token[] {
     if (/\s/.test(c)) { i++; continue }
     const start = i
     if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(src[i + 1] ?? ''))) {
-      const m = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(src.slice(i))!
-      i += m[0].length
+      const text = readAt(NUMBER, src, i)
+      i += text.length
       if (/[A-Za-z_$]/.test(src[i] ?? '')) throw new ExpressionError(`Invalid number "${src.slice(start, i + 1)}"`, start)
-      tokens.push({ kind: 'num', value: Number(m[0]), pos: start, text: m[0] })
+      tokens.push({ kind: 'num', value: Number(text), pos: start, text })
       continue
     }
     if (c === '\'' || c === '"') {
-      let value = ''
+      const parts: string[] = []
       i++
       while (i < src.length && src[i] !== c) {
         if (src[i] === '\\' && i + 1 < src.length) {
           const next = src[i + 1]
-          value += next === 'n' ? '\n' : next === 't' ? '\t' : next
+          parts.push(next === 'n' ? '\n' : next === 't' ? '\t' : next)
           i += 2
         } else {
-          value += src[i++]
+          parts.push(src[i++])
         }
       }
+      const value = parts.join('')
       if (i >= src.length) throw new ExpressionError('Unterminated string', start)
       i++
       tokens.push({ kind: 'str', value, pos: start, text: src.slice(start, i) })
       continue
     }
     if (/[A-Za-z_$]/.test(c)) {
-      const m = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(src.slice(i))!
-      i += m[0].length
-      tokens.push({ kind: 'ident', value: m[0], pos: start, text: m[0] })
+      const word = readAt(WORD, src, i)
+      i += word.length
+      tokens.push({ kind: 'ident', value: word, pos: start, text: word })
       continue
     }
     const op = OPERATORS.find((o) => src.startsWith(o, i))
@@ -99,6 +114,8 @@ function tokenize (src: string): Token[] {
 
 class Parser {
   private index = 0
+  /** Nesting of the node being built: recursion plus left-leaning operator chains. */
+  private depth = 0
   constructor (private readonly tokens: Token[], private readonly src: string) {}
 
   get peek (): Token { return this.tokens[this.index] }
@@ -130,17 +147,27 @@ class Parser {
     return undefined
   }
 
+  /** Enters one level of nesting; every recursive rule and every chained operator counts. */
+  enter (pos: number): void {
+    if (++this.depth > MAX_EXPRESSION_DEPTH) throw new ExpressionError(`Expression is nested deeper than ${MAX_EXPRESSION_DEPTH} levels`, pos)
+  }
+
   expression (minPrecedence = 0): Expr {
+    const outer = this.depth
+    this.enter(this.peek.pos)
     let left = this.unary()
     for (;;) {
       const op = this.binaryOp()
-      if (op === undefined) return left
+      if (op === undefined) break
       const precedence = BINARY_PRECEDENCE[op]
-      if (precedence <= minPrecedence) return left
+      if (precedence <= minPrecedence) break
       const opToken = this.next()
+      this.enter(opToken.pos)
       const right = op === 'in' ? this.inList() : this.expression(precedence)
       left = { type: 'binary', op: op as BinaryOp, left, right, pos: opToken.pos }
     }
+    this.depth = outer
+    return left
   }
 
   inList (): Expr {
@@ -150,7 +177,10 @@ class Parser {
     this.next()
     const items: Expr[] = []
     if (!this.isOp(close)) {
-      do { items.push(this.expression()) } while (this.isOp(',') && this.next())
+      do {
+        if (items.length === MAX_IN_ITEMS) throw new ExpressionError(`"in" takes at most ${MAX_IN_ITEMS} values`, this.peek.pos)
+        items.push(this.expression())
+      } while (this.isOp(',') && this.next())
     }
     this.expectOp(close)
     if (items.length === 0) throw new ExpressionError('"in" needs at least one value', open.pos)
@@ -161,7 +191,11 @@ class Parser {
     const t = this.peek
     if (t.kind === 'op' && (t.value === '!' || t.value === '-' || t.value === '+')) {
       this.next()
-      return { type: 'unary', op: t.value, arg: this.unary(), pos: t.pos }
+      const outer = this.depth
+      this.enter(t.pos)
+      const arg = this.unary()
+      this.depth = outer
+      return { type: 'unary', op: t.value, arg, pos: t.pos }
     }
     return this.primary()
   }

@@ -5,7 +5,7 @@
 // collide with objects.
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, type Stats } from 'node:fs'
-import { mkdir, open, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
+import { mkdir, open, opendir, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -15,11 +15,44 @@ import type { Storage, StoredObject } from './types.js'
 interface Sidecar { contentType: string, etag: string, size: number }
 
 const DEFAULT_TYPE = 'application/octet-stream'
+const TEMP_NAME = /\.~[0-9a-f]{12}\.tmp$/
+/**
+ * A temporary file untouched this long belongs to an upload that will never finish (the process was
+ * killed mid-upload): Node ends any request after 5 minutes, and an upload writes as it receives.
+ */
+export const STALE_TEMP_MS = 15 * 60_000
+
+/** Removes temporary files older than `maxAgeMs` under `root`; answers how many. */
+export async function sweepTemporaryFiles (root: string, maxAgeMs: number, now = Date.now()): Promise<number> {
+  let removed = 0
+  const dirs = [root]
+  for (let dir = dirs.pop(); dir !== undefined; dir = dirs.pop()) {
+    let handle
+    try {
+      handle = await opendir(dir)
+    } catch {
+      continue
+    }
+    for await (const entry of handle) {
+      const path = resolve(dir, entry.name)
+      if (entry.isDirectory()) dirs.push(path)
+      else if (TEMP_NAME.test(entry.name)) {
+        const stats = await fsStat(path).catch(() => undefined)
+        if (stats !== undefined && now - stats.mtimeMs > maxAgeMs && await rm(path, { force: true }).then(() => true, () => false)) removed++
+      }
+    }
+  }
+  return removed
+}
 
 export function createLocalStorage (root: string): Storage {
   const base = resolve(root)
   mkdirSync(base, { recursive: true })
   const inside = base.endsWith(sep) ? base : base + sep
+  // Left by a process killed mid-upload: swept now and then, without holding up the start.
+  const sweep = () => { sweepTemporaryFiles(base, STALE_TEMP_MS).catch(() => {}) }
+  sweep()
+  const sweeper = setInterval(sweep, STALE_TEMP_MS).unref()
 
   /** The file of a key; the containment check is defence in depth behind the key validation. */
   function pathOf (key: string): string {
@@ -107,7 +140,9 @@ export function createLocalStorage (root: string): Storage {
       }))
     },
 
-    async close () {}
+    async close () {
+      clearInterval(sweeper)
+    }
   }
 }
 

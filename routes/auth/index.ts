@@ -19,13 +19,13 @@ export interface RouteKit {
 }
 
 export default async function authRoutes (app: FastifyInstance): Promise<void> {
-  const { auth, config, dialect } = app.fastbase
+  const { auth, dialect } = app.fastbase
   const limited = () => {
     const limit = auth.rateLimit()
     return limit === false ? {} : { rateLimit: limit }
   }
   const crudContext = (request: FastifyRequest, at: AuthTable): CrudContext => ({
-    db: app.fastbase.db, dialect, table: at.table, auth: request.auth, maxLimit: config.maxLimit ?? 1000, applyRules: true
+    db: app.fastbase.db, dialect, table: at.table, auth: request.auth, limits: app.fastbase.limits, applyRules: true
   })
   for (const at of auth.tables.values()) {
     const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext }

@@ -1,18 +1,17 @@
 // Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TableDescriptor } from '../../lib/table.js'
-import type { CrudContext } from '../../lib/crud/context.js'
-import { tableSchemas, ReadParamsSchema, ViewQuerySchema, IdParamsSchema, EditQuerySchema, errorResponses } from '../../schemas/tables.js'
+import { assertMayWrite, type CrudContext } from '../../lib/crud/context.js'
+import type { RuleName } from '../../lib/table.js'
+import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/tables.js'
 import { select, list, view, type ReadParams } from '../../lib/crud/read.js'
 import { insert, update, edit, remove, type InsertParams, type UpdateParams, type DeleteParams, type EditQuery } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 
-const DEFAULT_MAX_LIMIT = 1000
-
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: FastifyInstance): Promise<void> {
-  const { tables, config } = app.fastbase
-  const maxLimit = config.maxLimit ?? DEFAULT_MAX_LIMIT
+  const { tables, limits } = app.fastbase
+  const q = querySchemas(limits)
 
   function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
     // A viewer admin may read everything and write nothing (DECISIONS 15).
@@ -23,7 +22,7 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       table,
       auth: request.auth,
       globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
-      maxLimit,
+      limits,
       applyRules: true,
       files: request.fileTracker,
       reader: app.fastbase.reader,
@@ -33,16 +32,18 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
 
   for (const table of tables.values()) {
     const base = `/table/${table.name}`
-    const s = tableSchemas(table.data)
+    const s = tableSchemas(table.data, limits)
     const tags = [table.name]
     const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
     // Tables with file fields take multipart bodies on writes (`@filePayload` parts + `@jsonPayload`).
     const hasFiles = table.fieldList.some((f) => f.type === 'file')
-    const writeOptions = hasFiles ? { ...app.fastbaseFileHooks(table) } : {}
+    const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => hasFiles
+      ? app.fastbaseFileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
+      : {}
     const consumes = hasFiles ? { consumes: ['application/json', 'multipart/form-data'] } : {}
 
     for (const method of ['GET', 'POST'] as const) {
-      const params = method === 'GET' ? { querystring: ReadParamsSchema } : { body: ReadParamsSchema }
+      const params = method === 'GET' ? { querystring: q.read } : { body: q.read }
       app.route({
         method, url: `${base}/select`,
         schema: { ...read(`Select ${table.name} records`, s.records), ...params },
@@ -55,25 +56,25 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       })
     }
     app.post(`${base}/insert`, {
-      ...writeOptions,
+      ...writeOptions(() => ['createRule']),
       schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody, ...consumes }
     }, async (request) => await insert(context(request, table, true), request.body as InsertParams))
     app.post(`${base}/update`, {
-      ...writeOptions,
+      ...writeOptions(() => ['updateRule']),
       schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody, ...consumes }
     }, async (request) => await update(context(request, table, true), request.body as UpdateParams))
     app.post(`${base}/delete`, {
-      ...writeOptions,
+      ...writeOptions(() => ['deleteRule']),
       schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody }
     }, async (request) => await remove(context(request, table, true), request.body as DeleteParams))
 
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
-      schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: ViewQuerySchema }
+      schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.view }
     }, async (request) => await view(context(request, table, false), (request.params as { id: string }).id, request.query as ReadParams))
     app.post(`${base}/edit/:id`, {
-      ...writeOptions,
-      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: EditQuerySchema, body: s.editBody, ...consumes }
+      ...writeOptions((request) => (request.query as EditQuery).or === 'INSERT' ? ['updateRule', 'createRule'] : ['updateRule']),
+      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
     }, async (request) => await edit(context(request, table, true), (request.params as { id: string }).id, (request.body ?? {}) as Record<string, unknown>, request.query as EditQuery))
   }
 

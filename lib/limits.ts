@@ -1,0 +1,74 @@
+// Every bound on what one request may ask of the server (DECISIONS 38), in one place: defaults,
+// the config keys that change them (`limits: {...}` and the older top-level `maxLimit` /
+// `maxUploadSize`), and the ceilings no config may pass, because past them the databases or the
+// event loop fail in ways a caller must never be able to trigger.
+
+export interface Limits {
+  /** Rows of one read when `limit` is larger or missing (DECISIONS 7). */
+  maxLimit: number
+  /** Characters of one caller expression (where, set, select/returning list). */
+  expressionLength: number
+  /** Columns of one select or returning list. */
+  columns: number
+  /** Terms of one order or group list. */
+  orderTerms: number
+  /** Rows x columns of one answer. */
+  cells: number
+  /** Bytes of a JSON or urlencoded body. */
+  bodySize: number
+  /** Bytes of one uploaded file. */
+  uploadSize: number
+  /** File parts of one multipart body. */
+  files: number
+  /** Non-file parts of one multipart body. */
+  fields: number
+}
+
+export const DEFAULT_LIMITS: Readonly<Limits> = {
+  maxLimit: 1000,
+  expressionLength: 1000,
+  columns: 100,
+  orderTerms: 16,
+  cells: 100_000,
+  bodySize: 1024 * 1024,
+  uploadSize: 10 * 1024 * 1024,
+  files: 10,
+  fields: 200
+}
+
+/**
+ * Highest value a config may set. SQLite refuses more than 2000 result columns and PostgreSQL 1664;
+ * expression texts stay small enough that their bound values fit either database's parameter limit.
+ */
+export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
+  expressionLength: 10_000,
+  columns: 1000,
+  orderTerms: 100
+}
+
+/** Expression nesting the parser accepts (brackets, operators, calls): keeps recursion and SQL depth bounded. */
+export const MAX_EXPRESSION_DEPTH = 200
+/** Items of one `in (...)` list. */
+export const MAX_IN_ITEMS = 1000
+/** Dot-separated levels of a multipart field name (`values.meta.a`). */
+export const MAX_FIELD_NAME_DEPTH = 4
+
+export interface LimitSettings {
+  maxLimit?: number
+  maxUploadSize?: number
+  limits?: Partial<Limits>
+}
+
+export function resolveLimits (settings: LimitSettings): Limits {
+  return {
+    ...DEFAULT_LIMITS,
+    ...(settings.maxLimit === undefined ? {} : { maxLimit: settings.maxLimit }),
+    ...(settings.maxUploadSize === undefined ? {} : { uploadSize: settings.maxUploadSize }),
+    ...settings.limits
+  }
+}
+
+/** The most rows an answer with `columns` columns may carry. */
+export function rowsFor (limits: Limits, columns: number): number {
+  return Math.max(1, Math.floor(limits.cells / Math.max(1, columns)))
+}
