@@ -46,12 +46,20 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
-  await app.register(healthRoutes, { prefix })
-  await app.register(tableRoutes, { prefix })
-  await app.register(authRoutes, { prefix })
-  await app.register(actionRoutes, { prefix })
-  await app.register(fileRoutes, { prefix })
+  await app.register(bodyLimited(healthRoutes), { prefix })
+  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes]) await app.register(bodyLimited(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
   await app.register(panelRoutes)
+}
+
+/**
+ * A route plugin whose routes take bodies up to `limits.bodySize` (DECISIONS 38), whatever the host
+ * app's own bodyLimit is. The hook lives in the plugin's own scope, so host routes are untouched.
+ */
+function bodyLimited<Options extends { prefix: string }> (routes: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
+  return async (scope, opts) => {
+    scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
+    await routes(scope, opts)
+  }
 }
 
 export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })

@@ -24,10 +24,11 @@ export default defineConfig({
         {
           name: 'rules',
           // Anyone may sign up; a user sees and edits only their own record. Deletes stay admin-only.
+          // `role` becomes auth.role: nobody picks their own at sign-up or changes it later.
           listRule: 'auth.uid == id',
           viewRule: 'auth.uid == id',
-          createRule: 'true',
-          updateRule: 'auth.uid == id',
+          createRule: "role == null | role == 'user'",
+          updateRule: 'auth.uid == id & new.role == role',
           deleteRule: null
         }
       ]

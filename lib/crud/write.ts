@@ -6,7 +6,7 @@ import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
-import { toFragment, newFieldsOf, ExpressionError, type Compiled } from '../expr/index.js'
+import { toFragment, identifierPaths, ExpressionError, type Compiled } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, type ListSpec } from './columns.js'
 import type { HookContext } from '../table.js'
@@ -253,7 +253,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
 function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | undefined): void {
   const rule = ctx.table.rules.updateRule
   if (set === undefined || rule === null || ctx.auth.admin || !ctx.applyRules) return
-  const read = newFieldsOf(rule)
+  const read = new Set(identifierPaths(rule).filter((p) => p.length === 2 && p[0] === 'new').map((p) => p[1]))
   const checked = Object.keys(set).filter((name) => read.has(name))
   if (checked.length > 0) throw errors.badRequest(`set.${checked[0]}: the update rule checks new.${checked[0]}, so give its value in setValues`)
 }

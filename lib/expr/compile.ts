@@ -260,18 +260,6 @@ function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   return sql(text, bindings)
 }
 
-/** The fields an expression reads as `new.<field>`. */
-export function newFieldsOf (expr: Expr, out = new Set<string>()): Set<string> {
-  switch (expr.type) {
-    case 'ident': if (expr.path.length === 2 && expr.path[0] === 'new') out.add(expr.path[1]); break
-    case 'unary': newFieldsOf(expr.arg, out); break
-    case 'binary': newFieldsOf(expr.left, out); newFieldsOf(expr.right, out); break
-    case 'call': for (const arg of expr.args) newFieldsOf(arg, out); break
-    case 'list': for (const item of expr.items) newFieldsOf(item, out); break
-  }
-  return out
-}
-
 /** Both sides are constants: evaluate now, with SQL's null semantics. */
 function fold (op: BinaryOp, a: Literal, b: Literal, pos: number): Compiled {
   const num = (v: Literal) => (typeof v === 'boolean' ? Number(v) : v)

@@ -1,8 +1,9 @@
 // Entry point of the expression language: parse with a small cache (callers repeat the same filters).
 import { parseExpression, parseList, type Expr, type ListItem } from './parse.js'
+export { identifierPaths } from './parse.js'
 import { memoize } from '../memo.js'
 
-export { compile, toFragment, toCondition, newFieldsOf, AGGREGATES, type Compiled, type Scope } from './compile.js'
+export { compile, toFragment, toCondition, AGGREGATES, type Compiled, type Scope } from './compile.js'
 export { ExpressionError } from './errors.js'
 export type { Expr, ListItem } from './parse.js'
 

@@ -271,6 +271,22 @@ class Parser {
   }
 }
 
+/** Every identifier an expression names, as its dotted path (`new.role` -> ['new', 'role']). */
+export function identifierPaths (expr: Expr): string[][] {
+  const paths: string[][] = []
+  const pending: Expr[] = [expr]
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    switch (node.type) {
+      case 'ident': paths.push(node.path); break
+      case 'unary': pending.push(node.arg); break
+      case 'binary': pending.push(node.left, node.right); break
+      case 'call': pending.push(...node.args); break
+      case 'list': pending.push(...node.items); break
+    }
+  }
+  return paths
+}
+
 function checkLength (src: string): void {
   if (src.length > MAX_EXPRESSION_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, MAX_EXPRESSION_LENGTH)
 }
