@@ -1,6 +1,6 @@
 // The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it.
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync, FastifyServerOptions } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
@@ -77,5 +77,12 @@ function trustProxy (value: string | undefined): boolean | string {
 export const options: FastifyServerOptions = {
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Caller text is never logged; request ids tie 5xx logs to responses.
-  requestIdHeader: 'x-request-id'
+  requestIdHeader: 'x-request-id',
+  // Ids and file names in paths are checked by their routes (255 characters); the router's own cap sits above that.
+  maxParamLength: 1024,
+  // Errors the router raises before any route runs (a malformed or too long path) get the standard body too.
+  frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
+    void reply.code(status).type('application/json').send({ code: status, message: error.message })
+  }
 }
