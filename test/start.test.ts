@@ -1,7 +1,9 @@
 // `npm start` is `fastify start` on the built app: run the real CLI on the compiled output, with the
 // environment a user would set, and talk to it over HTTP.
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { request as httpRequest } from 'node:http'
+import { readdir } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -20,7 +22,7 @@ async function freePort (): Promise<number> {
   return port
 }
 
-async function startCli (t: Test, cwd: string, env: Record<string, string>): Promise<{ url: string, output: () => string }> {
+async function startCli (t: Test, cwd: string, env: Record<string, string>): Promise<{ url: string, output: () => string, child: ChildProcess }> {
   const port = await freePort()
   const child = spawn(process.execPath, [cli, 'start', '--options', builtApp], {
     cwd,
@@ -36,7 +38,7 @@ async function startCli (t: Test, cwd: string, env: Record<string, string>): Pro
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break
     try {
-      if ((await fetch(`${url}/api/v1/health`)).ok) return { url, output: () => output }
+      if ((await fetch(`${url}/api/v1/health`)).ok) return { url, output: () => output, child }
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -83,4 +85,33 @@ t.test('fastify start refuses an invalid config with the list of problems', { sk
   t.not(code, 0, 'exits with an error')
   t.match(output, /tables\[0\]\.fields\[0\]\.type/)
   t.notMatch(output, /\n\s+at /, 'no stack trace')
+})
+
+t.test('SIGTERM lets an upload in flight finish, then the process exits', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir()
+  const { url, child } = await startCli(t, dir, {
+    FASTBASE_DATA_DIR: join(dir, 'data'), JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another', FASTIFY_CLOSE_GRACE_DELAY: '10000'
+  })
+  const boundary = 'grace-boundary'
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="values.name"\r\n\r\nAda\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="values.message"\r\n\r\nhi\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="values.photo"\r\n\r\n@filePayload\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="@filePayload"; filename="p.txt"\r\nContent-Type: text/plain\r\n\r\n`
+  const answer = new Promise<string>((resolve, reject) => {
+    const req = httpRequest(`${url}/api/v1/table/guestbook/insert`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }, (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (c: string) => { body += c }).on('end', () => resolve(`${res.statusCode} ${body}`))
+    })
+    req.on('error', reject)
+    req.write(head + 'first half ')
+    // The signal arrives while the file part is still being received.
+    setTimeout(() => { child.kill('SIGTERM') }, 300)
+    setTimeout(() => { req.end(`second half\r\n--${boundary}--\r\n`) }, 1000)
+  })
+  t.equal(await answer, '200 []', 'the upload in flight is answered')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0, 'then the process exits cleanly')
+  const files = await readdir(join(dir, 'data', 'files', 'guestbook'))
+  t.equal(files.filter((f) => f.endsWith('.tmp')).length, 0, 'no temporary file left')
+  t.equal(files.filter((f) => f.endsWith('.txt')).length, 1, 'the file was stored')
 })
