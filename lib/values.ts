@@ -1,7 +1,9 @@
 // Dialect-neutral value conversions shared by both dialects (DECISIONS 1).
 
 /** A request value that does not fit its column; the message completes "<field> ...". */
-export class ValueError extends Error {}
+export class ValueError extends Error {
+  override name = 'ValueError'
+}
 
 /** A `json` field accepts any JSON value; a string holding valid JSON text is parsed (teenybase clients send text). */
 export function jsonInput (value: unknown): unknown {

@@ -3,13 +3,13 @@
 // stored-file-name rules.
 import t, { type Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { join, relative } from 'node:path'
 import { Readable } from 'node:stream'
-import { createLocalStorage } from '../lib/storage/local.js'
+import { createLocalStorage, sweepTemporaryFiles, STALE_TEMP_MS } from '../lib/storage/local.js'
 import { createS3Storage } from '../lib/storage/s3.js'
 import { createStorage } from '../lib/storage/index.js'
 import { validateConfig } from '../lib/config/validate.js'
@@ -199,6 +199,24 @@ t.test('local driver', async (t) => {
     await storage.delete(['posts/a_0123456789.txt'])
     t.same(await files(), [])
   })
+})
+
+t.test('stale temporary files of killed uploads are swept; fresh ones and objects stay', async (t) => {
+  const root = t.testdir()
+  await mkdir(join(root, 'docs', 'deep'), { recursive: true })
+  const old = (Date.now() - STALE_TEMP_MS - 60_000) / 1000
+  const files = {
+    stale: join(root, 'docs', 'a.txt.~0123456789ab.tmp'),
+    staleMeta: join(root, 'docs', 'deep', 'b.txt.meta.json.~ba9876543210.tmp'),
+    fresh: join(root, 'docs', 'c.txt.~aaaaaaaaaaaa.tmp'),
+    object: join(root, 'docs', 'd.txt'),
+    oldObject: join(root, 'docs', 'e.tmp')
+  }
+  for (const path of Object.values(files)) await writeFile(path, 'x')
+  for (const path of [files.stale, files.staleMeta, files.oldObject]) await utimes(path, old, old)
+  t.equal(await sweepTemporaryFiles(root, STALE_TEMP_MS), 2, 'two stale temporary files removed')
+  t.same((await readdir(join(root, 'docs'))).sort(), ['c.txt.~aaaaaaaaaaaa.tmp', 'd.txt', 'deep', 'e.tmp'])
+  t.same(await readdir(join(root, 'docs', 'deep')), [])
 })
 
 t.test('s3 driver (s3rver)', async (t) => {
