@@ -8,8 +8,12 @@ import { isDateText } from './values.js'
 import { addFieldError, type FieldErrors } from './errors.js'
 
 // Formats the record schemas use (TypeBox ships none).
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-FormatRegistry.Set('email', (v) => EMAIL.test(v))
+// Dot-separated domain labels that cannot contain dots: one way to match, so linear time on any
+// input (`[^\s@]+\.[^\s@]+` backtracks quadratically on `a@a.a.a...@`). Addresses longer than
+// RFC 5321's 254 characters are refused before the pattern runs.
+const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/
+const EMAIL_MAX_LENGTH = 254
+FormatRegistry.Set('email', (v) => v.length <= EMAIL_MAX_LENGTH && EMAIL.test(v))
 FormatRegistry.Set('uri', (v) => { try { return /^[a-z][a-z0-9+.-]*:/i.test(v) && Boolean(new URL(v)) } catch { return false } })
 FormatRegistry.Set('date-time', (v) => isDateText(v))
 

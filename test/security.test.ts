@@ -37,6 +37,14 @@ const config: DatabaseSettings = {
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'new.views >= 0', deleteRule: null }]
     },
     {
+      name: 'people',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+        { name: 'email', type: 'email', sqlType: 'text' }
+      ],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }]
+    },
+    {
       name: 'docs',
       autoSetUid: true,
       fields: [
@@ -87,7 +95,10 @@ forEachDialect(t, 'caller text is bounded', async (t, dialect) => {
     ['too many order terms', { order: 'id, title, views, pub, meta' }, /more than 4 terms/],
     ['too many group terms', { group: 'id, title, views, pub, meta' }, /more than 4 terms/],
     ['aggregate in where', { where: 'count(*) > 0' }, /aggregate: only allowed in a select list/],
-    ['number column vs text', { where: "views == 'abc'" }, /must be a number/]
+    ['number column vs text', { where: "views == 'abc'" }, /must be a number/],
+    ['replace that multiplies text', { select: "replace(replace(title, 'a', 'aaaaaaaa'), 'a', 'aaaaaaaa') as t" }, /grow more than 16 times/],
+    ['replace with a column to put in', { select: "replace(title, 'a', title) as t" }, /constant texts/],
+    ['a concat of many copies', { select: `concat(${Array(17).fill('title').join(', ')}) as t` }, /grow more than 16 times/]
   ]
   for (const [label, query, message] of cases) {
     const res = await select(query)
@@ -101,6 +112,8 @@ forEachDialect(t, 'caller text is bounded', async (t, dialect) => {
   for (const where of ['substring(title, 1, 0 - 1) == \'x\'', 'datetime(9999999999999) == \'x\'', 'views * 9223372036854775807 > 1', '1 / (views - views) == 1']) {
     wellFormed(t, await select({ where }), where)
   }
+  const fine = await select({ select: "replace(title, ' ', '%20') as t, concat(title, ' ', title) as c, title || '!' as e", where: 'id == 1' })
+  t.same(fine.json(), [{ t: '{"a":"y"}', c: '{"a":"y"} {"a":"y"}', e: '{"a":"y"}!' }], 'text functions within the bound work')
   const nul = await app.inject({ method: 'GET', url: '/api/v1/table/docs/view/%00' })
   t.equal(nul.statusCode, 404, 'an id with a NUL byte is simply not found')
 })
@@ -183,6 +196,8 @@ forEachDialect(t, 'malformed bodies are 4xx with the standard body', async (t, d
   const deepJson = await inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { 'content-type': 'application/json' }, payload: deep })
   t.equal(deepJson.statusCode, 400, 'JSON nested 5000 levels')
   t.match(JSON.stringify(deepJson.json()), /nested at most 64 levels/)
+  const email = await inject({ method: 'POST', url: '/api/v1/table/people/insert', payload: { values: { email: 'a@' + 'a.'.repeat(300_000) + '@' } } })
+  t.equal(email.statusCode, 400, 'a 600 kB email that makes a naive pattern backtrack quadratically')
   const huge = await inject({ method: 'POST', url: '/api/v1/table/notes/select', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ where: 'x'.repeat(2 * 1024 * 1024) }) })
   t.equal(huge.statusCode, 413, 'a body over limits.bodySize')
 })

@@ -15,7 +15,7 @@ type Literal = string | number | boolean | null
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
   | { kind: 'lit', value: Literal }
-  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true }
+  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number }
 
 export interface Scope {
   dialect: Dialect
@@ -36,6 +36,12 @@ export interface Scope {
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
 
 export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg'])
+
+/**
+ * How many times longer than the stored values a text expression may make its result. replace()
+ * multiplies, and nested replaces from a few stored bytes would build gigabytes per row.
+ */
+export const MAX_TEXT_GROWTH = 16
 
 const FUNCTION_ARITY: Record<string, [number, number]> = {
   lower: [1, 1], upper: [1, 1], length: [1, 1], substring: [2, 3], substr: [2, 3], replace: [3, 3],
@@ -76,7 +82,7 @@ function truthy (value: Literal): boolean {
   return value !== null && value !== false && value !== 0 && value !== ''
 }
 
-function sql (text: string, bindings: unknown[], field?: TableField): Compiled {
+function sql (text: string, bindings: unknown[], field?: TableField): Compiled & { kind: 'sql' } {
   return { kind: 'sql', sql: text, bindings, field }
 }
 
@@ -183,7 +189,7 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
   switch (op) {
     case '==': case '!=': return sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings)
     case '~': case '!~': return sql(d.like(l.sql, r.sql, op === '!~'), bindings)
-    case '||': return sql(d.concat([l.sql, r.sql]), bindings)
+    case '||': return withGrowth(sql(d.concat([l.sql, r.sql]), bindings), summed([left, right]), pos)
     default: return sql(`(${l.sql} ${op} ${r.sql})`, bindings)
   }
 }
@@ -257,7 +263,32 @@ function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   }
   const text = scope.dialect.callFunction(expr.name, args.map((a) => a.sql))
   if (text === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
-  return sql(text, bindings)
+  return withGrowth(sql(text, bindings), callGrowth(expr, compiled), expr.pos)
+}
+
+function growthOf (node: Compiled): number {
+  return node.kind === 'sql' ? node.growth ?? 1 : 1
+}
+
+/** Growth of texts put end to end; constants add nothing (the expression's own length bounds them). */
+function summed (parts: Compiled[]): number {
+  return Math.max(1, parts.reduce((total, p) => total + (p.kind === 'sql' ? growthOf(p) : 0), 0))
+}
+
+/** Result length over input length: concat adds up its parts, replace multiplies by to/from. */
+function callGrowth (expr: Expr & { type: 'call' }, args: Compiled[]): number {
+  if (expr.name === 'concat') return summed(args)
+  const growths = args.map(growthOf)
+  if (expr.name !== 'replace') return Math.max(1, ...growths)
+  const [, from, to] = args
+  if (from.kind !== 'lit' || to.kind !== 'lit') throw new ExpressionError('replace() takes constant texts to find and to put in', expr.pos)
+  return growths[0] * Math.max(1, String(to.value ?? '').length / Math.max(1, String(from.value ?? '').length))
+}
+
+function withGrowth (node: Compiled & { kind: 'sql' }, growth: number, pos: number): Compiled {
+  if (growth > MAX_TEXT_GROWTH) throw new ExpressionError(`the text could grow more than ${MAX_TEXT_GROWTH} times longer than the stored values`, pos)
+  if (growth > 1) node.growth = growth
+  return node
 }
 
 /** Both sides are constants: evaluate now, with SQL's null semantics. */
