@@ -36,8 +36,14 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
   const expose = app.fastbase.options.exposeErrors
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const known = error instanceof FastbaseError ? error : fromFastify(error) ?? fromDatabase(app, error)
     let body: ErrorBody
+    let known: FastbaseError | undefined
+    try {
+      known = error instanceof FastbaseError ? error : fromFastify(error) ?? fromDatabase(app, error)
+    } catch (mapping) {
+      // A bug in describing the error must still end in the standard body, not Fastify's own.
+      request.log.error({ err: mapping, reqId: request.id }, 'error handler failed')
+    }
     if (known !== undefined) {
       body = { code: known.statusCode, message: known.message }
       if (known.data !== undefined) body.data = known.data
