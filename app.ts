@@ -79,7 +79,7 @@ export const options: FastifyServerOptions = {
   // Caller text is never logged; request ids tie 5xx logs to responses.
   requestIdHeader: 'x-request-id',
   // Ids and file names in paths are checked by their routes (255 characters); the router's own cap sits above that.
-  maxParamLength: 1024,
+  routerOptions: { maxParamLength: 1024 },
   // Errors the router raises before any route runs (a malformed or too long path) get the standard body too.
   frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400

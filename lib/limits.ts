@@ -14,6 +14,8 @@ export interface Limits {
   orderTerms: number
   /** Rows x columns of one answer. */
   cells: number
+  /** Rows of one insert. */
+  writeRows: number
   /** Bytes of a JSON or urlencoded body. */
   bodySize: number
   /** Bytes of one uploaded file. */
@@ -30,6 +32,7 @@ export const DEFAULT_LIMITS: Readonly<Limits> = {
   columns: 100,
   orderTerms: 16,
   cells: 100_000,
+  writeRows: 20_000,
   bodySize: 1024 * 1024,
   uploadSize: 10 * 1024 * 1024,
   files: 10,

@@ -97,6 +97,8 @@ async function files (app: FastifyInstance): Promise<void> {
     const form: Row = {}
     const json: Row = {}
     const stored: string[] = []
+    // Every non-file part together stays within the JSON body limit (busboy bounds each one alone).
+    let fieldBytes = 0
     for await (const part of request.parts()) {
       if (typeof part.fieldname !== 'string' || part.fieldname === '') throw errors.badRequest('Multipart part without a field name')
       if (part.type === 'file') {
@@ -108,7 +110,11 @@ async function files (app: FastifyInstance): Promise<void> {
         await storage.put(fileKey(table, name), guarded(part.file), { contentType: part.mimetype || 'application/octet-stream' })
         if (part.file.truncated) throw errors.payloadTooLarge(`File larger than maxUploadSize (${limits.uploadSize} bytes)`)
         stored.push(name)
-      } else if (part.fieldname === JSON_PART) {
+        continue
+      }
+      fieldBytes += Buffer.byteLength(String(part.value))
+      if (fieldBytes > limits.bodySize) throw errors.payloadTooLarge(`Multipart fields larger than ${limits.bodySize} bytes in all`)
+      if (part.fieldname === JSON_PART) {
         try {
           merge(json, JSON.parse(String(part.value)))
         } catch (error) {

@@ -251,6 +251,7 @@ const LimitsSchema = Type.Object({
   columns: limit('columns of one select or returning list', LIMIT_CEILINGS.columns),
   orderTerms: limit('terms of one order or group list', LIMIT_CEILINGS.orderTerms),
   cells: limit('rows x columns of one answer'),
+  writeRows: limit('rows of one insert'),
   bodySize: limit('bytes of a JSON or urlencoded body'),
   uploadSize: limit('bytes of one uploaded file'),
   files: limit('file parts of one multipart body'),

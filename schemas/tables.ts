@@ -75,7 +75,7 @@ export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
     records: Type.Array(record),
     list: Type.Object({ items: Type.Array(record), total: Type.Integer() }),
     insertBody: Type.Object({
-      values: Type.Union([insertRecord, Type.Array(insertRecord)]),
+      values: Type.Union([insertRecord, Type.Array(insertRecord, { maxItems: limits.writeRows })]),
       returning: Type.Optional(Returning),
       or: Type.Optional(Conflict)
     }, { additionalProperties: false }),

@@ -14,7 +14,7 @@ const ADMIN = { authorization: `Bearer ${adminToken}` }
 const config: DatabaseSettings = {
   jwtSecret: 'security-test-secret',
   appUrl: 'http://localhost:3000',
-  limits: { columns: 10, orderTerms: 4, cells: 60, expressionLength: 300, files: 2, fields: 20 },
+  limits: { columns: 10, orderTerms: 4, cells: 60, expressionLength: 300, files: 2, fields: 20, writeRows: 40, bodySize: 64 * 1024 },
   tables: [
     {
       name: 'notes',
@@ -35,6 +35,16 @@ const config: DatabaseSettings = {
         { name: 'views', type: 'integer', sqlType: 'integer' }
       ],
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'new.views >= 0', deleteRule: null }]
+    },
+    {
+      name: 'members',
+      autoSetUid: true,
+      fields: [
+        { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
+        { name: 'email', type: 'email', sqlType: 'text', unique: true, usage: 'auth_email' },
+        { name: 'password', type: 'password', sqlType: 'text', noSelect: true, usage: 'auth_password' }
+      ],
+      extensions: [{ name: 'auth', jwtSecret: 'members' }, { name: 'rules', listRule: null, viewRule: null, createRule: 'true', updateRule: null, deleteRule: null }]
     },
     {
       name: 'people',
@@ -138,6 +148,9 @@ forEachDialect(t, 'answers are bounded: rows x columns', async (t, dialect) => {
   const after = await app.inject({ method: 'GET', url: '/api/v1/table/notes/list', query: { select: 'id', where: "title == 'x'" } })
   t.equal(after.json().total, 0, 'the refused update changed nothing')
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/table/notes/list', query: { select: 'id' } })).json().total, 30, '...and so did the refused delete: nothing was inserted either')
+  const many = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: Array.from({ length: 41 }, () => ({ title: 'x' })) } })
+  t.equal(many.statusCode, 400, 'an insert of more than limits.writeRows rows')
+  t.match(JSON.stringify(many.json()), /values/)
   const small = await app.inject({ method: 'POST', url: '/api/v1/table/notes/update', payload: { where: 'views < 10', setValues: { title: 'y' }, returning: 'id' } })
   t.equal(small.json().length, 10, 'a write within the bound answers as usual')
 })
@@ -196,9 +209,15 @@ forEachDialect(t, 'malformed bodies are 4xx with the standard body', async (t, d
   const deepJson = await inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { 'content-type': 'application/json' }, payload: deep })
   t.equal(deepJson.statusCode, 400, 'JSON nested 5000 levels')
   t.match(JSON.stringify(deepJson.json()), /nested at most 64 levels/)
-  const email = await inject({ method: 'POST', url: '/api/v1/table/people/insert', payload: { values: { email: 'a@' + 'a.'.repeat(300_000) + '@' } } })
-  t.equal(email.statusCode, 400, 'a 600 kB email that makes a naive pattern backtrack quadratically')
-  const huge = await inject({ method: 'POST', url: '/api/v1/table/notes/select', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ where: 'x'.repeat(2 * 1024 * 1024) }) })
+  const email = await inject({ method: 'POST', url: '/api/v1/table/people/insert', payload: { values: { email: 'a@' + 'a.'.repeat(30_000) + '@' } } })
+  t.equal(email.statusCode, 400, 'a 60 kB email that makes a naive pattern backtrack quadratically')
+  const members = (n: number) => Array.from({ length: n }, (_, i) => ({ email: `m${i}@example.com`, password: 'a long enough password' }))
+  const batch = await inject({ method: 'POST', url: '/api/v1/table/members/insert', payload: { values: members(3) } })
+  t.equal(batch.statusCode, 400, 'three passwords to hash in one anonymous request')
+  t.match(batch.json().message, /At most one record with a password per request/)
+  t.equal((await inject({ method: 'POST', url: '/api/v1/table/members/insert', payload: { values: members(1) } })).statusCode, 200, 'one is fine')
+  t.equal((await inject({ method: 'POST', url: '/api/v1/table/members/insert', headers: ADMIN, payload: { values: members(3).map((m) => ({ ...m, email: `admin-${m.email}` })) } })).statusCode, 200, 'admins may create several')
+  const huge = await inject({ method: 'POST', url: '/api/v1/table/notes/select', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ where: 'x'.repeat(100 * 1024) }) })
   t.equal(huge.statusCode, 413, 'a body over limits.bodySize')
 })
 
@@ -242,6 +261,7 @@ forEachDialect(t, 'uploads: the rule first, broken bodies answered, nothing left
     ['a 5,000-level field name', mp(), field(Array(5000).fill('a').join('.'), 'x') + `--${B}--\r\n`, /^400 /],
     ['a prototype field name', mp(), field('values.__proto__', 'x') + `--${B}--\r\n`, /^400 /],
     ['more file parts than limits.files', mp(), filePart('1') + filePart('2') + filePart('3') + `--${B}--\r\n`, /^(400|413) /],
+    ['fields over limits.bodySize in all', mp(), Array.from({ length: 5 }, (_, i) => field(`values.t${i}`, 'x'.repeat(20_000))).join('') + `--${B}--\r\n`, /^413 /],
     ['a body ending inside a file part', mp(), filePart('hello').slice(0, -2), /^400 .*ends inside a file part|^400 .*Malformed/]
   ]
   for (const [label, headers, body, expected] of cases) {

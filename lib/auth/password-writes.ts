@@ -44,7 +44,12 @@ export function passwordWriteHooks (db: Knex, table: string, fields: AuthFields)
   const pw = fields.password?.name
   const email = fields.email?.name
 
-  async function beforeInsert (_ctx: HookContext, rows: Row[]): Promise<Array<{ values: Row, system: Row }>> {
+  async function beforeInsert (ctx: HookContext, rows: Row[]): Promise<Array<{ values: Row, system: Row }>> {
+    // Each password costs a memory-hard hash, done before the createRule can look at the row: a
+    // batch of them from one anonymous request would buy seconds of server time.
+    if (pw !== undefined && !ctx.admin && rows.filter((row) => row[pw] !== undefined && row[pw] !== null).length > 1) {
+      throw errors.badRequest('At most one record with a password per request')
+    }
     const fieldErrors: FieldErrors = {}
     const prepared = []
     for (const row of rows) {
