@@ -4,6 +4,7 @@
 import fp from 'fastify-plugin'
 import { timingSafeEqual, createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { JWT } from '@fastify/jwt'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
@@ -37,21 +38,25 @@ async function authContext (app: FastifyInstance): Promise<void> {
 
   async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
     if (serviceToken !== undefined && secretEquals(token, serviceToken)) return adminContext('superadmin')
-    const { tables, adminJwt } = app.fastbase.auth
-    const ignoreExpiration = request.routeOptions.config?.allowExpiredToken === true
+    const { tables, adminJwt, jwtAlgorithm } = app.fastbase.auth
+    // Options given to verify() replace the namespace's, algorithm pin included: say it again when
+    // an expired token is allowed; otherwise the namespace's own (cached) verifier applies.
+    const verifyWith = (jwt: JWT) => request.routeOptions.config?.allowExpiredToken === true
+      ? jwt.verify<Record<string, unknown>>(token, { ignoreExpiration: true, algorithms: [jwtAlgorithm] })
+      : jwt.verify<Record<string, unknown>>(token)
     // Only to pick the key (the table named by `cid`); the token is verified with that key below.
     const unverified = verify(() => adminJwt.decode<Record<string, unknown>>(token))
     if (unverified === null) throw errors.invalidToken()
     const cid = unverified.cid
     if (cid === undefined) {
-      const payload = verify(() => adminJwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
+      const payload = verify(() => verifyWith(adminJwt))
       const role = payload.aud as AdminRole
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
       return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
     }
     const authTable = typeof cid === 'string' ? tables.get(cid) : undefined
     if (authTable === undefined) throw errors.invalidToken()
-    const payload = verify(() => authTable.jwt.verify<Record<string, unknown>>(token, { ignoreExpiration }))
+    const payload = verify(() => verifyWith(authTable.jwt))
     const context = await userContext(app.fastbase.db, app.fastbase.reader, app.fastbase.dialect, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { JWT } from '@fastify/jwt'
 import fastifyJwt from '@fastify/jwt'
 import fastifyCookie from '@fastify/cookie'
-import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { join } from 'node:path'
 import type { AuthExtension } from '../schemas/config.js'
 import type { TableDescriptor } from '../lib/table.js'
@@ -15,6 +15,10 @@ import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
 import { createMailer, type Mailer } from '../lib/auth/mailer.js'
+import { rateLimitTable } from '../lib/auth/store-tables.js'
+import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
+import { schedulePurge } from '../lib/auth/purge-schedule.js'
+import { ensureInternalTable, schemaDialect } from '../lib/db/schema-sync.js'
 
 export interface AuthTable {
   table: TableDescriptor
@@ -29,6 +33,8 @@ export interface AuthServices {
   tables: Map<string, AuthTable>
   /** `iss` of every token this deployment signs (config jwtIssuer, teenybase's default '$db'). */
   issuer: string
+  /** The one algorithm tokens are signed with and verified with (config jwtAlgorithm, default HS256). */
+  jwtAlgorithm: 'HS256' | 'HS384' | 'HS512'
   adminJwt: JWT
   sessions: SessionStore
   oneTimeTokens: OneTimeTokens
@@ -49,15 +55,22 @@ async function auth (app: FastifyInstance): Promise<void> {
   const limits = config.rateLimit
   await app.register(fastifyRateLimit, {
     global: false,
+    ...(limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: await sharedRateLimits(app) } : {}),
+    // Fail closed: when the counters cannot be read the request is refused (503), not let through.
+    skipOnError: false,
     // Thrown into the one error handler, which renders the standard body.
     errorResponseBuilder: (_request, context) => ({ statusCode: 429, code: 'FB_ERR_RATE_LIMITED', message: `Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s` })
   })
 
+  // Tokens are signed with one algorithm and only that one verifies: a token re-signed with another
+  // HMAC (HS512 with the same key) is refused, whatever its header claims.
+  const algorithm = config.jwtAlgorithm ?? 'HS256'
+  const jwtOptions = (secret: string, namespace: string) => ({ secret, namespace, sign: { algorithm }, verify: { algorithms: [algorithm] } })
   const tables = new Map<string, AuthTable>()
   for (const table of app.fastbase.tables.values()) {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
-    await app.register(fastifyJwt, { secret: config.jwtSecret + table.auth.jwtSecret, namespace })
+    await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret, namespace))
     const fields = authFieldsOf(table.data, table.auth)
     // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on.
     table.writeHooks = passwordWriteHooks(db, table.name, fields)
@@ -71,13 +84,14 @@ async function auth (app: FastifyInstance): Promise<void> {
   }
   // Admin tokens have no `cid`; their key never equals a table's (the suffix differs), so neither verifies as the other.
   const adminSuffix = options.adminJwtSecret ?? sha256(`fastbase-admin:${config.jwtSecret}`)
-  await app.register(fastifyJwt, { secret: config.jwtSecret + adminSuffix, namespace: 'fbAdmin' })
+  await app.register(fastifyJwt, jwtOptions(config.jwtSecret + adminSuffix, 'fbAdmin'))
 
   let mailer: Mailer | undefined
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
   app.fastbase.auth = {
     tables,
     issuer: config.jwtIssuer ?? '$db',
+    jwtAlgorithm: algorithm,
     adminJwt: (app.jwt as unknown as Record<string, JWT>).fbAdmin,
     sessions: new SessionStore(db),
     oneTimeTokens: new OneTimeTokens(db),
@@ -89,7 +103,29 @@ async function auth (app: FastifyInstance): Promise<void> {
     })),
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
-  app.addHook('onClose', async () => { mailer?.close() })
+  // Started once the app is ready: an app that fails to start has nothing to purge with.
+  let stopPurge: (() => Promise<void>) | undefined
+  app.addHook('onReady', async () => {
+    stopPurge = schedulePurge(db, (err) => app.log.warn({ err }, 'purging expired auth rows failed'))
+  })
+  app.addHook('onClose', async () => {
+    mailer?.close()
+    await stopPurge?.()
+  })
+}
+
+/**
+ * Rate-limit counters in the database, so every instance on it counts the same hits. The table is
+ * created here rather than with the sessions' (plugins/database.ts), which exist only when some table
+ * has the auth extension: admin sign-in is limited without one.
+ */
+async function sharedRateLimits (app: FastifyInstance): Promise<FastifyRateLimitStoreCtor> {
+  const { db } = app.fastbase
+  await ensureInternalTable(db, schemaDialect('postgres'), rateLimitTable)
+  const store = databaseRateLimitStore(db, (err) => app.log.warn({ err }, 'rate limit store failed'))
+  // The plugin's typings say child() gets the route's options; it gets the merged limit settings with
+  // the route under `routeInfo` (@fastify/rate-limit index.js), which is what the store reads.
+  return store as unknown as FastifyRateLimitStoreCtor
 }
 
 export default fp(auth, { name: 'fastbase-auth', dependencies: ['fastbase-tables'] })

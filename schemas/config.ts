@@ -264,7 +264,8 @@ export const DatabaseSettingsSchema = Type.Object({
   appUrl: Type.String({ minLength: 1 }),
   appName: Type.Optional(Type.String()),
   jwtIssuer: Type.Optional(Type.String()),
-  jwtAlgorithm: Type.Optional(Type.String()),
+  /** The one algorithm tokens are signed and verified with (DECISIONS 38): HMAC, since the key is a shared secret. */
+  jwtAlgorithm: Type.Optional(literalUnion(['HS256', 'HS384', 'HS512'] as const)),
   jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), AuthProviderSchema]))),
   authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
   allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),

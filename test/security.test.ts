@@ -275,3 +275,37 @@ forEachDialect(t, 'uploads: the rule first, broken bodies answered, nothing left
   t.match(ok, /^200 \[\{"file":"a[^"]*\.txt"\}\]/, 'a good upload still works')
   t.equal((await storedFiles(app)).filter((f) => !f.endsWith('.meta.json')).length, 1, 'one file stored')
 })
+
+forEachDialect(t, 'tokens verify only with the algorithm fastbase signs with', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect })
+  const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/members/auth/sign-up', payload: { email: 'ada@example.com', password: 'a long enough password' } })
+  t.equal(signUp.statusCode, 200, 'sign-up')
+  const token = signUp.json().token as string
+  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()))
+  t.equal(header.alg, 'HS256')
+  const asUser = (bearer: string) => app.inject({ method: 'GET', url: '/api/v1/table/notes/select', headers: { authorization: `Bearer ${bearer}` } })
+  t.equal((await asUser(token)).statusCode, 200, 'the real token works')
+  const key = config.jwtSecret + 'members'
+  const { createSigner } = await import('fast-jwt')
+  const hs512 = createSigner({ key, algorithm: 'HS512' })({ ...payload })
+  const forged = await asUser(hs512)
+  t.equal(forged.statusCode, 401, 'the same claims re-signed with HS512 and the right key')
+  t.same(forged.json(), { code: 401, message: 'Invalid or expired token' })
+  const none = [Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url'), token.split('.')[1], ''].join('.')
+  t.equal((await asUser(none)).statusCode, 401, 'alg none')
+})
+
+forEachDialect(t, 'jwtAlgorithm picks the one algorithm', async (t, dialect) => {
+  const app = await buildApp(t, { ...config, jwtAlgorithm: 'HS512' }, { dialect })
+  const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/members/auth/sign-up', payload: { email: 'bo@example.com', password: 'a long enough password' } })
+  const { token, refresh_token: refresh } = signUp.json() as { token: string, refresh_token: string }
+  t.equal(JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).alg, 'HS512')
+  t.equal((await app.inject({ method: 'GET', url: '/api/v1/table/notes/select', headers: { authorization: `Bearer ${token}` } })).statusCode, 200, 'HS512 tokens verify')
+  const refreshed = await app.inject({ method: 'POST', url: '/api/v1/table/members/auth/refresh-token', headers: { authorization: `Bearer ${token}` }, payload: { refresh_token: refresh } })
+  t.equal(refreshed.statusCode, 200, 'refresh (which accepts an expired token) keeps the pin and works')
+  const { createSigner } = await import('fast-jwt')
+  const payload = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString())
+  const hs256 = createSigner({ key: config.jwtSecret + 'members', algorithm: 'HS256' })(payload)
+  const refused = await app.inject({ method: 'POST', url: '/api/v1/table/members/auth/refresh-token', headers: { authorization: `Bearer ${hs256}` }, payload: { refresh_token: refreshed.json().refresh_token } })
+  t.equal(refused.statusCode, 401, 'an HS256 token is refused, on the expired-token path too')
+})

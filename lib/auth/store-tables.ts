@@ -1,10 +1,12 @@
 // fastbase's own tables for auth state. They live in the database (not in process memory) so every
-// instance sharing it sees the same sessions and one-time tokens. Times are epoch seconds.
+// instance sharing it sees the same sessions, one-time tokens and (PostgreSQL) rate-limit counters.
+// Times are epoch seconds, except the rate limits' database-clock timestamps.
 import type { TableData } from '../../schemas/config.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
 export const ONE_TIME_TOKENS = '_fastbase_tokens'
+export const RATE_LIMITS = '_fastbase_rate_limits'
 
 const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
 const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
@@ -21,7 +23,8 @@ export const authStoreTables: TableData[] = [
       epoch('expires_at'),
       epoch('revoked_at', false)
     ],
-    indexes: [{ fields: ['table_name', 'user_id'] }]
+    // expires_at: the purge finds expired sessions without a full scan.
+    indexes: [{ fields: ['table_name', 'user_id'] }, { fields: ['expires_at'] }]
   },
   {
     // Every refresh token ever issued, by hash: a used one presented again is a replay, and revokes its session.
@@ -46,6 +49,21 @@ export const authStoreTables: TableData[] = [
       epoch('created_at'),
       epoch('expires_at')
     ],
-    indexes: [{ fields: ['kind', 'table_name', 'user_id'] }]
+    indexes: [{ fields: ['kind', 'table_name', 'user_id'] }, { fields: ['expires_at'] }]
   }
 ]
+
+/**
+ * Rate-limit counters, one row per route and caller (lib/auth/rate-limit-store.ts). PostgreSQL only:
+ * a SQLite file has one process, which counts in memory. Created by plugins/auth.ts, whether or not a
+ * table has the auth extension (admin sign-in is limited too).
+ */
+export const rateLimitTable: TableData = {
+  name: RATE_LIMITS,
+  fields: [
+    text('key', { primary: true, notNull: true }),
+    { name: 'hits', type: 'integer', sqlType: 'integer', notNull: true },
+    { name: 'reset_at', type: 'date', sqlType: 'timestamp', notNull: true }
+  ],
+  indexes: [{ fields: ['reset_at'] }]
+}

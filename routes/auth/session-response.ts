@@ -19,7 +19,7 @@ export const SuccessSchema = Type.Object({ success: Type.Boolean() }, { title: '
 export interface SessionResponse { token: string, refresh_token: string, record: Row, verified?: boolean }
 
 function accessToken (app: FastifyInstance, at: AuthTable, record: Row, sid: string): string {
-  return at.jwt.sign(claimsFor(at, record, sid, app.fastbase.auth.issuer), { expiresIn: at.tokenDuration })
+  return at.jwt.sign(claimsFor(at, record, sid, app.fastbase.auth.issuer), { expiresIn: at.tokenDuration, algorithm: app.fastbase.auth.jwtAlgorithm })
 }
 
 /** Opens a session for a user row (all columns) and answers with its tokens. */
