@@ -65,7 +65,10 @@ const config: DatabaseSettings = {
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'auth.uid != null', updateRule: 'auth.uid != null', deleteRule: null }]
     }
   ],
-  actions: [{ name: 'echo', params: { n: { type: 'integer', optional: true } }, steps: [{ type: 'SELECT', table: 'notes', select: 'id', limit: 1 }] }]
+  actions: [
+    { name: 'echo', params: { n: { type: 'integer', optional: true } }, steps: [{ type: 'SELECT', table: 'notes', select: 'id', limit: 1 }] },
+    { name: 'bump', steps: [{ type: 'UPDATE', table: 'guarded', where: 'true', set: { views: 'views + 1' }, returning: 'views' }] }
+  ]
 }
 
 /** Every answer here must be a well-formed fastbase body and not a 5xx. */
@@ -191,6 +194,8 @@ forEachDialect(t, 'hidden values and rows stay hidden', async (t, dialect) => {
   t.match(set.json().message, /update rule checks new\.views.*setValues/)
   const setValues = await app.inject({ method: 'POST', url: '/api/v1/table/guarded/update', payload: { where: 'true', setValues: { views: 3 } } })
   t.equal(setValues.statusCode, 200, 'the same change as a value works')
+  const step = await app.inject({ method: 'POST', url: '/api/v1/action/bump', payload: {} })
+  t.equal(step.statusCode, 200, 'an action step (the developer\'s own set) may still use it')
 })
 
 forEachDialect(t, 'malformed bodies are 4xx with the standard body', async (t, dialect) => {

@@ -34,7 +34,7 @@ export async function runStep (ctx: CrudContext, action: string, step: ActionSte
     case 'INSERT':
       return await insert(ctx, { values: step.values ?? {}, expr: step.expr, returning: step.returning, or: step.or })
     case 'UPDATE':
-      return await update(ctx, { where: step.where ?? '', set: step.set, setValues: step.setValues, returning: step.returning, or: step.or })
+      return await update(ctx, { where: step.where ?? '', set: step.set, setFromConfig: true, setValues: step.setValues, returning: step.returning, or: step.or })
     case 'DELETE':
       return await remove(ctx, { where: step.where ?? '', returning: step.returning })
   }

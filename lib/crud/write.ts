@@ -25,7 +25,15 @@ export interface InsertParams {
   returning?: ListSpec
   or?: Conflict
 }
-export interface UpdateParams { where: string, set?: Record<string, string>, setValues?: Row, returning?: ListSpec, or?: Conflict }
+export interface UpdateParams {
+  where: string
+  set?: Record<string, string>
+  /** `set` is the developer's own text (an action step), not a caller's: see checkSetAgainstRule. */
+  setFromConfig?: boolean
+  setValues?: Row
+  returning?: ListSpec
+  or?: Conflict
+}
 export interface DeleteParams { where: string, returning?: ListSpec }
 export interface EditQuery { returning?: ListSpec, or?: Conflict | 'INSERT' }
 
@@ -205,7 +213,7 @@ function hookContext (ctx: CrudContext): HookContext {
   return { admin: ctx.auth.admin, uid: ctx.auth.uid, applyRules: ctx.applyRules }
 }
 
-function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues'>, system: Row): UpdatePlan {
+function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues' | 'setFromConfig'>, system: Row): UpdatePlan {
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
   const newValues = new Map<string, Compiled>()
@@ -239,7 +247,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   }
   throwIfErrors(fieldErrors)
   if (set.size === 0) throw errors.badRequest('Nothing to update: give at least one field in set or setValues')
-  checkSetAgainstRule(ctx, params.set)
+  if (params.setFromConfig !== true) checkSetAgainstRule(ctx, params.set)
   const updated = ctx.table.updated
   if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
   return { set, newValues }
