@@ -85,10 +85,11 @@ export default defineConfig({
       autoSetUid: true,
       fields: [
         ...baseFields,
-        { name: 'name', type: 'text', sqlType: 'text', notNull: true },
+        // Anonymous callers write this table: every text is bounded, so no answer can be made huge.
+        { name: 'name', type: 'text', sqlType: 'text', notNull: true, check: { q: 'length(name) <= 100' } },
         { name: 'message', type: 'text', sqlType: 'text', notNull: true, check: { q: 'length(message) <= 500' } },
         { name: 'rating', type: 'integer', sqlType: 'integer', check: { q: 'rating BETWEEN 1 AND 5' } },
-        { name: 'meta', type: 'json', sqlType: 'json' },
+        { name: 'meta', type: 'json', sqlType: 'json', check: { q: 'length(CAST(meta AS text)) <= 2000' } },
         { name: 'photo', type: 'file', sqlType: 'text' }
       ],
       extensions: [
