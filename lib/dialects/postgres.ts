@@ -60,7 +60,7 @@ export const postgres: Dialect = {
   ...postgresDdl,
   quote,
   // COLLATE "C": ILIKE refuses nondeterministic collations (NOCASE columns), and "C" matches SQLite's ASCII-only case folding.
-  like: (l, r, negate) => `(CAST(${l} AS text) COLLATE "C" ${negate ? 'NOT ILIKE' : 'ILIKE'} ${r} ESCAPE '\\')`,
+  like: (l, r, negate) => `(CAST(${l} AS text) COLLATE "C" ${negate ? 'NOT ILIKE' : 'ILIKE'} CAST(${r} AS text) ESCAPE '\\')`,
   isDistinct: (l, r, equal) => `(${l} IS ${equal ? 'NOT ' : ''}DISTINCT FROM ${r})`,
   concat: (parts) => `(${parts.map((p) => `CAST(${p} AS text)`).join(' || ')})`,
   jsonExtract (target: Fragment, path, asText, numeric): Fragment {

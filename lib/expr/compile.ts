@@ -183,8 +183,10 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
     return sql(`(${other.sql} IS ${op === '!=' ? 'NOT ' : ''}NULL)`, other.bindings)
   }
   if ((op === '~' || op === '!~') && (isNull(left) || isNull(right))) return { kind: 'lit', value: op === '!~' }
-  const l = toFragment(left, scope, field, pos)
-  const r = toFragment(right, scope, field, pos)
+  // A LIKE pattern is text whatever the column (`views ~ '1%'`): it is not encoded as the column's type.
+  const encodeAs = op === '~' || op === '!~' ? undefined : field
+  const l = toFragment(left, scope, encodeAs, pos)
+  const r = toFragment(right, scope, encodeAs, pos)
   const bindings = [...l.bindings, ...r.bindings]
   switch (op) {
     case '==': case '!=': return sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings)
