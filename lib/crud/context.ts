@@ -8,8 +8,8 @@ import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectWriter, Reader } from '../db/connect.js'
-import { runRead } from '../db/read.js'
 import type { Limits } from '../limits.js'
+import type { Trace } from '../expr/trace.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -28,10 +28,8 @@ export interface CrudContext {
   reader?: Reader
   /** Direct single-statement writes outside transactions, where the dialect offers them (SQLite). */
   writer?: DirectWriter
-}
-
-export async function readRows (ctx: CrudContext, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {
-  return await runRead(ctx.reader, ctx.db, query)
+  /** Set while a plan is compiled for reuse (lib/crud/read-plans.ts). */
+  trace?: Trace
 }
 
 export type Condition = Fragment | boolean
@@ -42,6 +40,7 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
     table: ctx.table,
     globals: { request: {}, params: {}, ...ctx.globals, auth: authGlobals(ctx.auth) },
     seesHidden: ctx.auth.admin,
+    trace: ctx.trace,
     ...extra
   }
 }
@@ -68,7 +67,7 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   const expr = ctx.table.rules[rule]
   if (expr === null) throw errors.forbidden()
   // Rules are the developer's own text: they may read hidden columns.
-  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })))
+  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })), ctx.trace)
 }
 
 /**
@@ -110,20 +109,30 @@ export function ruleFirst (rule: Condition, caller: Condition): Condition {
 
 export function whereOf (ctx: CrudContext, where: string | undefined, extra: Partial<Scope> = {}): Condition {
   if (where === undefined || where.trim() === '') return true
-  return toCondition(compileCaller(ctx, 'where', where, extra))
+  return toCondition(compileCaller(ctx, 'where', where, extra), ctx.trace)
 }
 
 export function applyCondition<T extends Knex.QueryBuilder> (query: T, condition: Fragment | true): T {
   return condition === true ? query : query.whereRaw(condition.sql, condition.bindings as Knex.RawBinding[]) as T
 }
 
-/** `uid = :id`; an id that cannot be a value of the uid column matches nothing: 404. */
-export function idCondition (ctx: CrudContext, id: string): Fragment {
+/** Where a planned statement binds the record id (no expression can name it). */
+export const ID_SLOT = '$id'
+
+/** The id as a value of the uid column; an id that cannot be one matches nothing: 404. */
+export function idValue (ctx: CrudContext, id: string): string | number {
   const uid = ctx.table.uid
   // No stored id holds a NUL byte (PostgreSQL text cannot).
   if (uid === undefined || id.includes('\0')) throw errors.recordNotFound()
   const numeric = uid.type === 'integer' || uid.type === 'number'
   if (numeric && !/^-?\d+(\.\d+)?$/.test(id)) throw errors.recordNotFound()
-  const literal = ctx.dialect.literal(numeric ? Number(id) : id, uid)
-  return { sql: `${ctx.table.quoted}.${ctx.dialect.quote(uid.name)} = ${literal.sql}`, bindings: literal.bindings }
+  return numeric ? Number(id) : id
+}
+
+/** `uid = :id` (bound per run when a plan is being built). */
+export function idCondition (ctx: CrudContext, id: string): Fragment {
+  const uid = ctx.table.uid!
+  const literal = ctx.dialect.literal(idValue(ctx, id), uid)
+  const bindings = ctx.trace === undefined ? literal.bindings : [ctx.trace.token({ path: ID_SLOT, field: uid })]
+  return { sql: `${ctx.table.quoted}.${ctx.dialect.quote(uid.name)} = ${literal.sql}`, bindings }
 }

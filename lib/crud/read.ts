@@ -2,7 +2,8 @@
 import type { Knex } from 'knex'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
-import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, readRows, type CrudContext, type Condition } from './context.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
+import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
@@ -25,7 +26,7 @@ interface Plan {
   order?: string
 }
 
-function plan (ctx: CrudContext, params: ReadParams): Plan {
+function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where))
   const columns = outputColumns(ctx, 'select', params.select)
   const group = groupSql(ctx, params.group)
@@ -55,40 +56,63 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
   return Math.min(limit ?? ctx.limits.maxLimit, ctx.limits.maxLimit, rowsFor(ctx.limits, columns))
 }
 
-export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
-  return await runSelect(ctx, plan(ctx, params), params)
-}
-
-async function runSelect (ctx: CrudContext, p: Plan, params: ReadParams): Promise<Row[]> {
-  if (p.condition === false) return []
+/**
+ * The page query. Limit and offset are validated integers written into the text: SQLite re-prepares a
+ * statement whose LIMIT is a parameter on every run, and the text is cached per shape anyway.
+ */
+function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
   let query = baseQuery(ctx, p, params.distinct === true)
   if (p.order !== undefined) query = query.orderByRaw(p.order)
-  query = query.limit(limitOf(ctx, params.limit, p.columns.length))
-  if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset)
-  const rows = await readRows(ctx, query)
-  return rows.map((row) => decodeRow(ctx, p.columns, row))
+  query = query.limit(limitOf(ctx, params.limit, p.columns.length), { skipBinding: true })
+  if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })
+  return query
+}
+
+function shapeOf (op: string, params: ReadParams): string {
+  return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset])
+}
+
+async function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): Promise<Row[]> {
+  if (planned === undefined) return []
+  const rows = await runPlanned(ctx, planned, id)
+  return rows.map((row) => decodeRow(ctx, plan.columns, row))
+}
+
+export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
+  const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {
+    const p = planOf(c, params)
+    return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params)) }
+  })
+  return await rowsOf(ctx, plan, plan.items)
 }
 
 /** `{ items, total }`: total counts every matching row (groups, when grouped), ignoring limit and offset. */
 export async function list (ctx: CrudContext, params: ReadParams): Promise<{ items: Row[], total: number }> {
-  const p = plan(ctx, params)
-  if (p.condition === false) return { items: [], total: 0 }
-  const db = ctx.db as Knex
-  const counted = params.group !== undefined || params.distinct === true
-    ? db.count({ total: '*' }).from(baseQuery(ctx, p, params.distinct === true).as('fb_counted'))
-    : applyCondition(db.from(ctx.table.name).count({ total: '*' }), p.condition as Exclude<Condition, false>)
-  const [items, totals] = await Promise.all([runSelect(ctx, p, params), readRows(ctx, counted as Knex.QueryBuilder)])
+  const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
+    const p = planOf(c, params)
+    if (p.condition === false) return { columns: p.columns }
+    const db = c.db as Knex
+    const counted = params.group !== undefined || params.distinct === true
+      ? db.count({ total: '*' }).from(baseQuery(c, p, params.distinct === true).as('fb_counted'))
+      : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
+    return { columns: p.columns, items: prepare(pageQuery(c, p, params)), total: prepare(counted as Knex.QueryBuilder) }
+  })
+  if (plan.items === undefined || plan.total === undefined) return { items: [], total: 0 }
+  const [items, totals] = await Promise.all([rowsOf(ctx, plan, plan.items), runPlanned(ctx, plan.total)])
   return { items, total: Number(totals[0].total) }
 }
 
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
 export async function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'select' | 'where'>): Promise<Row> {
-  const byId = idCondition(ctx, id)
-  const condition = and(byId, ruleFirst(ruleCondition(ctx, 'viewRule'), whereOf(ctx, params.where)))
-  if (condition === false) throw errors.recordNotFound()
-  const columns = outputColumns(ctx, 'select', params.select)
-  const db = ctx.db as Knex
-  const rows = await readRows(ctx, applyCondition(db.from(ctx.table.name).select(selectList(db, ctx, columns)), condition).limit(1))
+  const value = idValue(ctx, id)
+  const plan = readPlan(ctx, shapeOf('view', params), (c, prepare) => {
+    const condition = and(idCondition(c, id), ruleFirst(ruleCondition(c, 'viewRule'), whereOf(c, params.where)))
+    const columns = outputColumns(c, 'select', params.select)
+    if (condition === false) return { columns }
+    const db = c.db as Knex
+    return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true })) }
+  })
+  const rows = await rowsOf(ctx, plan, plan.items, value)
   if (rows.length === 0) throw errors.recordNotFound()
-  return decodeRow(ctx, columns, rows[0])
+  return rows[0]
 }

@@ -9,12 +9,11 @@ import type { TableField } from '../../schemas/config.js'
 import type { TableDescriptor } from '../table.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
-
-type Literal = string | number | boolean | null
+import { globalAt, type Literal, type Trace } from './trace.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
-  | { kind: 'lit', value: Literal }
+  | { kind: 'lit', value: Literal, /** The global it came from (`auth.uid`). */ source?: string }
   | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number }
 
 export interface Scope {
@@ -31,6 +30,8 @@ export interface Scope {
   newValues?: 'row' | Map<string, Compiled>
   /** Are aggregate functions allowed? Only in select lists: in a WHERE or SET the databases refuse them. */
   aggregates?: boolean
+  /** Set when the result is cached for other callers: records what the globals decided. */
+  trace?: Trace
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -65,7 +66,12 @@ export function compile (expr: Expr, scope: Scope): Compiled {
 export function toFragment (node: Compiled, scope: Scope, field?: TableField, pos = 0): Fragment {
   if (node.kind === 'sql') return { sql: node.sql, bindings: node.bindings }
   try {
-    return scope.dialect.literal(node.value, field)
+    const fragment = scope.dialect.literal(node.value, field)
+    // A bound global: the SQL text holds for any value of its type; the value is bound per caller.
+    if (node.source !== undefined && scope.trace !== undefined && fragment.bindings.length === 1) {
+      return { sql: fragment.sql, bindings: [scope.trace.token({ path: node.source, field })] }
+    }
+    return fragment
   } catch (error) {
     if (error instanceof ValueError) throw new ExpressionError(`${field?.name ?? 'value'} ${error.message}`, pos)
     throw error
@@ -73,9 +79,15 @@ export function toFragment (node: Compiled, scope: Scope, field?: TableField, po
 }
 
 /** A where/rule result: `true` (no filter), `false` (matches nothing) or a SQL condition. */
-export function toCondition (node: Compiled): Fragment | boolean {
-  if (node.kind === 'lit') return truthy(node.value)
+export function toCondition (node: Compiled, trace?: Trace): Fragment | boolean {
+  if (node.kind === 'lit') return truthy(constant(node, trace))
   return { sql: node.sql, bindings: node.bindings }
+}
+
+/** A literal's value where the value decides the SQL text: a global read this way is folded. */
+function constant (node: Compiled & { kind: 'lit' }, trace: Trace | undefined): Literal {
+  if (node.source !== undefined) trace?.fold(node.source)
+  return node.value
 }
 
 function truthy (value: Literal): boolean {
@@ -88,22 +100,15 @@ function sql (text: string, bindings: unknown[], field?: TableField): Compiled &
 
 function identifier (path: string[], pos: number, scope: Scope): Compiled {
   const [root, ...rest] = path
-  if (GLOBAL_ROOTS.has(root) && rest.length > 0) return { kind: 'lit', value: globalValue(scope.globals[root], rest) }
+  if (GLOBAL_ROOTS.has(root) && rest.length > 0) {
+    const source = path.join('.')
+    scope.trace?.read(source)
+    return { kind: 'lit', value: globalAt(scope.globals, source), source }
+  }
   if (root === 'new' && rest.length === 1) return newValue(rest[0], pos, scope)
   if (path.length === 1) return column(root, pos, scope)
   if (path.length === 2 && root === scope.table.name) return column(rest[0], pos, scope)
   throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
-}
-
-function globalValue (value: unknown, path: string[]): Literal {
-  let current = value
-  for (const key of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return null
-    current = (current as Record<string, unknown>)[key]
-  }
-  if (current === undefined || current === null) return null
-  if (typeof current === 'object') return JSON.stringify(current)
-  return current as Literal
 }
 
 function column (name: string, pos: number, scope: Scope): Compiled {
@@ -129,12 +134,13 @@ function newValue (name: string, pos: number, scope: Scope): Compiled {
 
 function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
   if (arg.kind === 'lit') {
-    if (op === '!') return { kind: 'lit', value: arg.value === null ? null : !truthy(arg.value) }
-    if (typeof arg.value !== 'number') {
-      if (arg.value === null) return arg
+    const value = constant(arg, scope.trace)
+    if (op === '!') return { kind: 'lit', value: value === null ? null : !truthy(value) }
+    if (typeof value !== 'number') {
+      if (value === null) return { kind: 'lit', value }
       throw new ExpressionError(`Unary "${op}" needs a number`, 0)
     }
-    return { kind: 'lit', value: op === '-' ? -arg.value : arg.value }
+    return { kind: 'lit', value: op === '-' ? -value : value }
   }
   if (op === '!') return sql(`(NOT ${arg.sql})`, arg.bindings)
   return op === '-' ? sql(`(- ${arg.sql})`, arg.bindings) : arg
@@ -145,18 +151,18 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   if (expr.op === 'in') return inList(left, expr.right, scope)
   const right = compile(expr.right, scope)
   if (expr.op === '->' || expr.op === '->>') return jsonExtract(left, right, expr.op === '->>', expr.pos, scope)
-  if (expr.op === '&' || expr.op === '|') return logical(expr.op, left, right)
-  if (left.kind === 'lit' && right.kind === 'lit') return fold(expr.op, left.value, right.value, expr.pos)
+  if (expr.op === '&' || expr.op === '|') return logical(expr.op, left, right, scope.trace)
+  if (left.kind === 'lit' && right.kind === 'lit') return fold(expr.op, constant(left, scope.trace), constant(right, scope.trace), expr.pos)
   return comparison(expr.op, numericJson(left, right, scope), numericJson(right, left, scope), scope, expr.pos)
 }
 
-function logical (op: '&' | '|', left: Compiled, right: Compiled): Compiled {
+function logical (op: '&' | '|', left: Compiled, right: Compiled, trace: Trace | undefined): Compiled {
   // SQL three-valued logic; in a WHERE, NULL matches nothing, like false.
-  if (left.kind === 'lit' && right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(left.value), tri(right.value)) }
-  const constant = left.kind === 'lit' ? left : right.kind === 'lit' ? right : undefined
-  if (constant !== undefined) {
-    const other = constant === left ? right : left
-    const value = tri(constant.value)
+  if (left.kind === 'lit' && right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(constant(left, trace)), tri(constant(right, trace))) }
+  const known = left.kind === 'lit' ? left : right.kind === 'lit' ? right : undefined
+  if (known !== undefined) {
+    const other = known === left ? right : left
+    const value = tri(constant(known, trace))
     if (op === '&') return value === true ? other : { kind: 'lit', value }
     return value === true ? { kind: 'lit', value: true } : other
   }
@@ -207,8 +213,8 @@ function inList (left: Compiled, right: Expr, scope: Scope): Compiled {
   if (right.type !== 'list') throw new ExpressionError('"in" needs a list such as (1, 2)', right.pos)
   const items = right.items.map((item) => compile(item, scope))
   if (left.kind === 'lit' && items.every((i) => i.kind === 'lit')) {
-    const value = left.value
-    return { kind: 'lit', value: items.some((i) => (fold('==', value, (i as { value: Literal }).value, right.pos) as { value: Literal }).value === true) }
+    const value = constant(left, scope.trace)
+    return { kind: 'lit', value: items.some((i) => (fold('==', value, constant(i as Compiled & { kind: 'lit' }, scope.trace), right.pos) as { value: Literal }).value === true) }
   }
   const field = left.kind === 'sql' ? left.field : undefined
   const l = toFragment(left, scope, field, right.pos)
@@ -221,7 +227,7 @@ function jsonExtract (left: Compiled, right: Compiled, asText: boolean, pos: num
   if (right.kind !== 'lit' || (typeof right.value !== 'string' && typeof right.value !== 'number')) {
     throw new ExpressionError('The right side of a JSON operator must be a path string such as \'$.a.b\' or an index', pos)
   }
-  const path = jsonPath(right.value, pos)
+  const path = jsonPath(constant(right, scope.trace) as string | number, pos)
   const target = { sql: left.sql, bindings: left.bindings }
   const fragment = scope.dialect.jsonExtract(target, path, asText, false)
   return { kind: 'sql', sql: fragment.sql, bindings: fragment.bindings, json: asText ? { target, path } : undefined }
@@ -260,12 +266,12 @@ function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   if (expr.name === 'json_set') {
     const path = compiled[1]
     if (path.kind !== 'lit' || typeof path.value !== 'string') throw new ExpressionError('json_set() needs a literal path such as \'$.a\'', expr.pos)
-    const fragment = scope.dialect.jsonSet(args[0].sql, jsonPath(path.value, expr.pos), args[2].sql)
+    const fragment = scope.dialect.jsonSet(args[0].sql, jsonPath(constant(path, scope.trace) as string, expr.pos), args[2].sql)
     return sql(fragment.sql, [...args[0].bindings, ...fragment.bindings, ...args[2].bindings])
   }
   const text = scope.dialect.callFunction(expr.name, args.map((a) => a.sql))
   if (text === undefined) throw new ExpressionError(`Unknown function "${expr.name}"`, expr.pos)
-  return withGrowth(sql(text, bindings), callGrowth(expr, compiled), expr.pos)
+  return withGrowth(sql(text, bindings), callGrowth(expr, compiled, scope.trace), expr.pos)
 }
 
 function growthOf (node: Compiled): number {
@@ -278,13 +284,13 @@ function summed (parts: Compiled[]): number {
 }
 
 /** Result length over input length: concat adds up its parts, replace multiplies by to/from. */
-function callGrowth (expr: Expr & { type: 'call' }, args: Compiled[]): number {
+function callGrowth (expr: Expr & { type: 'call' }, args: Compiled[], trace: Trace | undefined): number {
   if (expr.name === 'concat') return summed(args)
   const growths = args.map(growthOf)
   if (expr.name !== 'replace') return Math.max(1, ...growths)
   const [, from, to] = args
   if (from.kind !== 'lit' || to.kind !== 'lit') throw new ExpressionError('replace() takes constant texts to find and to put in', expr.pos)
-  return growths[0] * Math.max(1, String(to.value ?? '').length / Math.max(1, String(from.value ?? '').length))
+  return growths[0] * Math.max(1, String(constant(to, trace) ?? '').length / Math.max(1, String(constant(from, trace) ?? '').length))
 }
 
 function withGrowth (node: Compiled & { kind: 'sql' }, growth: number, pos: number): Compiled {
