@@ -46,18 +46,28 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
-  await app.register(bodyLimited(healthRoutes), { prefix })
-  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes]) await app.register(bodyLimited(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
+  await app.register(apiScope(healthRoutes), { prefix })
+  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes]) await app.register(apiScope(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
   await app.register(panelRoutes)
 }
 
+/** FASTBASE_SLOW_REQUEST_MS: requests slower than this are logged (warn) with their id; 0 turns it off. */
+const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
+
 /**
- * A route plugin whose routes take bodies up to `limits.bodySize` (DECISIONS 38), whatever the host
- * app's own bodyLimit is. The hook lives in the plugin's own scope, so host routes are untouched.
+ * A route plugin in its own scope, so nothing here touches the host app's routes: bodies up to
+ * `limits.bodySize` (DECISIONS 38), and a warning for slow requests (per-request log lines are off
+ * by default, see `options`).
  */
-function bodyLimited<Options extends { prefix: string }> (routes: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
+function apiScope<Options extends { prefix: string }> (routes: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
   return async (scope, opts) => {
     scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
+    if (SLOW_REQUEST_MS > 0) {
+      scope.addHook('onResponse', (request, reply, done) => {
+        if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ reqId: request.id, method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
+        done()
+      })
+    }
     await routes(scope, opts)
   }
 }
@@ -78,6 +88,9 @@ export const options: FastifyServerOptions = {
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Caller text is never logged; request ids tie 5xx logs to responses.
   requestIdHeader: 'x-request-id',
+  // Two log lines per request cost more than many a request itself: off unless FASTBASE_LOG_REQUESTS=true.
+  // Errors, 5xx and slow requests are logged regardless, with the request id.
+  disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true',
   // Ids and file names in paths are checked by their routes (255 characters); the router's own cap sits above that.
   routerOptions: { maxParamLength: 1024 },
   // Errors the router raises before any route runs (a malformed or too long path) get the standard body too.

@@ -10,9 +10,12 @@ import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 
 /** Constant-time comparison of secrets of any length (hashing first equalises the lengths). */
+const sha256Digest = (s: string): Buffer => createHash('sha256').update(s).digest()
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
+
+/** Constant-time comparison of two secrets of any length (compared as digests). */
 export function secretEquals (a: string, b: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest()
-  return timingSafeEqual(digest(a), digest(b))
+  return timingSafeEqual(sha256Digest(a), sha256Digest(b))
 }
 
 const ADMIN_ROLES = new Set<AdminRole>(['superadmin', 'editor', 'viewer'])
@@ -27,17 +30,20 @@ declare module 'fastify' {
 async function authContext (app: FastifyInstance): Promise<void> {
   const { options, config } = app.fastbase
   const serviceToken = options.adminServiceToken
+  const serviceDigest = serviceToken === undefined ? undefined : sha256Digest(serviceToken)
+  // A token shaped like a JWT is compared with the service token only if that one is JWT-shaped too.
+  const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
   const cookieName = config.authCookie?.name
 
   function tokenOf (request: FastifyRequest): string | undefined {
     const header = request.headers.authorization?.trim()
     if (header !== undefined && header !== '') return /^Bearer\s+(.+)$/i.exec(header)?.[1].trim() ?? header
-    const cookie = cookieName === undefined ? undefined : request.cookies?.[cookieName]
+    const cookie = cookieName === undefined || request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[cookieName]
     return cookie === undefined || cookie === '' ? undefined : cookie
   }
 
   async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
-    if (serviceToken !== undefined && secretEquals(token, serviceToken)) return adminContext('superadmin')
+    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && timingSafeEqual(sha256Digest(token), serviceDigest)) return adminContext('superadmin')
     const { tables, adminJwt, jwtAlgorithm } = app.fastbase.auth
     // Options given to verify() replace the namespace's, algorithm pin included: say it again when
     // an expired token is allowed; otherwise the namespace's own (cached) verifier applies.
@@ -63,10 +69,12 @@ async function authContext (app: FastifyInstance): Promise<void> {
   }
 
   app.decorateRequest('auth', null as unknown as AuthContext)
-  app.addHook('onRequest', async (request) => {
+  // Not async: most requests carry no token and need no promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     request.auth = ANONYMOUS
     const token = tokenOf(request)
-    if (token !== undefined) request.auth = await resolve(request, token)
+    if (token === undefined) return done()
+    resolve(request, token).then((auth) => { request.auth = auth; done() }, done)
   })
 }
 

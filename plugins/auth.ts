@@ -51,7 +51,9 @@ const DEFAULT_RATE_WINDOW_MS = 60_000
 
 async function auth (app: FastifyInstance): Promise<void> {
   const { config, options, db } = app.fastbase
-  await app.register(fastifyCookie)
+  // No parsing hook: only the auth cookie is ever read, by the auth context, and only when there is
+  // no Authorization header (plugins/auth-context.ts); setting and clearing cookies still works.
+  await app.register(fastifyCookie, { hook: false })
   const limits = config.rateLimit
   await app.register(fastifyRateLimit, {
     global: false,

@@ -8,7 +8,7 @@ import type { AuthTable } from '../../plugins/auth.js'
 import { ANONYMOUS } from '../auth-context.js'
 import { SESSIONS } from './store-tables.js'
 import { nowSeconds } from './sessions.js'
-import { runRead } from '../db/read.js'
+import { compileStatement, runStatement, type Statement } from '../db/statement.js'
 import type { Reader } from '../db/connect.js'
 
 type Row = Record<string, unknown>
@@ -38,18 +38,37 @@ export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt:
   }
 }
 
+// Stand-ins for the per-request values while the statement text is built once.
+const SID = '\u0000session-id'
+const NOW = '\u0000now'
+
+interface SessionCheck { statement: Statement, bindings: readonly unknown[] }
+const checks = new WeakMap<AuthTable, SessionCheck>()
+
+/** The session check of an auth table, its text built once (every user token request runs it). */
+function sessionCheck (db: Knex, at: AuthTable): SessionCheck {
+  let check = checks.get(at)
+  if (check === undefined) {
+    check = compileStatement(db.from({ s: SESSIONS })
+      .join({ u: at.table.name }, `u.${at.fields.uid.name}`, 's.user_id')
+      .where('s.id', SID)
+      .andWhere('s.table_name', at.table.name)
+      .whereNull('s.revoked_at')
+      .andWhere('s.expires_at', '>', NOW)
+      .select(Object.fromEntries(at.table.visibleFields(false).map((f) => [`f_${f.name}`, `u.${f.name}`])))
+      .limit(1, { skipBinding: true }))
+    checks.set(at, check)
+  }
+  return check
+}
+
 export async function userContext (db: Knex, reader: Reader | undefined, dialect: Dialect, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
   const { sid, id } = payload
   if (typeof sid !== 'string' || typeof id !== 'string') return undefined
   const visible = at.table.visibleFields(false)
-  const [row]: Array<Row | undefined> = await runRead(reader, db, db.from({ s: SESSIONS })
-    .join({ u: at.table.name }, `u.${at.fields.uid.name}`, 's.user_id')
-    .where('s.id', sid)
-    .andWhere('s.table_name', at.table.name)
-    .whereNull('s.revoked_at')
-    .andWhere('s.expires_at', '>', nowSeconds())
-    .select(Object.fromEntries(visible.map((f) => [`f_${f.name}`, `u.${f.name}`])))
-    .limit(1))
+  const check = sessionCheck(db, at)
+  const now = nowSeconds()
+  const [row]: Array<Row | undefined> = await runStatement(db, reader, check.statement, check.bindings.map((b) => (b === SID ? sid : b === NOW ? now : b)))
   if (row === undefined) return undefined
   const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[`f_${f.name}`])]))
   if (String(record[at.fields.uid.name]) !== id) return undefined

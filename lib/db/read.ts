@@ -1,13 +1,6 @@
-// Where a statement runs: the SQLite fast paths (reader connection, idle writer) or Knex.
+// Where a write statement runs: directly on the idle SQLite writer, or through Knex. (Reads: statement.ts.)
 import type { Knex } from 'knex'
-import type { DirectWriter, Reader } from './connect.js'
-
-/** Rows of a read: through the direct reader when there is one (never inside a transaction), else Knex. */
-export async function runRead (reader: Reader | undefined, db: Knex | Knex.Transaction, query: Knex.QueryBuilder): Promise<Array<Record<string, unknown>>> {
-  if (reader === undefined || db.isTransaction === true) return await query
-  const { sql, bindings } = query.toSQL().toNative()
-  return reader.all(sql, bindings)
-}
+import type { DirectWriter } from './connect.js'
 
 /** A write statement: directly on the idle SQLite writer when possible (never inside a transaction), else Knex. */
 export async function runWrite (writer: DirectWriter | undefined, db: Knex | Knex.Transaction, query: Knex.QueryBuilder | Knex.Raw): Promise<unknown> {
