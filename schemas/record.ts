@@ -1,6 +1,6 @@
 // A table's record schemas, generated from its fields (DECISIONS 2): they validate writes and
 // document records in the OpenAPI output.
-import { Type, type TSchema, type TObject } from '@sinclair/typebox'
+import { Kind, Type, type TSchema, type TObject } from '@sinclair/typebox'
 import type { TableData, TableField } from './config.js'
 import { authExtensionOf, authFieldsOf } from '../lib/auth/fields.js'
 
@@ -55,8 +55,20 @@ export function updateRecordSchema (table: TableData): TObject {
   return Type.Object({ ...properties, ...passwordCompanions(table) }, { additionalProperties: false, title: `${table.name} update` })
 }
 
+/**
+ * `schema` or null, as a type list (`type: ['string', 'null']`) where it has one plain type: the
+ * response serializer writes those directly, while an anyOf makes it validate every value against
+ * each branch (date-time formats included) to choose how to write it.
+ */
+function orNull (schema: TSchema): TSchema {
+  const type = (schema as { type?: unknown }).type
+  if (typeof type !== 'string') return Type.Union([schema, Type.Null()])
+  const { [Kind]: _kind, ...plain } = schema as TSchema & Record<string, unknown>
+  return Type.Unsafe({ ...plain, type: [type, 'null'] })
+}
+
 /** A record in responses: the table's fields (a select may add computed keys). */
 export function recordSchema (table: TableData): TObject {
-  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(Type.Union([valueSchema(f), Type.Null()]))]))
+  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(orNull(valueSchema(f)))]))
   return Type.Object(properties, { additionalProperties: true, title: `${table.name} record` })
 }

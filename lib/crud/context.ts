@@ -34,11 +34,23 @@ export interface CrudContext {
 
 export type Condition = Fragment | boolean
 
+const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()
+
+/** What expressions read as `auth.*`, `request.*`, `params.*`: built once per context. */
+export function globalsOf (ctx: CrudContext): Record<string, unknown> {
+  let globals = globalsCache.get(ctx)
+  if (globals === undefined) {
+    globals = { request: {}, params: {}, ...ctx.globals, auth: authGlobals(ctx.auth) }
+    globalsCache.set(ctx, globals)
+  }
+  return globals
+}
+
 export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   return {
     dialect: ctx.dialect,
     table: ctx.table,
-    globals: { request: {}, params: {}, ...ctx.globals, auth: authGlobals(ctx.auth) },
+    globals: globalsOf(ctx),
     seesHidden: ctx.auth.admin,
     trace: ctx.trace,
     ...extra

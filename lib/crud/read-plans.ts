@@ -12,7 +12,7 @@ import { errors } from '../errors.js'
 import { compileStatement, runStatement, type Statement } from '../db/statement.js'
 import type { TableDescriptor } from '../table.js'
 import type { OutputColumn } from './columns.js'
-import { scopeOf, ID_SLOT, type CrudContext } from './context.js'
+import { globalsOf, ID_SLOT, type CrudContext } from './context.js'
 
 type Row = Record<string, unknown>
 
@@ -41,7 +41,7 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
   const cache = caches.get(ctx.table) ?? new Map<string, Shape>()
   caches.set(ctx.table, cache)
   const key = `${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${shapeKey}`
-  const globals = scopeOf(ctx).globals
+  const globals = globalsOf(ctx)
   const shape = cache.get(key)
   if (shape !== undefined) {
     const plan = shape.plans.get(signature(shape.reads, globals))
@@ -77,7 +77,7 @@ function sameReads (a: Map<string, boolean>, b: Map<string, boolean>): boolean {
 
 /** Runs a planned statement for this caller: slots take the caller's values, encoded for their column. */
 export async function runPlanned (ctx: CrudContext, planned: PlannedStatement, id?: string | number): Promise<Row[]> {
-  const globals = scopeOf(ctx).globals
+  const globals = globalsOf(ctx)
   const bindings = planned.bindings.map((b) => (isSlot(b) ? bind(ctx, b, b.path === ID_SLOT ? id ?? null : globalAt(globals, b.path)) : b))
   return await runStatement(ctx.db, ctx.reader, planned.statement, bindings)
 }

@@ -41,6 +41,8 @@ function decode (field: TableField | undefined, value: unknown): unknown {
       if (typeof value !== 'string') return value
       try { return JSON.parse(value) } catch { return value }
     case 'date':
+      // What fastbase stores (`YYYY-MM-DD HH:MM:SS.SSS`, UTC) maps to ISO by position; anything else is parsed.
+      if (typeof value === 'string' && value.length === 23 && value[4] === '-' && value[10] === ' ' && value[13] === ':' && value[19] === '.') return `${value.slice(0, 10)}T${value.slice(11)}Z`
       try { return toDate(value).toISOString() } catch { return value }
     default: return value
   }
