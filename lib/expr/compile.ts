@@ -32,6 +32,8 @@ export interface Scope {
   aggregates?: boolean
   /** Set when the result is cached for other callers: records what the globals decided. */
   trace?: Trace
+  /** Columns whose value is known before the statement runs (a row about to be inserted): read as constants. */
+  rowValues?: ReadonlyMap<string, Literal>
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -117,6 +119,8 @@ function column (name: string, pos: number, scope: Scope): Compiled {
     const hint = SQL_HINTS[name.toLowerCase()]
     throw new ExpressionError(`Unknown column "${name}"${hint ? ` (${hint})` : ''}`, pos)
   }
+  const known = scope.rowValues?.get(name)
+  if (known !== undefined) return { kind: 'lit', value: known }
   return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(name)}`, bindings: [], field, column: true }
 }
 
