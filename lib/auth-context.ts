@@ -32,8 +32,18 @@ export function adminContext (role: AdminRole, uid: string = role): AuthContext 
   return { ...ANONYMOUS, uid, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {} }
 }
 
-/** The `auth` object expressions read: record fields first, the context's own keys win. */
+const authGlobalsCache = new WeakMap<AuthContext, Record<string, unknown>>()
+
+/** The `auth` object expressions read: record fields first, the context's own keys win. Built once per context. */
 export function authGlobals (auth: AuthContext): Record<string, unknown> {
-  const { record, ...own } = auth
-  return { ...record, ...own }
+  let globals = authGlobalsCache.get(auth)
+  if (globals === undefined) {
+    // Assigned key by key: object rest/spread is several times slower, and this runs per request.
+    const g: Record<string, unknown> = Object.assign({}, auth.record)
+    g.uid = auth.uid; g.sid = auth.sid; g.cid = auth.cid; g.email = auth.email; g.verified = auth.verified; g.role = auth.role
+    g.admin = auth.admin; g.superadmin = auth.superadmin; g.adminRole = auth.adminRole; g.jwt = auth.jwt; g.meta = auth.meta
+    globals = g
+    authGlobalsCache.set(auth, globals)
+  }
+  return globals
 }

@@ -8,6 +8,7 @@ import type { JWT } from '@fastify/jwt'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
+import type { AuthTable } from './auth.js'
 
 /** Constant-time comparison of secrets of any length (hashing first equalises the lengths). */
 const sha256Digest = (s: string): Buffer => createHash('sha256').update(s).digest()
@@ -19,6 +20,10 @@ export function secretEquals (a: string, b: string): boolean {
 }
 
 const ADMIN_ROLES = new Set<AdminRole>(['superadmin', 'editor', 'viewer'])
+// Verified tokens remembered per instance (about 1 KiB each); the oldest is forgotten first.
+const VERIFIED_TOKENS = 4096
+
+interface Claims { table?: AuthTable, payload: Record<string, unknown>, until: number }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,27 +47,44 @@ async function authContext (app: FastifyInstance): Promise<void> {
     return cookie === undefined || cookie === '' ? undefined : cookie
   }
 
-  async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
-    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && timingSafeEqual(sha256Digest(token), serviceDigest)) return adminContext('superadmin')
+  // Tokens whose signature and expiry were checked, until they expire: a signature check gives the
+  // same answer every time. What can change (logout, revocation) is the session, checked per request.
+  const verifiedTokens = new Map<string, Claims>()
+
+  /** The token's verified claims and the table whose key verified them (none: an admin token). */
+  function claimsOf (request: FastifyRequest, token: string): Claims {
+    const allowExpired = request.routeOptions.config?.allowExpiredToken === true
+    const known = allowExpired ? undefined : verifiedTokens.get(token)
+    if (known !== undefined && known.until > Date.now()) return known
     const { tables, adminJwt, jwtAlgorithm } = app.fastbase.auth
     // Options given to verify() replace the namespace's, algorithm pin included: say it again when
     // an expired token is allowed; otherwise the namespace's own (cached) verifier applies.
-    const verifyWith = (jwt: JWT) => request.routeOptions.config?.allowExpiredToken === true
+    const verifyWith = (jwt: JWT) => allowExpired
       ? jwt.verify<Record<string, unknown>>(token, { ignoreExpiration: true, algorithms: [jwtAlgorithm] })
       : jwt.verify<Record<string, unknown>>(token)
     // Only to pick the key (the table named by `cid`); the token is verified with that key below.
     const unverified = verify(() => adminJwt.decode<Record<string, unknown>>(token))
     if (unverified === null) throw errors.invalidToken()
     const cid = unverified.cid
-    if (cid === undefined) {
-      const payload = verify(() => verifyWith(adminJwt))
+    const table = cid === undefined ? undefined : typeof cid === 'string' ? tables.get(cid) : undefined
+    if (cid !== undefined && table === undefined) throw errors.invalidToken()
+    const payload = verify(() => verifyWith(table?.jwt ?? adminJwt))
+    const claims = { table, payload, until: typeof payload.exp === 'number' ? payload.exp * 1000 : 0 }
+    if (!allowExpired && claims.until > Date.now()) {
+      if (verifiedTokens.size >= VERIFIED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value as string)
+      verifiedTokens.set(token, claims)
+    }
+    return claims
+  }
+
+  async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
+    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && timingSafeEqual(sha256Digest(token), serviceDigest)) return adminContext('superadmin')
+    const { table: authTable, payload } = claimsOf(request, token)
+    if (authTable === undefined) {
       const role = payload.aud as AdminRole
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
       return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
     }
-    const authTable = typeof cid === 'string' ? tables.get(cid) : undefined
-    if (authTable === undefined) throw errors.invalidToken()
-    const payload = verify(() => verifyWith(authTable.jwt))
     const context = await userContext(app.fastbase.db, app.fastbase.reader, app.fastbase.dialect, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context

@@ -1,0 +1,81 @@
+// Read plans are compiled once per shape and caller class and reused: callers who differ only in
+// bound values share a plan, callers whose values decided the SQL never do. Alternating callers over
+// the same shapes must each get exactly their own rows, on both dialects.
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, forEachDialect, adminToken } from './helper.js'
+import type { DatabaseSettings } from '../schemas/config.js'
+import { ANONYMOUS } from '../lib/auth-context.js'
+
+const config: DatabaseSettings = {
+  jwtSecret: 'plans-secret',
+  appUrl: 'http://localhost:3000',
+  tables: [
+    {
+      name: 'posts',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+        { name: 'owner', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'published', type: 'bool', sqlType: 'boolean', notNull: true },
+        { name: 'title', type: 'text', sqlType: 'text' }
+      ],
+      extensions: [{ name: 'rules', listRule: 'published == true | owner == auth.uid', viewRule: 'published == true | owner == auth.uid', createRule: null, updateRule: null, deleteRule: null }]
+    },
+    {
+      name: 'memos',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+        { name: 'body', type: 'text', sqlType: 'text' }
+      ],
+      extensions: [{ name: 'rules', listRule: "auth.role == 'staff'", viewRule: "auth.role == 'staff' & request.headers.desk == 'front'", createRule: null, updateRule: null, deleteRule: null }]
+    }
+  ]
+}
+
+function simulateUsers (app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const uid = request.headers['x-test-uid']
+    const role = request.headers['x-test-role']
+    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: typeof role === 'string' ? role : 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+  })
+}
+
+forEachDialect(t, 'plans shared only within a caller class', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const admin = { authorization: `Bearer ${adminToken}` }
+  await app.inject({ method: 'POST', url: '/api/v1/table/posts/insert', headers: admin, payload: { values: [
+    { owner: 'alice', published: true, title: 'a1' }, { owner: 'alice', published: false, title: 'a2' },
+    { owner: 'bob', published: true, title: 'b1' }, { owner: 'bob', published: false, title: 'b2' }] } })
+  await app.inject({ method: 'POST', url: '/api/v1/table/memos/insert', headers: admin, payload: { values: [{ body: 'm1' }] } })
+
+  const as = (uid?: string, role?: string): Record<string, string> => ({ ...(uid === undefined ? {} : { 'x-test-uid': uid }), ...(role === undefined ? {} : { 'x-test-role': role }) })
+  const titles = async (headers: Record<string, string>) =>
+    ((await app.inject({ method: 'GET', url: '/api/v1/table/posts/list', query: { select: 'title', where: "title != 'zz'" }, headers })).json().items as Array<{ title: string }>).map((r) => r.title)
+  const expected: Array<[string, Record<string, string>, string[]]> = [
+    ['anonymous', as(), ['a1', 'b1']],
+    ['alice', as('alice'), ['a1', 'a2', 'b1']],
+    ['bob', as('bob'), ['a1', 'b1', 'b2']],
+    ['admin', admin, ['a1', 'a2', 'b1', 'b2']],
+    ['carol', as('carol'), ['a1', 'b1']]
+  ]
+  // Twice round, interleaved: the second round runs on cached plans.
+  for (const round of [1, 2]) {
+    for (const [who, headers, want] of expected) t.same(await titles(headers), want, `${who}, round ${round}`)
+  }
+  const view = async (headers: Record<string, string>) => (await app.inject({ method: 'GET', url: '/api/v1/table/posts/view/2', headers })).statusCode
+  t.equal(await view(as('alice')), 200, 'alice sees her draft')
+  t.equal(await view(as('bob')), 404, 'bob, on the plan alice built, does not')
+  t.equal(await view(as()), 404, 'nor does an anonymous caller')
+  t.equal(await view(as('alice')), 200, 'alice again')
+
+  const memos = async (headers: Record<string, string>) => (await app.inject({ method: 'GET', url: '/api/v1/table/memos/select', headers })).json().length as number
+  for (const round of [1, 2]) {
+    t.equal(await memos(as('s1', 'staff')), 1, `staff sees memos (round ${round})`)
+    t.equal(await memos(as('u1', 'user')), 0, `a user does not: a folded role is part of the class (round ${round})`)
+    t.equal(await memos(as('s2', 'staff')), 1, `another staff member shares the staff plan (round ${round})`)
+  }
+  const memo = async (headers: Record<string, string>) => (await app.inject({ method: 'GET', url: '/api/v1/table/memos/view/1', headers })).statusCode
+  t.equal(await memo({ ...as('s1', 'staff'), desk: 'front' }), 200, 'request values in a rule: front desk')
+  t.equal(await memo({ ...as('s1', 'staff'), desk: 'back' }), 404, 'another value of the same header is another class')
+  t.equal(await memo(as('s1', 'staff')), 404, 'and so is its absence')
+})
