@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import nodemailer from 'nodemailer'
+import { createRequire } from 'node:module'
+import type Nodemailer from 'nodemailer'
 
 export interface MailMessage { to: string, subject: string, text: string, html: string }
 export interface SendResult { messageId: string, file?: string }
@@ -23,13 +24,17 @@ export interface MailerOptions {
   log: { info (obj: object, msg: string): void }
 }
 
+// Loaded with the first mailer (the first email): most processes never send one, and nodemailer
+// is one of the larger modules fastbase uses.
+const nodemailer = (): typeof Nodemailer => createRequire(import.meta.url)('nodemailer') as typeof Nodemailer
+
 export function createMailer (opts: MailerOptions): Mailer {
   return opts.smtpUrl ? smtpMailer(opts, opts.smtpUrl) : outboxMailer(opts)
 }
 
 // Logs name the recipient and subject only: bodies carry one-time tokens.
 function smtpMailer (opts: MailerOptions, smtpUrl: string): Mailer {
-  const transport = nodemailer.createTransport(smtpUrl)
+  const transport = nodemailer().createTransport(smtpUrl)
   return {
     mode: 'smtp',
     async send (msg) {
@@ -42,7 +47,7 @@ function smtpMailer (opts: MailerOptions, smtpUrl: string): Mailer {
 }
 
 function outboxMailer (opts: MailerOptions): Mailer {
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+  const transport = nodemailer().createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
   return {
     mode: 'outbox',
     async send (msg) {

@@ -3,7 +3,6 @@
 import { readFile, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { createJiti } from 'jiti'
 import { ConfigError } from './validate.js'
 
 const LOADERS: Record<string, (file: string) => Promise<unknown>> = {
@@ -119,6 +118,8 @@ async function loadModule (file: string): Promise<unknown> {
 
 async function loadTypeScript (file: string): Promise<unknown> {
   // No module cache: a config edited while the process runs (tests, dev restarts) is read afresh.
+  // Loaded only for TypeScript configs: JSON and JS configs never pay for the transpiler.
+  const { createJiti } = await import('jiti')
   const jiti = createJiti(import.meta.url, { moduleCache: false })
   const module = await importOrExplain(file, async () => await jiti.import<Record<string, unknown>>(file))
   return module.default ?? { ...module }

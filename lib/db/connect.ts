@@ -4,7 +4,8 @@ import { mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import knexFactory, { type Knex } from 'knex'
-import pg from 'pg'
+import { createRequire } from 'node:module'
+import type Pg from 'pg'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import type { DialectName } from '../dialects/types.js'
 import { memoize } from '../memo.js'
@@ -48,8 +49,10 @@ const PG_TEXT_ARRAY = 1009
 
 const toNumber = (value: string): number => Number(value)
 type Parser = (value: string) => unknown
+// pg is loaded with the first PostgreSQL connection: SQLite deployments never load it.
+const loadPg = (): typeof Pg => createRequire(import.meta.url)('pg') as typeof Pg
 // pg's own parsers, looked up by plain oid (pg's typings only accept its enum of names).
-const builtinParser = pg.types.getTypeParser as (oid: number, format?: string) => Parser
+const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.getTypeParser as (oid: number, format?: string) => Parser)(oid, format)
 
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
