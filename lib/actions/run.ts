@@ -17,6 +17,7 @@ import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
 import type { Limits } from '../limits.js'
+import type { DirectWriter, Reader } from '../db/connect.js'
 
 type Row = Record<string, unknown>
 
@@ -34,6 +35,9 @@ export interface ActionRuntime {
   dialect: Dialect
   tables: Map<string, TableDescriptor>
   limits: Limits
+  /** SQLite fast paths for an action that runs outside a transaction (lib/db/connect.ts). */
+  reader?: Reader
+  writer?: DirectWriter
 }
 
 export interface RunOptions {
@@ -131,7 +135,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   if (guard === false) throw errors.forbidden()
   const params = action.validate(input ?? {})
   const files = new FileTracker(runtime.storage)
-  const results = await runtime.db.transaction(async (trx) => {
+  const work = async (trx: Knex.Transaction): Promise<Row[][]> => {
     if (guard !== true) {
       const rows = runtime.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
       if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
@@ -140,7 +144,8 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     for (const statement of action.statements) {
       const ctx: CrudContext = {
         db: trx, dialect: runtime.dialect, table: statement.table, auth, globals: { params, request: options.request ?? {} },
-        limits: runtime.limits, applyRules: data.applyTableRules !== false, files
+        limits: runtime.limits, applyRules: data.applyTableRules !== false, files,
+        ...(trx.isTransaction === true ? {} : { reader: runtime.reader, writer: runtime.writer })
       }
       try {
         results.push(statement.sql !== undefined
@@ -155,7 +160,17 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
       }
     }
     return results
-  })
+  }
+  // One statement with no database guard is atomic by itself (a table step opens its own
+  // transaction where it needs one): no BEGIN/COMMIT around it.
+  const results = guard === true && action.statements.length === 1 && atomicAlone(action.statements[0])
+    ? await work(runtime.db as Knex.Transaction)
+    : await runtime.db.transaction(work)
   await files.settle(runtime.db, true)
   return results
+}
+
+/** A SQL-mode insert of several rows may take several statements; everything else is one, or manages its own. */
+function atomicAlone (statement: CompiledAction['statements'][number]): boolean {
+  return statement.sql === undefined || statement.sql.type !== 'INSERT' || list(statement.sql.values).length <= 1
 }
