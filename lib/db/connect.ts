@@ -50,7 +50,8 @@ const PG_TEXT_ARRAY = 1009
 const toNumber = (value: string): number => Number(value)
 type Parser = (value: string) => unknown
 // pg is loaded with the first PostgreSQL connection: SQLite deployments never load it.
-const loadPg = (): typeof Pg => createRequire(import.meta.url)('pg') as typeof Pg
+let pgModule: typeof Pg | undefined
+const loadPg = (): typeof Pg => (pgModule ??= createRequire(import.meta.url)('pg') as typeof Pg)
 // pg's own parsers, looked up by plain oid (pg's typings only accept its enum of names).
 const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.getTypeParser as (oid: number, format?: string) => Parser)(oid, format)
 

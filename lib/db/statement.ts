@@ -1,7 +1,9 @@
 // A statement compiled once and run many times: its SQL text (Knex's `?` form, and the driver's
 // native form) and, per run, its bindings. The one place that knows where a prepared read runs.
+import { createHash } from 'node:crypto'
 import type { Knex } from 'knex'
 import type { Reader } from './connect.js'
+import { memoize } from '../memo.js'
 
 export interface Statement {
   /** `?` placeholders, for Knex (inside transactions). */
@@ -19,13 +21,32 @@ export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statem
   return { statement: { sql: compiled.sql, native: native.sql }, bindings: native.bindings }
 }
 
+interface PgConnection { query: (config: { name: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }> }
+
+// A name per statement text: PostgreSQL parses and plans a named statement once per connection.
+const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`)
+
 /**
  * Rows of a read. SQLite outside a transaction: the read-only connection, synchronously, with the
- * statement prepared once per text. Elsewhere: through Knex, on the transaction when there is one.
+ * statement prepared once per text. PostgreSQL outside a transaction: a pool connection and a named
+ * prepared statement. Inside a transaction: through Knex, on the transaction.
  */
 export async function runStatement (db: Knex | Knex.Transaction, reader: Reader | undefined, statement: Statement, bindings: readonly unknown[]): Promise<Row[]> {
-  if (reader !== undefined && db.isTransaction !== true) return reader.all(statement.native, bindings)
+  if (db.isTransaction !== true) {
+    if (reader !== undefined) return reader.all(statement.native, bindings)
+    if (db.client.config.client === 'pg') return await runNamed(db as Knex, statement.native, bindings)
+  }
   const result: unknown = await db.raw(statement.sql, bindings as Knex.RawBinding[])
   // better-sqlite3 answers rows, pg a result object.
   return Array.isArray(result) ? result as Row[] : (result as { rows: Row[] }).rows
+}
+
+async function runNamed (knex: Knex, text: string, values: readonly unknown[]): Promise<Row[]> {
+  const client = knex.client as { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void }
+  const connection = await client.acquireConnection()
+  try {
+    return (await connection.query({ name: statementName(text), text, values })).rows
+  } finally {
+    client.releaseConnection(connection)
+  }
 }
