@@ -4,7 +4,7 @@ import type { Dialect, Fragment } from '../dialects/types.js'
 import type { TableDescriptor, RuleName } from '../table.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
-import { compile, toCondition, parse, ExpressionError, type Compiled, type Scope } from '../expr/index.js'
+import { compile, toCondition, parse, ExpressionError, type Compiled, type Condition, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectWriter, Reader } from '../db/connect.js'
@@ -32,7 +32,7 @@ export interface CrudContext {
   trace?: Trace
 }
 
-export type Condition = Fragment | boolean
+export type { Condition } from '../expr/index.js'
 
 const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()
 
@@ -113,6 +113,8 @@ export function ruleFirst (rule: Condition, caller: Condition): Condition {
   if (rule === false || caller === false) return false
   if (rule === true) return caller
   if (caller === true) return rule
+  // Plain comparisons with bound constants cannot fail and cost the same on every row: any order will do.
+  if (caller.safe === true) return and(rule, caller)
   return {
     sql: `(${rule.sql}) AND (CASE WHEN (${rule.sql}) THEN (${caller.sql}) ELSE FALSE END)`,
     bindings: [...rule.bindings, ...rule.bindings, ...caller.bindings]
@@ -137,8 +139,11 @@ export function idValue (ctx: CrudContext, id: string): string | number {
   // No stored id holds a NUL byte (PostgreSQL text cannot).
   if (uid === undefined || id.includes('\0')) throw errors.recordNotFound()
   const numeric = uid.type === 'integer' || uid.type === 'number'
-  if (numeric && !/^-?\d+(\.\d+)?$/.test(id)) throw errors.recordNotFound()
-  return numeric ? Number(id) : id
+  if (!numeric) return id
+  const value = Number(id)
+  // Beyond 64 bits no row can have it.
+  if (!/^-?\d+(\.\d+)?$/.test(id) || Math.abs(value) >= 2 ** 63) throw errors.recordNotFound()
+  return value
 }
 
 /** `uid = :id` (bound per run when a plan is being built). */

@@ -26,7 +26,7 @@ function encode (field: TableField, value: unknown): unknown {
     // Stringified: the pg driver would turn a JS array into a PostgreSQL array, not JSON.
     case 'json': return jsonText(value)
     case 'date': return toDate(value).toISOString()
-    case 'integer': case 'number': return numberInput(value)
+    case 'integer': case 'number': return numberInput(value, field.type === 'integer')
     default: return value
   }
 }

@@ -24,7 +24,7 @@ function encode (field: TableField, value: unknown): unknown {
     case 'bool': return value === true || value === 1 ? 1 : value === false || value === 0 ? 0 : invalid('must be true or false')
     case 'json': return jsonText(value)
     case 'date': return sqliteDateText(toDate(value))
-    case 'integer': case 'number': return numberInput(value)
+    case 'integer': case 'number': return numberInput(value, field.type === 'integer')
     default: return value
   }
 }

@@ -14,7 +14,18 @@ import { globalAt, type Literal, type Trace } from './trace.js'
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
   | { kind: 'lit', value: Literal, /** The global it came from (`auth.uid`). */ source?: string }
-  | { kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number }
+  | {
+    kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number
+    /**
+     * Plain comparisons of columns with bound constants, and logic over them: cannot raise an error
+     * and take the same time on any row, so a caller's condition made only of these needs no
+     * rule-first guard (lib/crud/context.ts#ruleFirst) and keeps its indexes.
+     */
+    safe?: true
+  }
+
+/** A where/rule result: `true` (no filter), `false` (matches nothing) or a SQL condition. */
+export type Condition = (Fragment & { safe?: true }) | boolean
 
 export interface Scope {
   dialect: Dialect
@@ -80,10 +91,17 @@ export function toFragment (node: Compiled, scope: Scope, field?: TableField, po
   }
 }
 
-/** A where/rule result: `true` (no filter), `false` (matches nothing) or a SQL condition. */
-export function toCondition (node: Compiled, trace?: Trace): Fragment | boolean {
+export function toCondition (node: Compiled, trace?: Trace): Condition {
   if (node.kind === 'lit') return truthy(constant(node, trace))
-  return { sql: node.sql, bindings: node.bindings }
+  return node.safe === true ? { sql: node.sql, bindings: node.bindings, safe: true } : { sql: node.sql, bindings: node.bindings }
+}
+
+/** A column or a constant: what a safe comparison may compare. */
+const plain = (node: Compiled): boolean => node.kind === 'lit' || node.column === true
+
+function safe (node: Compiled & { kind: 'sql' }, isSafe: boolean): Compiled {
+  if (isSafe) node.safe = true
+  return node
 }
 
 /** A literal's value where the value decides the SQL text: a global read this way is folded. */
@@ -146,7 +164,7 @@ function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
     }
     return { kind: 'lit', value: op === '-' ? -value : value }
   }
-  if (op === '!') return sql(`(NOT ${arg.sql})`, arg.bindings)
+  if (op === '!') return safe(sql(`(NOT ${arg.sql})`, arg.bindings), arg.safe === true)
   return op === '-' ? sql(`(- ${arg.sql})`, arg.bindings) : arg
 }
 
@@ -172,7 +190,7 @@ function logical (op: '&' | '|', left: Compiled, right: Compiled, trace: Trace |
   }
   const l = left as Compiled & { kind: 'sql' }
   const r = right as Compiled & { kind: 'sql' }
-  return sql(`(${l.sql} ${op === '&' ? 'AND' : 'OR'} ${r.sql})`, [...l.bindings, ...r.bindings])
+  return safe(sql(`(${l.sql} ${op === '&' ? 'AND' : 'OR'} ${r.sql})`, [...l.bindings, ...r.bindings]), l.safe === true && r.safe === true)
 }
 
 type Tri = boolean | null
@@ -190,7 +208,7 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
     // so `published | owner == auth.uid` keeps an index-friendly shape.
     if (otherNode.kind === 'sql' && otherNode.column === true && otherNode.field?.notNull === true) return { kind: 'lit', value: op === '!=' }
     const other = toFragment(otherNode, scope)
-    return sql(`(${other.sql} IS ${op === '!=' ? 'NOT ' : ''}NULL)`, other.bindings)
+    return safe(sql(`(${other.sql} IS ${op === '!=' ? 'NOT ' : ''}NULL)`, other.bindings), plain(otherNode))
   }
   if ((op === '~' || op === '!~') && (isNull(left) || isNull(right))) return { kind: 'lit', value: op === '!~' }
   // A LIKE pattern is text whatever the column (`views ~ '1%'`): it is not encoded as the column's type.
@@ -199,9 +217,10 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
   const r = toFragment(right, scope, encodeAs, pos)
   const bindings = [...l.bindings, ...r.bindings]
   switch (op) {
-    case '==': case '!=': return sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings)
+    case '==': case '!=': return safe(sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings), plain(left) && plain(right))
     case '~': case '!~': return sql(d.like(l.sql, r.sql, op === '!~'), bindings)
     case '||': return withGrowth(sql(d.concat([l.sql, r.sql]), bindings), summed([left, right]), pos)
+    case '=': case '<': case '<=': case '>': case '>=': return safe(sql(`(${l.sql} ${op} ${r.sql})`, bindings), plain(left) && plain(right))
     default: return sql(`(${l.sql} ${op} ${r.sql})`, bindings)
   }
 }
@@ -223,7 +242,7 @@ function inList (left: Compiled, right: Expr, scope: Scope): Compiled {
   const field = left.kind === 'sql' ? left.field : undefined
   const l = toFragment(left, scope, field, right.pos)
   const parts = items.map((i) => toFragment(i, scope, field, right.pos))
-  return sql(`(${l.sql} IN (${parts.map((p) => p.sql).join(', ')}))`, [...l.bindings, ...parts.flatMap((p) => p.bindings)])
+  return safe(sql(`(${l.sql} IN (${parts.map((p) => p.sql).join(', ')}))`, [...l.bindings, ...parts.flatMap((p) => p.bindings)]), plain(left) && items.every((i) => i.kind === 'lit'))
 }
 
 function jsonExtract (left: Compiled, right: Compiled, asText: boolean, pos: number, scope: Scope): Compiled {
