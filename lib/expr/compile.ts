@@ -96,6 +96,9 @@ export function toCondition (node: Compiled, trace?: Trace): Condition {
   return node.safe === true ? { sql: node.sql, bindings: node.bindings, safe: true } : { sql: node.sql, bindings: node.bindings }
 }
 
+/** A constant that is not null, or a column declared notNull. */
+const neverNull = (node: Compiled): boolean => node.kind === 'lit' ? node.value !== null : node.column === true && node.field?.notNull === true
+
 /** A column or a constant: what a safe comparison may compare. */
 const plain = (node: Compiled): boolean => node.kind === 'lit' || node.column === true
 
@@ -217,7 +220,12 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
   const r = toFragment(right, scope, encodeAs, pos)
   const bindings = [...l.bindings, ...r.bindings]
   switch (op) {
-    case '==': case '!=': return safe(sql(d.isDistinct(l.sql, r.sql, op === '=='), bindings), plain(left) && plain(right))
+    case '==': case '!=': {
+      // Neither side can be null (a notNull column, a constant): plain `=` / `<>` mean the same and,
+      // unlike PostgreSQL's IS [NOT] DISTINCT FROM, can use an index.
+      const text = neverNull(left) && neverNull(right) ? `(${l.sql} ${op === '==' ? '=' : '<>'} ${r.sql})` : d.isDistinct(l.sql, r.sql, op === '==')
+      return safe(sql(text, bindings), plain(left) && plain(right))
+    }
     case '~': case '!~': return sql(d.like(l.sql, r.sql, op === '!~'), bindings)
     case '||': return withGrowth(sql(d.concat([l.sql, r.sql]), bindings), summed([left, right]), pos)
     case '=': case '<': case '<=': case '>': case '>=': return safe(sql(`(${l.sql} ${op} ${r.sql})`, bindings), plain(left) && plain(right))
