@@ -79,3 +79,18 @@ forEachDialect(t, 'plans shared only within a caller class', async (t, dialect) 
   t.equal(await memo({ ...as('s1', 'staff'), desk: 'back' }), 404, 'another value of the same header is another class')
   t.equal(await memo(as('s1', 'staff')), 404, 'and so is its absence')
 })
+
+t.test('postgres: prepared statements per connection stay bounded', { skip: process.env.FASTBASE_TEST_PG_URL ? false : 'PostgreSQL not configured' }, async (t) => {
+  // One pool connection, so every statement is prepared on it.
+  process.env.FASTBASE_PG_POOL_MAX = '1'
+  t.teardown(() => { delete process.env.FASTBASE_PG_POOL_MAX })
+  const app = await buildApp(t, config, { dialect: 'postgres', setup: simulateUsers })
+  for (let i = 0; i < 300; i++) {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/table/posts/select', query: { where: `id in (${Array(i + 1).fill(0).join(',')})` } })
+    if (res.statusCode !== 200) throw new Error(res.body)
+  }
+  const [{ n }] = (await app.fastbase.db.raw('SELECT count(*) AS n FROM pg_prepared_statements')).rows as Array<{ n: number }>
+  t.ok(n > 0 && n <= 256, `named statements on the connection: ${n} (at most 256)`)
+  const again = await app.inject({ method: 'GET', url: '/api/v1/table/posts/select', query: { where: 'id != 5', select: 'id' } })
+  t.equal(again.statusCode, 200, 'statements dropped with DEALLOCATE are prepared again when they recur')
+})

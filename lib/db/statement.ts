@@ -2,7 +2,7 @@
 // native form) and, per run, its bindings. The one place that knows where a prepared read runs.
 import { createHash } from 'node:crypto'
 import type { Knex } from 'knex'
-import type { Reader } from './connect.js'
+import type { DirectWriter, Reader } from './connect.js'
 import { memoize } from '../memo.js'
 
 export interface Statement {
@@ -21,7 +21,16 @@ export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statem
   return { statement: { sql: compiled.sql, native: native.sql }, bindings: native.bindings }
 }
 
-interface PgConnection { query: (config: { name: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }> }
+interface PgConnection {
+  query: ((config: { name: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
+  /** pg's record of the statements prepared on this connection (name -> text). */
+  connection: { parsedStatements: Record<string, string> }
+}
+
+// Prepared statements live as long as their connection: past this many on one connection (callers
+// can send endless distinct shapes), they are all dropped and prepared again as they recur.
+const PREPARED_PER_CONNECTION = 256
+const preparedCounts = new WeakMap<object, number>()
 
 // A name per statement text: PostgreSQL parses and plans a named statement once per connection.
 const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`)
@@ -41,11 +50,39 @@ export async function runStatement (db: Knex | Knex.Transaction, reader: Reader 
   return Array.isArray(result) ? result as Row[] : (result as { rows: Row[] }).rows
 }
 
+/** `?` placeholders -> `$1, $2, ...` (fastbase's SQL has no other question marks). */
+const numbered = memoize(2000, (sql: string) => { let n = 0; return sql.replace(/\?/g, () => `$${++n}`) })
+
+/**
+ * A write statement given as `?` SQL text: on SQLite's idle writer when possible, as a named
+ * statement on PostgreSQL outside a transaction, else through Knex. Rows of its RETURNING clause.
+ */
+export async function runWriteStatement (db: Knex | Knex.Transaction, writer: DirectWriter | undefined, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+  if (db.isTransaction !== true) {
+    const rows = writer?.run(sql, bindings)
+    if (rows !== undefined) return rows
+    if (db.client.config.client === 'pg') return await runNamed(db as Knex, numbered(sql), bindings)
+  }
+  const result: unknown = await db.raw(sql, bindings as Knex.RawBinding[])
+  return Array.isArray(result) ? result as Row[] : (result as { rows: Row[] }).rows
+}
+
 async function runNamed (knex: Knex, text: string, values: readonly unknown[]): Promise<Row[]> {
   const client = knex.client as { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void }
   const connection = await client.acquireConnection()
   try {
-    return (await connection.query({ name: statementName(text), text, values })).rows
+    const name = statementName(text)
+    const prepared = connection.connection.parsedStatements
+    if (!Object.hasOwn(prepared, name)) {
+      const count = (preparedCounts.get(prepared) ?? 0) + 1
+      if (count > PREPARED_PER_CONNECTION) {
+        await connection.query('DEALLOCATE ALL')
+        connection.connection.parsedStatements = {}
+      } else {
+        preparedCounts.set(prepared, count)
+      }
+    }
+    return (await connection.query({ name, text, values })).rows
   } finally {
     client.releaseConnection(connection)
   }
