@@ -85,9 +85,7 @@ function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Recor
     bindings.push(...(value.bindings ?? []))
     return value.sql
   }).join(', ')})`)
-  const returning = columns.length === 0 ? '' : ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${q(c.key)}`).join(', ')}`
-  for (const c of columns) bindings.push(...c.fragment.bindings)
-  return runWriteStatement(trx, ctx.writer, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returning}`, bindings)
+  return runWriteStatement(trx, ctx.writer, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
 }
 
 /** REPLACE = upsert on the key (DECISIONS 6); an existing row must pass the updateRule to be replaced. */
@@ -107,10 +105,21 @@ function upsert (ctx: CrudContext, trx: Knex.Transaction, query: Knex.QueryBuild
 
 
 async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
-  const values = Object.fromEntries([...set].map(([name, f]) => [name, raw(trx, f)]))
-  const query = applyCondition(trx(ctx.table.name).update(values), condition)
-  const result = await runWrite(ctx.writer, trx, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
-  return Array.isArray(result) ? result as Row[] : []
+  const bindings: unknown[] = []
+  const assignments = [...set].map(([name, f]) => {
+    bindings.push(...f.bindings)
+    return `${ctx.dialect.quote(name)} = ${f.sql}`
+  })
+  const where = condition === true ? '' : ` WHERE ${condition.sql}`
+  if (condition !== true) bindings.push(...condition.bindings)
+  return await runWriteStatement(trx, ctx.writer, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, columns, bindings)}`, bindings)
+}
+
+/** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
+function returningSql (ctx: CrudContext, columns: OutputColumn[], bindings: unknown[]): string {
+  if (columns.length === 0) return ''
+  for (const c of columns) bindings.push(...c.fragment.bindings)
+  return ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
 }
 
 
@@ -171,8 +180,7 @@ export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, 
 
 /** One DELETE statement, as raw SQL: Knex drops RETURNING from SQLite deletes. */
 export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
-  const where = condition === true ? { sql: '', bindings: [] as unknown[] } : { sql: ` WHERE ${condition.sql}`, bindings: condition.bindings }
-  const returning = columns.length === 0 ? '' : ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
-  const bindings = [...where.bindings, ...columns.flatMap((c) => c.fragment.bindings)] as Knex.RawBinding[]
-  return ctx.dialect.rawRows(await runWrite(ctx.writer, trx, trx.raw(`DELETE FROM ${ctx.table.quoted}${where.sql}${returning}`, bindings)))
+  const bindings = condition === true ? [] : [...condition.bindings]
+  const where = condition === true ? '' : ` WHERE ${condition.sql}`
+  return await runWriteStatement(trx, ctx.writer, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, columns, bindings)}`, bindings)
 }

@@ -45,9 +45,7 @@ export async function runStatement (db: Knex | Knex.Transaction, reader: Reader 
     if (reader !== undefined) return reader.all(statement.native, bindings)
     if (db.client.config.client === 'pg') return await runNamed(db as Knex, statement.native, bindings)
   }
-  const result: unknown = await db.raw(statement.sql, bindings as Knex.RawBinding[])
-  // better-sqlite3 answers rows, pg a result object.
-  return Array.isArray(result) ? result as Row[] : (result as { rows: Row[] }).rows
+  return rowsOf(await db.raw(statement.sql, bindings as Knex.RawBinding[]))
 }
 
 /** `?` placeholders -> `$1, $2, ...` (fastbase's SQL has no other question marks). */
@@ -63,8 +61,12 @@ export async function runWriteStatement (db: Knex | Knex.Transaction, writer: Di
     if (rows !== undefined) return rows
     if (db.client.config.client === 'pg') return await runNamed(db as Knex, numbered(sql), bindings)
   }
-  const result: unknown = await db.raw(sql, bindings as Knex.RawBinding[])
-  return Array.isArray(result) ? result as Row[] : (result as { rows: Row[] }).rows
+  return rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]))
+}
+
+/** better-sqlite3 answers rows (or run info for a statement without RETURNING), pg a result object. */
+function rowsOf (result: unknown): Row[] {
+  return Array.isArray(result) ? result as Row[] : (result as { rows?: Row[] }).rows ?? []
 }
 
 async function runNamed (knex: Knex, text: string, values: readonly unknown[]): Promise<Row[]> {
