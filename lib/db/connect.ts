@@ -11,6 +11,7 @@ import type { DialectName } from '../dialects/types.js'
 import { memoize } from '../memo.js'
 import { quoteIdent } from '../ddl.js'
 import { schemaLockSql } from '../dialects/postgres-ddl.js'
+import { MAX_PREPARED_TEXT } from './statement.js'
 
 /** Runs one read-only statement synchronously, outside any transaction. */
 export interface Reader {
@@ -158,7 +159,9 @@ const STATEMENT_CACHE_SIZE = 500
 
 function cachePreparedStatements (db: SqliteDatabase): void {
   const prepare = db.prepare.bind(db)
-  db.prepare = memoize(STATEMENT_CACHE_SIZE, (sql) => prepare(sql)) as typeof db.prepare
+  const cached = memoize(STATEMENT_CACHE_SIZE, (sql) => prepare(sql))
+  // Long texts (multi-row inserts, whose length callers choose) are prepared each time, not kept.
+  db.prepare = ((sql: string) => (sql.length <= MAX_PREPARED_TEXT ? cached(sql) : prepare(sql))) as typeof db.prepare
 }
 
 function connectPostgres (url: string): Connection {

@@ -28,8 +28,10 @@ interface PgConnection {
 }
 
 // Prepared statements live as long as their connection: past this many on one connection (callers
-// can send endless distinct shapes), they are all dropped and prepared again as they recur.
+// can send endless distinct shapes), they are all dropped and prepared again as they recur. Long
+// texts (multi-row inserts) are not worth keeping: they run unnamed.
 const PREPARED_PER_CONNECTION = 256
+export const MAX_PREPARED_TEXT = 4096
 const preparedCounts = new WeakMap<object, number>()
 
 // A name per statement text: PostgreSQL parses and plans a named statement once per connection.
@@ -43,7 +45,7 @@ const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').u
 export async function runStatement (db: Knex | Knex.Transaction, reader: Reader | undefined, statement: Statement, bindings: readonly unknown[]): Promise<Row[]> {
   if (db.isTransaction !== true) {
     if (reader !== undefined) return reader.all(statement.native, bindings)
-    if (db.client.config.client === 'pg') return await runNamed(db as Knex, statement.native, bindings)
+    if (db.client.config.client === 'pg' && statement.native.length <= MAX_PREPARED_TEXT) return await runNamed(db as Knex, statement.native, bindings)
   }
   return rowsOf(await db.raw(statement.sql, bindings as Knex.RawBinding[]))
 }
@@ -59,7 +61,7 @@ export async function runWriteStatement (db: Knex | Knex.Transaction, writer: Di
   if (db.isTransaction !== true) {
     const rows = writer?.run(sql, bindings)
     if (rows !== undefined) return rows
-    if (db.client.config.client === 'pg') return await runNamed(db as Knex, numbered(sql), bindings)
+    if (db.client.config.client === 'pg' && sql.length <= MAX_PREPARED_TEXT) return await runNamed(db as Knex, numbered(sql), bindings)
   }
   return rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]))
 }
