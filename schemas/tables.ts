@@ -39,6 +39,7 @@ export function querySchemas (limits: Limits): QuerySchemas {
       offset: Type.Optional(Type.Integer({ minimum: 0 })),
       select: Type.Optional(Columns('Columns or `expr as name`; comma-separated or array')),
       distinct: Type.Optional(Type.Boolean()),
+      skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
       group: Type.Optional(Terms('Columns to group by'))
     }, { additionalProperties: false }),
     view: Type.Object({

@@ -62,6 +62,9 @@ forEachDialect(t, 'plans shared only within a caller class', async (t, dialect) 
   for (const round of [1, 2]) {
     for (const [who, headers, want] of expected) t.same(await titles(headers), want, `${who}, round ${round}`)
   }
+  const skipped = await app.inject({ method: 'GET', url: '/api/v1/table/posts/list', query: { select: 'title', skipTotal: 'true', limit: '1' }, headers: as('alice') })
+  t.same(skipped.json(), { items: [{ title: 'a1' }], total: -1 }, 'skipTotal: the page without counting (total -1)')
+  t.equal((await app.inject({ method: 'GET', url: '/api/v1/table/posts/list', query: { select: 'title', limit: '1' }, headers: as('alice') })).json().total, 3, 'the same shape counts without it')
   const view = async (headers: Record<string, string>) => (await app.inject({ method: 'GET', url: '/api/v1/table/posts/view/2', headers })).statusCode
   t.equal(await view(as('alice')), 200, 'alice sees her draft')
   t.equal(await view(as('bob')), 404, 'bob, on the plan alice built, does not')

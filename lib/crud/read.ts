@@ -15,6 +15,8 @@ export interface ReadParams {
   limit?: number
   offset?: number
   distinct?: boolean
+  /** list: no count query; `total` is -1 (PocketBase's `skipTotal`). */
+  skipTotal?: boolean
 }
 
 type Row = Record<string, unknown>
@@ -86,7 +88,11 @@ export async function select (ctx: CrudContext, params: ReadParams): Promise<Row
   return await rowsOf(ctx, plan, plan.items)
 }
 
-/** `{ items, total }`: total counts every matching row (groups, when grouped), ignoring limit and offset. */
+/**
+ * `{ items, total }`: total counts every matching row (groups, when grouped), ignoring limit and
+ * offset; with `skipTotal` nothing is counted and total is -1 (counting a large table costs more
+ * than the page).
+ */
 export async function list (ctx: CrudContext, params: ReadParams): Promise<{ items: Row[], total: number }> {
   const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
     const p = planOf(c, params)
@@ -97,7 +103,8 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
       : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
     return { columns: p.columns, items: prepare(pageQuery(c, p, params)), total: prepare(counted as Knex.QueryBuilder) }
   })
-  if (plan.items === undefined || plan.total === undefined) return { items: [], total: 0 }
+  if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
+  if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
   const [items, totals] = await Promise.all([rowsOf(ctx, plan, plan.items), runPlanned(ctx, plan.total)])
   return { items, total: Number(totals[0].total) }
 }
