@@ -1,6 +1,6 @@
 // The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it.
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyError, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
@@ -90,7 +90,7 @@ export const options: FastifyServerOptions = {
   requestIdHeader: 'x-request-id',
   // Two log lines per request cost more than many a request itself: off unless FASTBASE_LOG_REQUESTS=true.
   // Errors, 5xx and slow requests are logged regardless, with the request id.
-  disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true',
+  logController: new LogController({ disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true' }),
   // Ids and file names in paths are checked by their routes (255 characters); the router's own cap sits above that.
   routerOptions: { maxParamLength: 1024 },
   // Errors the router raises before any route runs (a malformed or too long path) get the standard body too.

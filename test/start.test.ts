@@ -47,7 +47,7 @@ async function startCli (t: Test, cwd: string, env: Record<string, string>): Pro
 
 t.test('fastify start serves the bundled example on SQLite', { skip: existsSync(builtApp) ? false : 'dist/ not built: run npm run build (npm test does)' }, async (t) => {
   const dir = t.testdir()
-  const { url } = await startCli(t, dir, { FASTBASE_DATA_DIR: join(dir, 'data'), ADMIN_SERVICE_TOKEN: adminToken, JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another' })
+  const { url, output } = await startCli(t, dir, { FASTBASE_DATA_DIR: join(dir, 'data'), ADMIN_SERVICE_TOKEN: adminToken, JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another', FASTIFY_LOG_LEVEL: 'info' })
   const health = await (await fetch(`${url}/api/v1/health`)).json()
   t.match(health, { status: 'ok', dialect: 'sqlite' })
   t.ok(existsSync(join(dir, 'data', 'fastbase.sqlite')), 'default database file in the data directory')
@@ -57,6 +57,9 @@ t.test('fastify start serves the bundled example on SQLite', { skip: existsSync(
   t.equal(admin.status, 200, 'ADMIN_SERVICE_TOKEN from the environment')
   const missing = await fetch(`${url}/api/v1/nope`)
   t.same(await missing.json(), { code: 404, message: 'Route not found - GET /api/v1/nope' })
+  t.match(output(), /Server listening/, 'info logs are on')
+  t.notMatch(output(), /incoming request|request completed/, 'no log lines per request by default')
+  t.notMatch(output(), /FSTDEP/, 'no deprecation warnings')
 })
 
 t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
@@ -67,10 +70,13 @@ t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync
       tables: [{ name: 'things', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' }, { name: 'label', type: 'text', sqlType: 'text' }], extensions: [{ name: 'rules', listRule: 'true', createRule: 'true' }] }]
     })
   })
-  const { url } = await startCli(t, dir, { FASTBASE_CONFIG: join(dir, 'project.json'), DATABASE_URL: `sqlite:${join(dir, 'custom.sqlite')}`, MY_SECRET: 's' })
+  const { url, output } = await startCli(t, dir, { FASTBASE_CONFIG: join(dir, 'project.json'), DATABASE_URL: `sqlite:${join(dir, 'custom.sqlite')}`, MY_SECRET: 's', FASTBASE_LOG_REQUESTS: 'true', FASTIFY_LOG_LEVEL: 'info' })
   const insert = await fetch(`${url}/api/v1/table/things/insert`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ values: { id: 1, label: 'one' }, returning: '*' }) })
   t.same(await insert.json(), [{ id: 1, label: 'one' }])
   t.ok(existsSync(join(dir, 'custom.sqlite')))
+  // pino writes asynchronously: give the lines a moment to arrive.
+  for (let i = 0; i < 40 && !/incoming request/.test(output()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.match(output(), /incoming request/, 'FASTBASE_LOG_REQUESTS=true logs every request')
 })
 
 t.test('fastify start refuses an invalid config with the list of problems', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
