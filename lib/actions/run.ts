@@ -7,7 +7,7 @@ import type { Dialect } from '../dialects/types.js'
 import type { TableDescriptor } from '../table.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals, ANONYMOUS } from '../auth-context.js'
-import { compile, parse, toCondition, ExpressionError, type Expr } from '../expr/index.js'
+import { compile, parse, toCondition, ExpressionError, type Expr, type ColumnResolver } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { ConfigError } from '../config/validate.js'
 import { translateDbError } from '../crud/db-errors.js'
@@ -49,11 +49,8 @@ export interface RunOptions {
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
 /** A table with no columns: guards may use auth, params, request and functions, never columns. */
-function guardTable (dialect: Dialect): TableDescriptor {
-  return {
-    name: '_guard', quoted: dialect.quote('_guard'), data: { name: '_guard', fields: [] } as never, fields: new Map(), fieldList: [],
-    key: [], rules: { listRule: null, viewRule: null, createRule: null, updateRule: null, deleteRule: null }, hasRulesExtension: false, visibleFields: () => []
-  }
+function guardTable (dialect: Dialect): ColumnResolver {
+  return { name: '_guard', quoted: dialect.quote('_guard'), fields: new Map() }
 }
 
 /** Every expression of a step, with its config path, for the start-up check. */

@@ -6,7 +6,6 @@ import { ExpressionError } from './errors.js'
 import { SQL_HINTS } from './parse.js'
 import type { Dialect, Fragment } from '../dialects/types.js'
 import type { TableField } from '../../schemas/config.js'
-import type { TableDescriptor } from '../table.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
@@ -27,9 +26,17 @@ export type Compiled =
 /** A where/rule result: `true` (no filter), `false` (matches nothing) or a SQL condition. */
 export type Condition = (Fragment & { safe?: true }) | boolean
 
+/** What the compiler needs of a table: its names and its columns. A table descriptor is one. */
+export interface ColumnResolver {
+  name: string
+  /** The table name, quoted for this dialect. */
+  quoted: string
+  fields: ReadonlyMap<string, TableField>
+}
+
 export interface Scope {
   dialect: Dialect
-  table: TableDescriptor
+  table: ColumnResolver
   /** `auth`, `request`, `params`: read-only values inlined as literals. */
   globals: Record<string, unknown>
   /** May the expression name `noSelect` columns? (admins; developer-written rules) */
