@@ -13,7 +13,7 @@ async function actions (app: FastifyInstance): Promise<void> {
   app.fastbase.runAction = async (name, params = {}, options = {}) => {
     const action = compiled.get(name)
     if (action === undefined) throw errors.actionNotFound(name)
-    return await runAction({ db: app.fastbase.db, storage: app.fastbase.storage, dialect, tables, limits: app.fastbase.limits, reader: app.fastbase.reader, writer: app.fastbase.writer }, action, params, options)
+    return await runAction({ executor: app.fastbase.executor, storage: app.fastbase.storage, tables }, action, params, options)
   }
 }
 

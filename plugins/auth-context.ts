@@ -85,7 +85,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
       return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
     }
-    const context = await userContext(app.fastbase.db, app.fastbase.reader, app.fastbase.dialect, authTable, payload)
+    const context = await userContext(app.fastbase.executor, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context
   }

@@ -22,9 +22,8 @@ const database: FastifyPluginAsync = async (app) => {
     throw err
   }
   app.fastbase.db = knex
-  app.fastbase.reader = connection.reader
-  app.fastbase.writer = connection.writer
   app.fastbase.dialect = dialectFor(dialectName)
+  app.fastbase.executor = { db: knex, dialect: app.fastbase.dialect, limits: app.fastbase.limits, reader: connection.reader, writer: connection.writer }
   app.addHook('onClose', async () => {
     connection.reader?.close()
     await knex.destroy()

@@ -2,7 +2,6 @@
 import type { Knex } from 'knex'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
-import type { DirectWriter, Reader } from '../lib/db/connect.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
@@ -10,6 +9,7 @@ import type { CompiledAction } from '../lib/actions/run.js'
 import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
+import type { Executor } from '../lib/crud/context.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -32,11 +32,9 @@ export interface Fastbase {
   /** Bounds on one request (config `limits`, `maxLimit`, `maxUploadSize`). */
   limits: Limits
   db: Knex
-  /** SQLite: direct reads outside transactions (see lib/db/connect.ts). */
-  reader?: Reader
-  /** SQLite: single-statement writes on the idle writer connection (see lib/db/connect.ts). */
-  writer?: DirectWriter
   dialect: Dialect
+  /** Where table operations run (lib/crud/context.ts#crudContext). */
+  executor: Executor
   tables: Map<string, TableDescriptor>
   auth: AuthServices
   actions: Map<string, CompiledAction>

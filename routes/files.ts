@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { view } from '../lib/crud/read.js'
+import { crudContext } from '../lib/crud/context.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { fileFields, fileKey } from '../lib/files/tracker.js'
 import { ErrorSchema } from '../schemas/error.js'
@@ -56,7 +57,7 @@ export default async function fileRoutes (app: FastifyInstance): Promise<void> {
     if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()
     let record: Record<string, unknown>
     try {
-      record = await view({ db: app.fastbase.db, dialect: app.fastbase.dialect, table, auth: request.auth, limits: app.fastbase.limits, applyRules: true }, rid, { select: fields.map((f) => f.name) })
+      record = await view(crudContext(app.fastbase.executor, table, request.auth), rid, { select: fields.map((f) => f.name) })
     } catch (error) {
       // Missing, hidden by the viewRule, or the rule is null: all look the same from outside.
       if (error instanceof FastbaseError && (error.statusCode === 404 || error.statusCode === 403)) throw errors.fileNotFound()

@@ -11,13 +11,11 @@ import { compile, parse, toCondition, ExpressionError, type Expr, type ColumnRes
 import { errors } from '../errors.js'
 import { ConfigError } from '../config/validate.js'
 import { translateDbError } from '../crud/db-errors.js'
-import type { CrudContext } from '../crud/context.js'
+import { crudContext, withinTransaction, type Executor } from '../crud/context.js'
 import { paramsValidator } from './params.js'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
-import type { Limits } from '../limits.js'
-import type { DirectWriter, Reader } from '../db/connect.js'
 
 type Row = Record<string, unknown>
 
@@ -29,15 +27,11 @@ export interface CompiledAction {
 }
 
 export interface ActionRuntime {
-  db: Knex
+  /** Where the action's statements run (lib/crud/context.ts). */
+  executor: Executor
   /** Files released by steps (a cleared or deleted file field) are removed after the commit. */
   storage: FileStorage
-  dialect: Dialect
   tables: Map<string, TableDescriptor>
-  limits: Limits
-  /** SQLite fast paths for an action that runs outside a transaction (lib/db/connect.ts). */
-  reader?: Reader
-  writer?: DirectWriter
 }
 
 export interface RunOptions {
@@ -113,7 +107,8 @@ export function compileActions (actions: ActionData[], tables: Map<string, Table
 /** A guard that cannot be evaluated for these params (say, arithmetic on a string) denies. */
 function guardCondition (runtime: ActionRuntime, guard: Expr, globals: Row): ReturnType<typeof toCondition> {
   try {
-    return toCondition(compile(guard, { dialect: runtime.dialect, table: guardTable(runtime.dialect), globals, seesHidden: true }))
+    const { dialect } = runtime.executor
+    return toCondition(compile(guard, { dialect, table: guardTable(dialect), globals, seesHidden: true }))
   } catch (error) {
     if (error instanceof ExpressionError) return false
     throw error
@@ -134,16 +129,13 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   const files = new FileTracker(runtime.storage)
   const work = async (trx: Knex.Transaction): Promise<Row[][]> => {
     if (guard !== true) {
-      const rows = runtime.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
+      const rows = runtime.executor.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
       if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
     }
     const results: Row[][] = []
     for (const statement of action.statements) {
-      const ctx: CrudContext = {
-        db: trx, dialect: runtime.dialect, table: statement.table, auth, globals: { params, request: options.request ?? {} },
-        limits: runtime.limits, applyRules: data.applyTableRules !== false, files,
-        ...(trx.isTransaction === true ? {} : { reader: runtime.reader, writer: runtime.writer })
-      }
+      const executor = trx.isTransaction === true ? withinTransaction(runtime.executor, trx) : runtime.executor
+      const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files })
       try {
         results.push(statement.sql !== undefined
           ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)
@@ -161,9 +153,9 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   // One statement with no database guard is atomic by itself (a table step opens its own
   // transaction where it needs one): no BEGIN/COMMIT around it.
   const results = guard === true && action.statements.length === 1 && atomicAlone(action.statements[0])
-    ? await work(runtime.db as Knex.Transaction)
-    : await runtime.db.transaction(work)
-  await files.settle(runtime.db, true)
+    ? await work(runtime.executor.db as Knex.Transaction)
+    : await runtime.executor.db.transaction(work)
+  await files.settle(runtime.executor.db, true)
   return results
 }
 

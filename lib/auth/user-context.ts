@@ -2,14 +2,13 @@
 // and loads the user's visible fields for `auth.<field>`, so a logout or password change takes effect
 // on every instance at once, and a deleted user's token stops working.
 import type { Knex } from 'knex'
-import type { Dialect } from '../dialects/types.js'
 import type { AuthContext } from '../auth-context.js'
 import type { AuthTable } from '../../plugins/auth.js'
 import { ANONYMOUS } from '../auth-context.js'
 import { SESSIONS } from './store-tables.js'
 import { nowSeconds } from './sessions.js'
 import { compileStatement, runStatement, type Statement } from '../db/statement.js'
-import type { Reader } from '../db/connect.js'
+import type { Executor } from '../crud/context.js'
 
 type Row = Record<string, unknown>
 
@@ -62,7 +61,7 @@ function sessionCheck (db: Knex, at: AuthTable): SessionCheck {
   return check
 }
 
-export async function userContext (db: Knex, reader: Reader | undefined, dialect: Dialect, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
+export async function userContext ({ db, reader, dialect }: Executor, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
   const { sid, id } = payload
   if (typeof sid !== 'string' || typeof id !== 'string') return undefined
   const visible = at.table.visibleFields(false)

@@ -34,6 +34,28 @@ export interface CrudContext {
 
 export type { Condition } from '../expr/index.js'
 
+/**
+ * Where table operations run, shared by every request of an app: the connection, its dialect, the
+ * SQLite fast paths, the bounds. Nothing else decides whether a statement takes a fast path.
+ */
+export interface Executor {
+  db: Knex
+  dialect: Dialect
+  limits: Limits
+  reader?: Reader
+  writer?: DirectWriter
+}
+
+/** The one way a CrudContext is made: routes, actions and server code all come here. */
+export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules'> = {}): CrudContext {
+  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, reader: executor.reader, writer: executor.writer, table, auth, applyRules: true, ...extra }
+}
+
+/** The executor of a transaction: its statements go through it, never a fast path beside it. */
+export function withinTransaction (executor: Executor, trx: Knex.Transaction): Executor {
+  return { db: trx, dialect: executor.dialect, limits: executor.limits }
+}
+
 const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()
 
 /** What expressions read as `auth.*`, `request.*`, `params.*`: built once per context. */

@@ -2,7 +2,7 @@
 // Registered with Fastify's `prefix` option (/api/v1).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
-import type { CrudContext } from '../../lib/crud/context.js'
+import { crudContext, type CrudContext } from '../../lib/crud/context.js'
 import { accountRoutes, clearAuthCookie } from './account-routes.js'
 import { passwordRoutes } from './password-routes.js'
 import { verificationRoutes } from './verification-routes.js'
@@ -19,16 +19,14 @@ export interface RouteKit {
 }
 
 export default async function authRoutes (app: FastifyInstance): Promise<void> {
-  const { auth, dialect } = app.fastbase
+  const { auth } = app.fastbase
   const limited = () => {
     const limit = auth.rateLimit()
     return limit === false ? {} : { rateLimit: limit }
   }
-  const crudContext = (request: FastifyRequest, at: AuthTable): CrudContext => ({
-    db: app.fastbase.db, dialect, table: at.table, auth: request.auth, limits: app.fastbase.limits, applyRules: true
-  })
+  const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, request.auth)
   for (const at of auth.tables.values()) {
-    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext }
+    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf }
     accountRoutes(app, at, kit)
     passwordRoutes(app, at, kit)
     verificationRoutes(app, at, kit)

@@ -1,7 +1,7 @@
 // Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { TableDescriptor } from '../../lib/table.js'
-import { assertMayWrite, type CrudContext } from '../../lib/crud/context.js'
+import { assertMayWrite, crudContext, type CrudContext } from '../../lib/crud/context.js'
 import type { RuleName } from '../../lib/table.js'
 import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/tables.js'
 import { select, list, view, type ReadParams } from '../../lib/crud/read.js'
@@ -16,18 +16,10 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
   function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
     // A viewer admin may read everything and write nothing (DECISIONS 15).
     if (write && request.auth.adminRole === 'viewer') throw errors.forbidden()
-    return {
-      db: app.fastbase.db,
-      dialect: app.fastbase.dialect,
-      table,
-      auth: request.auth,
+    return crudContext(app.fastbase.executor, table, request.auth, {
       globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
-      limits,
-      applyRules: true,
-      files: request.fileTracker,
-      reader: app.fastbase.reader,
-      writer: app.fastbase.writer
-    }
+      files: request.fileTracker
+    })
   }
 
   for (const table of tables.values()) {
