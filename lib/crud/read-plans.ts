@@ -34,7 +34,7 @@ const CLASSES_PER_SHAPE = 32
 const caches = new WeakMap<TableDescriptor, Map<string, Shape>>()
 
 /** Builds the Knex queries of a plan for the caller in `ctx` (which carries the trace). */
-export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder) => PlannedStatement) => ReadPlan
+export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, planEachRun?: boolean) => PlannedStatement) => ReadPlan
 
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
@@ -48,9 +48,9 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
     if (plan !== undefined) return plan
   }
   const trace = new Trace()
-  const prepare = (query: Knex.QueryBuilder): PlannedStatement => {
+  const prepare = (query: Knex.QueryBuilder, planEachRun = false): PlannedStatement => {
     const { statement, bindings } = compileStatement(query)
-    return { statement, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
+    return { statement: planEachRun ? { ...statement, planEachRun } : statement, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
   }
   const plan = build({ ...ctx, trace }, prepare)
   const entry = shape !== undefined && sameReads(shape.reads, trace.reads) ? shape : { reads: trace.reads, plans: new Map<string, ReadPlan>() }

@@ -101,7 +101,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     const counted = params.group !== undefined || params.distinct === true
       ? db.count({ total: '*' }).from(baseQuery(c, p, params.distinct === true).as('fb_counted'))
       : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
-    return { columns: p.columns, items: prepare(pageQuery(c, p, params)), total: prepare(counted as Knex.QueryBuilder) }
+    return { columns: p.columns, items: prepare(pageQuery(c, p, params)), total: prepare(counted as Knex.QueryBuilder, true) }
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
   if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
