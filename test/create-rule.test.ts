@@ -20,6 +20,15 @@ const config: DatabaseSettings = {
     ],
     extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', updateRule: null, deleteRule: null,
       createRule: "auth.uid != null & owner == auth.uid & status == 'draft' & (title == null | length(title) < 10)" }]
+  }, {
+    // Integer owners against the text auth.uid, and a case-insensitive column: SQL's meaning, not JavaScript's.
+    name: 'scores',
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+      { name: 'owner', type: 'integer', sqlType: 'integer', notNull: true },
+      { name: 'team', type: 'text', sqlType: 'text', collate: 'NOCASE' }
+    ],
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', updateRule: null, deleteRule: null, createRule: "owner == auth.uid & (team == null | team == 'red')" }]
   }]
 }
 
@@ -52,4 +61,9 @@ forEachDialect(t, 'createRule before and in SQL', async (t, dialect) => {
     t.equal(res.statusCode, 403, label)
   }
   t.equal(await count(), 3, 'nothing written by any refused insert')
+
+  const score = (values: unknown, uid: string) => app.inject({ method: 'POST', url: '/api/v1/table/scores/insert', headers: { 'x-test-uid': uid }, payload: { values } })
+  t.equal((await score({ owner: 7 }, '7')).statusCode, 200, 'an integer owner equals the text uid "7", as in SQL')
+  t.equal((await score({ owner: 8 }, '7')).statusCode, 403)
+  t.equal((await score({ owner: 7, team: 'RED' }, '7')).statusCode, 200, 'a NOCASE column compares without case, as in SQL')
 })

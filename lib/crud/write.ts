@@ -6,7 +6,7 @@ import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
-import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled } from '../expr/index.js'
+import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled, type Expr } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, type ListSpec } from './columns.js'
 import type { HookContext } from '../table.js'
@@ -177,8 +177,27 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
 
 // Rows whose createRule is decided in memory before writing; bigger batches are checked in SQL.
 const PRECHECK_ROWS = 100
-// Field types whose JSON value compares in memory exactly as the stored column does in SQL.
-const PRECHECKED_TYPES = new Set(['text', 'email', 'url', 'editor', 'select', 'relation', 'integer', 'number', 'bool'])
+// Text stored as text, and booleans: equality and LIKE on them give in memory exactly what SQL gives.
+// Numbers are left to SQL (an integer column equals the text '5' there), and so is ordering (collations).
+const PRECHECKED_TEXT = new Set(['text', 'email', 'url', 'editor', 'select', 'relation'])
+const IN_MEMORY_OPS = new Set(['==', '!=', '=', '&', '|', '~', '!~', 'in'])
+
+function precheckable (field: TableField, value: unknown): boolean {
+  if (field.type === 'bool') return typeof value === 'boolean'
+  // A collation (NOCASE) changes what equal means in SQL.
+  return PRECHECKED_TEXT.has(field.type) && field.sqlType === 'text' && field.collate === undefined && typeof value === 'string'
+}
+
+/** Only equality, LIKE, `in` and logic: what folds in memory with SQL's meaning. */
+function foldsLikeSql (expr: Expr): boolean {
+  switch (expr.type) {
+    case 'literal': case 'ident': return true
+    case 'unary': return expr.op === '!' && foldsLikeSql(expr.arg)
+    case 'binary': return IN_MEMORY_OPS.has(expr.op) && foldsLikeSql(expr.left) && foldsLikeSql(expr.right)
+    case 'list': return expr.items.every(foldsLikeSql)
+    default: return false
+  }
+}
 
 /**
  * The createRule decided from the values about to be written, when it reads only those (and the
@@ -189,16 +208,15 @@ const PRECHECKED_TYPES = new Set(['text', 'email', 'url', 'editor', 'select', 'r
  */
 function decidedBeforeWriting (ctx: CrudContext, rows: Row[]): boolean | undefined {
   const rule = ctx.table.rules.createRule
-  if (rule === null || rows.length > PRECHECK_ROWS || (ctx.table.data.triggers?.length ?? 0) > 0) return undefined
+  if (rule === null || rows.length > PRECHECK_ROWS || (ctx.table.data.triggers?.length ?? 0) > 0 || !foldsLikeSql(rule)) return undefined
   let all = true
   for (const row of rows) {
-    const known = new Map<string, string | number | boolean>()
+    const known = new Map<string, string | boolean>()
     for (const [name, value] of Object.entries(row)) {
       const field = ctx.table.fields.get(name)
-      const plain = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
       // An empty autoSetUid id is replaced by a generated one: not the value written.
       const generated = field === ctx.table.uid && ctx.table.data.autoSetUid === true
-      if (field !== undefined && plain && !generated && PRECHECKED_TYPES.has(field.type)) known.set(name, value)
+      if (field !== undefined && !generated && precheckable(field, value)) known.set(name, value as string | boolean)
     }
     const decided = compile(rule, scopeOf(ctx, { seesHidden: true, newValues: 'row', rowValues: known }))
     if (decided.kind !== 'lit') return undefined
