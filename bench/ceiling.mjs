@@ -10,6 +10,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { createVerifier } from 'fast-jwt'
 import { serveOverIpc, serverOptions } from './child.mjs'
+import { CURVE_LIMITS } from './curve.mjs'
 
 const { databaseUrl, jwtKey } = serverOptions()
 
@@ -19,6 +20,7 @@ const POST_COLUMNS = 'id, created, updated, author_id, title, views, published, 
 const LIST_WHERE = 'views > 100 AND published = TRUE'
 const LIST_WHERE_FOR_USER = 'views > 100 AND (published = TRUE OR author_id = ?)'
 const LIST_TAIL = 'ORDER BY views DESC LIMIT 20'
+const curveSql = (n) => `SELECT ${POST_COLUMNS} FROM posts WHERE published = TRUE ORDER BY views DESC LIMIT ${n}`
 // The session check of lib/auth/user-context.ts, minus the user fields no rule here reads.
 const SESSION_USER = `SELECT u.id FROM _fastbase_sessions s JOIN users u ON u.id = s.user_id
   WHERE s.id = ? AND s.table_name = 'users' AND s.revoked_at IS NULL AND s.expires_at > ?`
@@ -50,9 +52,11 @@ function sqliteStore (url) {
       VALUES (?, ?, ?, ?, ?, ${now}, ${now}) RETURNING id`),
     edit: db.prepare(`UPDATE posts SET title = ?, updated = ${now} WHERE id = ? AND author_id = ? RETURNING id`),
     bump: db.prepare('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING id, views'),
-    sessionUser: db.prepare(SESSION_USER).pluck()
+    sessionUser: db.prepare(SESSION_USER).pluck(),
+    curve: new Map(CURVE_LIMITS.map((n) => [n, db.prepare(curveSql(n))]))
   }
   return {
+    select: (n) => s.curve.get(n).all().map(post),
     list: (uid) => uid === null
       ? { items: s.list.all().map(post), total: s.count.get() }
       : { items: s.listFor.all(uid).map(post), total: s.countFor.get(uid) },
@@ -100,9 +104,11 @@ function postgresStore (url) {
       VALUES (?, ?, ?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP) RETURNING id`),
     edit: named('UPDATE posts SET title = ?, updated = CURRENT_TIMESTAMP WHERE id = ? AND author_id = ? RETURNING id'),
     bump: named('UPDATE posts SET views = views + 1 WHERE id = ? RETURNING id, views'),
-    sessionUser: named(SESSION_USER)
+    sessionUser: named(SESSION_USER),
+    curve: new Map(CURVE_LIMITS.map((n) => [n, named(curveSql(n))]))
   }
   return {
+    async select (n) { return (await s.curve.get(n)()).map(post) },
     // Items and total on two connections at once, as fastbase does.
     async list (uid) {
       const [items, [{ n }]] = uid === null ? await Promise.all([s.list(), s.count()]) : await Promise.all([s.listFor(uid), s.countFor(uid)])
@@ -175,6 +181,13 @@ app.setErrorHandler((error, _request, reply) => {
 app.get('/api/v1/table/posts/list', {
   schema: { response: { 200: { type: 'object', properties: { items: { type: 'array', items: Post }, total: { type: 'integer' } } } } }
 }, async (request) => await store.list(request.uid))
+
+app.get('/api/v1/table/posts/select', {
+  schema: {
+    querystring: { type: 'object', required: ['limit'], properties: { order: { const: '-views' }, limit: { type: 'integer', enum: CURVE_LIMITS } } },
+    response: { 200: { type: 'array', items: Post } }
+  }
+}, async (request) => await store.select(request.query.limit))
 
 app.get('/api/v1/table/posts/view/:id', { schema: { params: IdParams, response: { 200: Post } } }, async (request) => {
   const post = await store.view(request.params.id, request.uid)

@@ -23,6 +23,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
+import { CURVE_LIMITS } from './curve.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -143,6 +144,8 @@ function scenarios (fx) {
     { name: 'list', requestAt: () => ({ method: 'GET', path: listPath }) },
     { name: 'list-auth', rotates: true, requestAt: (i) => ({ method: 'GET', path: listPath, headers: bearer(user(i).token) }) },
     { name: 'view', requestAt: () => ({ method: 'GET', path: `/api/v1/table/posts/view/${fx.publishedPostId}` }) },
+    // The cost curve: the same select returning 1, 20, 200 and 1,000 rows.
+    ...CURVE_LIMITS.map((n) => ({ name: `select-${n}`, requestAt: () => ({ method: 'GET', path: `/api/v1/table/posts/select?order=-views&limit=${n}` }) })),
     {
       name: 'insert',
       write: true,
