@@ -5,6 +5,7 @@
 // when the value decided the SQL text (`auth.role == 'staff'` folded to true) or only its type and
 // null-ness when it was bound (`author_id == auth.uid` -> `author_id = ?`). Two users of one class
 // share a plan and differ only in what is bound; a user and an anonymous caller never share one.
+import { createHash } from 'node:crypto'
 import type { Knex } from 'knex'
 import { Trace, globalAt, slotOf, typeClass, type Slot } from '../expr/trace.js'
 import { ValueError } from '../values.js'
@@ -40,7 +41,7 @@ export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder,
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
   const cache = caches.get(ctx.table) ?? new Map<string, Shape>()
   caches.set(ctx.table, cache)
-  const key = `${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${shapeKey}`
+  const key = `${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
   const globals = globalsOf(ctx)
   const shape = cache.get(key)
   if (shape !== undefined) {
@@ -66,9 +67,17 @@ function signature (reads: Map<string, boolean>, globals: Record<string, unknown
   let out = ''
   for (const [path, folded] of reads) {
     const value = globalAt(globals, path)
-    out += folded ? `${JSON.stringify(value)};` : `${typeClass(value)};`
+    out += folded ? `${short(JSON.stringify(value))};` : `${typeClass(value)};`
   }
   return out
+}
+
+// Keys stay small however long what they stand for (a select list of 100 long items, a request
+// header a rule compares): past these lengths a key holds a digest instead.
+const LONG_VALUE = 128
+const LONG_SHAPE = 512
+function short (text: string, max = LONG_VALUE): string {
+  return text.length <= max ? text : `#${createHash('sha256').update(text).digest('base64url')}`
 }
 
 function sameReads (a: Map<string, boolean>, b: Map<string, boolean>): boolean {
