@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
+import { planCacheSize } from '../lib/crud/read-plans.js'
 
 const config: DatabaseSettings = {
   jwtSecret: 'plans-secret',
@@ -96,4 +97,20 @@ t.test('postgres: prepared statements per connection stay bounded', { skip: proc
   t.ok(n > 0 && n <= 256, `named statements on the connection: ${n} (at most 256)`)
   const again = await app.inject({ method: 'GET', url: '/api/v1/table/posts/select', query: { where: 'id != 5', select: 'id' } })
   t.equal(again.statusCode, 200, 'statements dropped with DEALLOCATE are prepared again when they recur')
+})
+
+t.test('the plan cache stays bounded by count and bytes', async (t) => {
+  const app = await buildApp(t, config, { setup: simulateUsers })
+  for (let i = 0; i < 2100; i++) {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/table/posts/select', query: { where: `id != ${i}` } })
+    if (res.statusCode !== 200) throw new Error(res.body)
+  }
+  const { shapes, bytes } = planCacheSize()
+  t.ok(shapes <= 2000, `shapes kept: ${shapes} (at most 2000)`)
+  t.ok(bytes > 0 && bytes <= 16 * 1024 * 1024, `SQL text kept: ${bytes} bytes`)
+  const long = Array.from({ length: 100 }, (_, i) => `coalesce(${Array(60).fill('title').join(', ')}) as c${i}`)
+  const before = planCacheSize().bytes
+  const wide = await app.inject({ method: 'POST', url: '/api/v1/table/posts/select', payload: { select: long, limit: 1 } })
+  t.equal(wide.statusCode, 200, 'a very long select still works')
+  t.equal(planCacheSize().bytes, before, 'but its plan is not kept')
 })

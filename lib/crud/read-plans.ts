@@ -27,23 +27,30 @@ export interface ReadPlan {
   total?: PlannedStatement
 }
 
-interface Shape { reads: Map<string, boolean>, plans: Map<string, ReadPlan> }
+interface Shape { reads: Map<string, boolean>, plans: Map<string, ReadPlan>, bytes: number }
 
-// Bounded: a caller sending endless distinct texts evicts old shapes, it never grows the cache.
-const SHAPES_PER_TABLE = 500
-const CLASSES_PER_SHAPE = 32
-const caches = new WeakMap<TableDescriptor, Map<string, Shape>>()
+// Bounded by count and by the SQL text held (callers sending endless distinct or long texts evict
+// old shapes; they never grow the cache): one cache for every table of the process.
+const MAX_SHAPES = 2000
+const CLASSES_PER_SHAPE = 16
+const MAX_HELD_BYTES = 16 * 1024 * 1024
+// A plan this long (a select of 100 long expressions) is built for its request and not kept.
+const MAX_PLAN_BYTES = 16 * 1024
+const shapes = new Map<string, Shape>()
+let heldBytes = 0
+const tableIds = new WeakMap<TableDescriptor, number>()
+let nextTableId = 0
 
 /** Builds the Knex queries of a plan for the caller in `ctx` (which carries the trace). */
 export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, planEachRun?: boolean) => PlannedStatement) => ReadPlan
 
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
-  const cache = caches.get(ctx.table) ?? new Map<string, Shape>()
-  caches.set(ctx.table, cache)
-  const key = `${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
+  let tableId = tableIds.get(ctx.table)
+  if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
+  const key = `${tableId}${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
   const globals = globalsOf(ctx)
-  const shape = cache.get(key)
+  const shape = shapes.get(key)
   if (shape !== undefined) {
     const plan = shape.plans.get(signature(shape.reads, globals))
     if (plan !== undefined) return plan
@@ -54,13 +61,36 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
     return { statement: planEachRun ? { ...statement, planEachRun } : statement, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
   }
   const plan = build({ ...ctx, trace }, prepare)
-  const entry = shape !== undefined && sameReads(shape.reads, trace.reads) ? shape : { reads: trace.reads, plans: new Map<string, ReadPlan>() }
-  if (entry.plans.size >= CLASSES_PER_SHAPE) entry.plans.delete(entry.plans.keys().next().value as string)
+  const bytes = planBytes(plan)
+  if (bytes > MAX_PLAN_BYTES) return plan
+  const entry = shape !== undefined && sameReads(shape.reads, trace.reads) ? shape : { reads: trace.reads, plans: new Map<string, ReadPlan>(), bytes: 0 }
+  if (entry.plans.size >= CLASSES_PER_SHAPE) {
+    const oldest = entry.plans.keys().next().value as string
+    entry.bytes -= planBytes(entry.plans.get(oldest)!)
+    heldBytes -= planBytes(entry.plans.get(oldest)!)
+    entry.plans.delete(oldest)
+  }
   entry.plans.set(signature(entry.reads, globals), plan)
-  cache.delete(key)
-  if (cache.size >= SHAPES_PER_TABLE) cache.delete(cache.keys().next().value as string)
-  cache.set(key, entry)
+  entry.bytes += bytes
+  heldBytes += bytes
+  if (shape !== undefined && shape !== entry) heldBytes -= shape.bytes
+  shapes.delete(key)
+  shapes.set(key, entry)
+  while (shapes.size > MAX_SHAPES || heldBytes > MAX_HELD_BYTES) {
+    const [oldestKey, oldest] = shapes.entries().next().value as [string, Shape]
+    heldBytes -= oldest.bytes
+    shapes.delete(oldestKey)
+  }
   return plan
+}
+
+/** What the cache holds now (for tests and diagnostics). */
+export function planCacheSize (): { shapes: number, bytes: number } {
+  return { shapes: shapes.size, bytes: heldBytes }
+}
+
+function planBytes (plan: ReadPlan): number {
+  return [plan.items, plan.total].reduce((sum, p) => sum + (p === undefined ? 0 : p.statement.sql.length + p.statement.native.length), 0)
 }
 
 function signature (reads: Map<string, boolean>, globals: Record<string, unknown>): string {
