@@ -25,7 +25,7 @@ const curveSql = (n) => `SELECT ${POST_COLUMNS} FROM posts WHERE published = TRU
 const SESSION_USER = `SELECT u.id FROM _fastbase_sessions s JOIN users u ON u.id = s.user_id
   WHERE s.id = ? AND s.table_name = 'users' AND s.revoked_at IS NULL AND s.expires_at > ?`
 
-/** better-sqlite3, synchronous, with fastbase's connection settings (lib/db/connect.ts). */
+/** better-sqlite3, synchronous, with fastbase's connection settings (lib/dialects/sqlite-connection.ts). */
 function sqliteStore (url) {
   const db = new Database(url.replace(/^sqlite:/, ''))
   db.pragma('journal_mode = WAL')

@@ -18,7 +18,8 @@ import { createMailer, type Mailer } from '../lib/auth/mailer.js'
 import { rateLimitTable } from '../lib/auth/store-tables.js'
 import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
 import { schedulePurge } from '../lib/auth/purge-schedule.js'
-import { ensureInternalTable, schemaDialect } from '../lib/db/schema-sync.js'
+import { ensureInternalTable } from '../lib/db/schema-sync.js'
+import { schemaDialect } from '../lib/dialects/index.js'
 
 export interface AuthTable {
   table: TableDescriptor

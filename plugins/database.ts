@@ -2,9 +2,8 @@
 // the dialect helpers, and the start-up schema sync. Knex is destroyed when the app closes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
-import { connect, ensureSchema } from '../lib/db/connect.js'
-import { schemaDialect, syncSchema } from '../lib/db/schema-sync.js'
-import { dialectFor } from '../lib/dialects/index.js'
+import { syncSchema } from '../lib/db/schema-sync.js'
+import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
 import { authStoreTables } from '../lib/auth/store-tables.js'
 
 const database: FastifyPluginAsync = async (app) => {
@@ -12,22 +11,19 @@ const database: FastifyPluginAsync = async (app) => {
   const connection = connect(databaseUrl, dataDir)
   const { knex, dialectName } = connection
   try {
-    await ensureSchema(connection)
+    await connection.prepare()
     // Session and one-time-token tables exist only where some table has the auth extension.
     const needsAuthStore = app.fastbase.config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
     await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log, { internalTables: needsAuthStore ? authStoreTables : [] })
   } catch (err) {
     // The app never becomes ready, so onClose would not release the pool.
-    await knex.destroy()
+    await connection.close()
     throw err
   }
   app.fastbase.db = knex
   app.fastbase.dialect = dialectFor(dialectName)
-  app.fastbase.executor = { db: knex, dialect: app.fastbase.dialect, limits: app.fastbase.limits, reader: connection.reader, writer: connection.writer }
-  app.addHook('onClose', async () => {
-    connection.reader?.close()
-    await knex.destroy()
-  })
+  app.fastbase.executor = { db: knex, dialect: app.fastbase.dialect, limits: app.fastbase.limits, direct: connection.direct }
+  app.addHook('onClose', connection.close)
 }
 
 export default fp(database, { fastify: '5.x', name: 'fastbase-database', dependencies: ['fastbase-config'] })

@@ -10,11 +10,12 @@ import type { Knex } from 'knex'
 import pg from 'pg'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 import type { DialectName } from '../lib/dialects/types.js'
-import { constraintName, sortByDependencies } from '../lib/ddl.js'
+import { constraintName, sortByDependencies } from '../lib/dialects/ddl.js'
 import { sqliteDdl } from '../lib/dialects/sqlite-ddl.js'
 import { postgresDdl } from '../lib/dialects/postgres-ddl.js'
-import { connect, ensureSchema, sqliteFilename } from '../lib/db/connect.js'
-import { INITIAL_MIGRATION, MIGRATIONS_TABLE, schemaDialect, syncSchema, type SyncLog } from '../lib/db/schema-sync.js'
+import { connect, schemaDialect } from '../lib/dialects/index.js'
+import { sqliteFilename } from '../lib/dialects/sqlite-connection.js'
+import { INITIAL_MIGRATION, MIGRATIONS_TABLE, syncSchema, type SyncLog } from '../lib/db/schema-sync.js'
 import databasePlugin from '../plugins/database.js'
 import type { Fastbase } from '../plugins/types.js'
 import { buildApp, forEachDialect, freshDir, openTestDatabase, sharedDatabase } from './helper.js'
@@ -314,8 +315,8 @@ t.test('concurrent syncs', (t) => forEachDialect(t, 'concurrent syncs on one dat
 
 async function syncIn (t: Test, url: string) {
   const connection = connect(url, '')
-  t.teardown(() => connection.knex.destroy())
-  await ensureSchema(connection)
+  t.teardown(connection.close)
+  await connection.prepare()
   return syncSchema(connection.knex, schemaDialect(connection.dialectName), config, quietLog)
 }
 
@@ -335,8 +336,8 @@ interface ChildSync {
  */
 function childSync (url: string): ChildSync {
   const code = `
-    import { connect } from ${moduleUrl('lib/db/connect.ts')}
-    import { schemaDialect, syncSchema } from ${moduleUrl('lib/db/schema-sync.ts')}
+    import { connect, schemaDialect } from ${moduleUrl('lib/dialects/index.ts')}
+    import { syncSchema } from ${moduleUrl('lib/db/schema-sync.ts')}
     const { knex } = connect(${JSON.stringify(url)}, '')
     await knex.raw('SELECT 1')
     process.stdout.write('ready\\n')
@@ -375,7 +376,7 @@ async function startTogether (children: ChildSync[]) {
 // ---- connections ----
 
 t.test('connection settings', (t) => forEachDialect(t, 'connection settings', async (t, dialect) => {
-  const { knex, schema } = await openTestDatabase(t, dialect)
+  const { knex, databaseUrl } = await openTestDatabase(t, dialect)
   if (dialect === 'sqlite') {
     const pragma = async (name: string) => Object.values((await knex.raw(`PRAGMA ${name}`))[0])[0]
     t.equal(await pragma('journal_mode'), 'wal')
@@ -391,7 +392,7 @@ t.test('connection settings', (t) => forEachDialect(t, 'connection settings', as
     t.equal(rows[0].num, 1.25)
     t.same(rows[0].ints, [1, 2])
     t.type(rows[0].ts, Date, 'timestamptz stays a Date')
-    t.equal(rows[0].schema, schema, '?schema= sets the search path')
+    t.equal(rows[0].schema, new URL(databaseUrl).searchParams.get('schema'), '?schema= sets the search path')
     t.equal(pg.types.getTypeParser(20)('1'), '1', 'the global pg type parsers are untouched')
   }
 }))

@@ -10,7 +10,7 @@ import type { Test } from 'tap'
 import fastbase, { options as serverOptions } from '../app.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { DialectName } from '../lib/dialects/types.js'
-import { connect, ensureSchema, type Connection } from '../lib/db/connect.js'
+import { connect, type Connection } from '../lib/dialects/index.js'
 
 /** ADMIN_SERVICE_TOKEN of every app built by `buildApp` (unless overridden). */
 export const adminToken = 'fastbase-test-admin-service-token'
@@ -76,8 +76,8 @@ export function sharedDatabase (t: Test, dialect: DialectName): string {
 export async function openTestDatabase (t: Test, dialect: DialectName): Promise<Connection & { databaseUrl: string }> {
   const databaseUrl = sharedDatabase(t, dialect)
   const connection = connect(databaseUrl, freshDir(t, 'data-'))
-  t.teardown(() => connection.knex.destroy())
-  await ensureSchema(connection)
+  t.teardown(connection.close)
+  await connection.prepare()
   return { ...connection, databaseUrl }
 }
 

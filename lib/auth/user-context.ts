@@ -61,13 +61,13 @@ function sessionCheck (db: Knex, at: AuthTable): SessionCheck {
   return check
 }
 
-export async function userContext ({ db, reader, dialect }: Executor, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
+export async function userContext ({ db, direct, dialect }: Executor, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
   const { sid, id } = payload
   if (typeof sid !== 'string' || typeof id !== 'string') return undefined
   const visible = at.table.visibleFields(false)
   const check = sessionCheck(db, at)
   const now = nowSeconds()
-  const [row]: Array<Row | undefined> = await runStatement(db, reader, check.statement, check.bindings.map((b) => (b === SID ? sid : b === NOW ? now : b)))
+  const [row]: Array<Row | undefined> = await runStatement(db, direct, check.statement, check.bindings.map((b) => (b === SID ? sid : b === NOW ? now : b)))
   if (row === undefined) return undefined
   const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[`f_${f.name}`])]))
   if (String(record[at.fields.uid.name]) !== id) return undefined

@@ -7,7 +7,7 @@ import { authGlobals } from '../auth-context.js'
 import { compile, toCondition, parse, ExpressionError, type Compiled, type Condition, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
-import type { DirectWriter, Reader } from '../db/connect.js'
+import type { DirectRunner } from '../dialects/connection.js'
 import type { Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
 
@@ -24,10 +24,8 @@ export interface CrudContext {
   applyRules: boolean
   /** Files uploaded by this request, and file values its writes release (files plugin). */
   files?: FileTracker
-  /** Direct reads outside transactions, where the dialect offers them (SQLite). */
-  reader?: Reader
-  /** Direct single-statement writes outside transactions, where the dialect offers them (SQLite). */
-  writer?: DirectWriter
+  /** The dialect's fast path for single statements outside transactions; absent inside one. */
+  direct?: DirectRunner
   /** Set while a plan is compiled for reuse (lib/crud/read-plans.ts). */
   trace?: Trace
 }
@@ -42,13 +40,12 @@ export interface Executor {
   db: Knex
   dialect: Dialect
   limits: Limits
-  reader?: Reader
-  writer?: DirectWriter
+  direct?: DirectRunner
 }
 
 /** The one way a CrudContext is made: routes, actions and server code all come here. */
 export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules'> = {}): CrudContext {
-  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, reader: executor.reader, writer: executor.writer, table, auth, applyRules: true, ...extra }
+  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, table, auth, applyRules: true, ...extra }
 }
 
 /** The executor of a transaction: its statements go through it, never a fast path beside it. */

@@ -118,7 +118,7 @@ function sameReads (a: Map<string, boolean>, b: Map<string, boolean>): boolean {
 export async function runPlanned (ctx: CrudContext, planned: PlannedStatement, id?: string | number): Promise<Row[]> {
   const globals = globalsOf(ctx)
   const bindings = planned.bindings.map((b) => (isSlot(b) ? bind(ctx, b, b.path === ID_SLOT ? id ?? null : globalAt(globals, b.path)) : b))
-  return await runStatement(ctx.db, ctx.reader, planned.statement, bindings)
+  return await runStatement(ctx.db, ctx.direct, planned.statement, bindings)
 }
 
 function isSlot (binding: unknown): binding is Slot {

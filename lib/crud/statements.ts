@@ -6,8 +6,7 @@ import type { Compiled } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
-import { runWrite } from '../db/read.js'
-import { runWriteStatement } from '../db/statement.js'
+import { runWriteQuery, runWriteStatement } from '../db/statement.js'
 
 type Row = Record<string, unknown>
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
@@ -69,7 +68,7 @@ export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: 
   } else if (or === 'REPLACE') {
     query = upsert(ctx, trx, query, Object.keys(rows[0]))
   }
-  return runWrite(ctx.writer, trx, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query).then((r: unknown) => (Array.isArray(r) ? r : []) as Row[])
+  return runWriteQuery(trx, ctx.direct, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
 }
 
 /**
@@ -85,7 +84,7 @@ function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Recor
     bindings.push(...(value.bindings ?? []))
     return value.sql
   }).join(', ')})`)
-  return runWriteStatement(trx, ctx.writer, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
+  return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
 }
 
 /** REPLACE = upsert on the key (DECISIONS 6); an existing row must pass the updateRule to be replaced. */
@@ -112,7 +111,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   })
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
   if (condition !== true) bindings.push(...condition.bindings)
-  return await runWriteStatement(trx, ctx.writer, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, columns, bindings)}`, bindings)
+  return await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, columns, bindings)}`, bindings)
 }
 
 /** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
@@ -182,5 +181,5 @@ export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, 
 export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const bindings = condition === true ? [] : [...condition.bindings]
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
-  return await runWriteStatement(trx, ctx.writer, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, columns, bindings)}`, bindings)
+  return await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, columns, bindings)}`, bindings)
 }

@@ -6,10 +6,7 @@
 // recorded schema. Until then a changed table keeps its old shape.
 import type { Knex } from 'knex'
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
-import type { DialectName } from '../dialects/types.js'
-import { sortByDependencies, type SchemaDialect } from '../ddl.js'
-import { sqliteDdl } from '../dialects/sqlite-ddl.js'
-import { postgresDdl } from '../dialects/postgres-ddl.js'
+import { sortByDependencies, type SchemaDialect } from '../dialects/ddl.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
 export const INITIAL_MIGRATION = '00000_initial_schema'
@@ -23,13 +20,6 @@ const migrationsTable: TableData = {
     { name: 'sql', type: 'text', sqlType: 'text', notNull: true },
     { name: 'applied_at', type: 'date', sqlType: 'timestamp', notNull: true, default: { q: 'CURRENT_TIMESTAMP' } }
   ]
-}
-
-const ddlDialects: Record<DialectName, SchemaDialect> = { sqlite: sqliteDdl, postgres: postgresDdl }
-
-/** The DDL dialect schema sync uses for a database of this kind. */
-export function schemaDialect (name: DialectName): SchemaDialect {
-  return ddlDialects[name]
 }
 
 export interface SyncLog {

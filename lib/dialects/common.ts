@@ -1,4 +1,4 @@
-// SQL both dialects write the same way. Only lib/dialects/* import this.
+// SQL both dialects write the same way, and the one identifier quote. Only lib/dialects/* import this.
 import type { TableData } from '../../schemas/config.js'
 
 /** Identifiers are validated against `^[a-zA-Z_][a-zA-Z0-9_]*$` before they get here; quoting is belt and braces. */

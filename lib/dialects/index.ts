@@ -1,9 +1,34 @@
+// The one registry of dialects: the SQL dialect, the DDL dialect and the connection of each.
+import { join } from 'node:path'
 import type { Dialect, DialectName } from './types.js'
+import type { SchemaDialect } from './ddl.js'
+import type { Connection } from './connection.js'
 import { sqlite } from './sqlite.js'
 import { postgres } from './postgres.js'
+import { sqliteDdl } from './sqlite-ddl.js'
+import { postgresDdl } from './postgres-ddl.js'
+import { connectSqlite } from './sqlite-connection.js'
+import { connectPostgres, isPostgresUrl } from './postgres-connection.js'
 
 export type { Dialect, DialectName, Fragment } from './types.js'
+export type { Connection, DirectRunner } from './connection.js'
+
+const dialects: Record<DialectName, { sql: Dialect, ddl: SchemaDialect }> = {
+  sqlite: { sql: sqlite, ddl: sqliteDdl },
+  postgres: { sql: postgres, ddl: postgresDdl }
+}
 
 export function dialectFor (name: DialectName): Dialect {
-  return name === 'postgres' ? postgres : sqlite
+  return dialects[name].sql
+}
+
+/** The DDL dialect schema sync uses for a database of this kind. */
+export function schemaDialect (name: DialectName): SchemaDialect {
+  return dialects[name].ddl
+}
+
+/** A connection for `databaseUrl` (postgres:// or a SQLite file); empty means `<dataDir>/fastbase.sqlite`. */
+export function connect (databaseUrl: string, dataDir: string): Connection {
+  const url = databaseUrl === '' ? join(dataDir, 'fastbase.sqlite') : databaseUrl
+  return isPostgresUrl(url) ? connectPostgres(url) : connectSqlite(url)
 }

@@ -2,8 +2,9 @@
 // json, date), so that the API answers the same on both dialects; otherwise the sqlType.
 // Raw `{q}` SQL in defaults, checks, index `where` and trigger bodies is passed as written: a
 // SQLite-only function there is the config author's business (CURRENT_TIMESTAMP works on both).
-import { collationsOf, createTableStatements, quoteIdent, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from '../ddl.js'
+import { collationsOf, createTableStatements, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
+import { quote } from './common.js'
 
 const SQL_TYPES: Record<SqlType, string> = {
   text: 'text',
@@ -55,7 +56,7 @@ function collate (name: string | undefined, type: string | undefined): string | 
     case 'RTRIM':
       throw new Error('Collation RTRIM has no PostgreSQL equivalent')
     default:
-      return `COLLATE ${quoteIdent(name)}`
+      return `COLLATE ${quote(name)}`
   }
 }
 

@@ -1,5 +1,5 @@
 // SQLite DDL: teenybase's upper-cased sqlType names (SQLite applies its own affinity rules to them).
-import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type SchemaDialect, type TriggerParts } from '../ddl.js'
+import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { TableField } from '../../schemas/config.js'
 
 // `date` columns store `YYYY-MM-DD HH:MM:SS.SSS` UTC, the format the app writes; a bare

@@ -1,8 +1,9 @@
 // Dialect-neutral DDL: turns a config table into CREATE TABLE / CREATE INDEX / trigger statements.
 // Each dialect (lib/dialects/*-ddl.ts) supplies only the pieces that differ (`DdlSyntax`); the shape
 // of the statements, the constraint names and the rendering of `{q}` / `{l}` values live here once.
-import type { DdlDialect, DialectName } from './dialects/types.js'
-import type { SqlValue, TableData, TableField, TableIndex, TableTrigger } from '../schemas/config.js'
+import type { DdlDialect, DialectName } from './types.js'
+import type { SqlValue, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
+import { quote } from './common.js'
 
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {
@@ -49,10 +50,6 @@ export interface TriggerParts {
 
 /** PostgreSQL truncates identifiers to 63 bytes; names are computed the same way so errors map back. */
 const MAX_IDENTIFIER = 63
-
-export function quoteIdent (name: string): string {
-  return `"${name.replace(/"/g, '""')}"`
-}
 
 export function quoteString (value: string): string {
   return `'${value.replace(/'/g, "''")}'`
@@ -134,17 +131,17 @@ function isPrimary (field: TableField): boolean {
 
 function columnDefinition (table: TableData, field: TableField, tables: TableData[], syntax: DdlSyntax): string {
   const type = syntax.columnType(field, tables)
-  const parts = [quoteIdent(field.name), type]
+  const parts = [quote(field.name), type]
   // PostgreSQL wants COLLATE right after the type; SQLite accepts it anywhere.
   const collate = syntax.collate(field.collate, type)
   if (collate) parts.push(collate)
   if (field.autoIncrement) parts.push(syntax.autoIncrement)
   else if (field.primary && isSinglePrimaryKey(table)) parts.push('PRIMARY KEY')
-  if (field.unique) parts.push(`CONSTRAINT ${quoteIdent(constraintName(table.name, field.name, 'key'))} UNIQUE`)
+  if (field.unique) parts.push(`CONSTRAINT ${quote(constraintName(table.name, field.name, 'key'))} UNIQUE`)
   if (field.notNull) parts.push('NOT NULL')
   if (field.default !== undefined) parts.push(`DEFAULT ${defaultSql(field, field.default, syntax)}`)
   if (field.check !== undefined) {
-    parts.push(`CONSTRAINT ${quoteIdent(constraintName(table.name, field.name, 'check'))} CHECK (${renderSqlValue(field.check, syntax, field)})`)
+    parts.push(`CONSTRAINT ${quote(constraintName(table.name, field.name, 'check'))} CHECK (${renderSqlValue(field.check, syntax, field)})`)
   }
   if (field.foreignKey) parts.push(foreignKeyClause(table, field))
   return parts.join(' ')
@@ -157,7 +154,7 @@ function defaultSql (field: TableField, value: SqlValue, syntax: DdlSyntax): str
 
 function foreignKeyClause (table: TableData, field: TableField): string {
   const fk = field.foreignKey!
-  let sql = `CONSTRAINT ${quoteIdent(constraintName(table.name, field.name, 'fkey'))} REFERENCES ${quoteIdent(fk.table)} (${quoteIdent(fk.column)})`
+  let sql = `CONSTRAINT ${quote(constraintName(table.name, field.name, 'fkey'))} REFERENCES ${quote(fk.table)} (${quote(fk.column)})`
   if (fk.onUpdate) sql += ` ON UPDATE ${fk.onUpdate}`
   if (fk.onDelete) sql += ` ON DELETE ${fk.onDelete}`
   return sql
@@ -208,13 +205,13 @@ function renderIndexColumn (c: IndexColumn, table: TableData, tables: TableData[
   if (c.column === undefined) return c.raw
   const field = table.fields.find((f) => f.name === c.column)
   const collate = c.collation === undefined ? undefined : syntax.collate(c.collation, field && syntax.columnType(field, tables))
-  return [quoteIdent(c.column), collate, c.order].filter(Boolean).join(' ')
+  return [quote(c.column), collate, c.order].filter(Boolean).join(' ')
 }
 
 function createIndex (table: TableData, index: TableIndex, tables: TableData[], syntax: DdlSyntax): string {
   const columns = parseIndexColumns(index).map((c) => renderIndexColumn(c, table, tables, syntax)).join(', ')
   const where = index.where ? ` WHERE ${renderSqlValue(index.where, syntax)}` : ''
-  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(indexName(table.name, index))} ON ${quoteIdent(table.name)} (${columns})${where}`
+  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quote(indexName(table.name, index))} ON ${quote(table.name)} (${columns})${where}`
 }
 
 // ---- triggers ----
@@ -225,14 +222,14 @@ const TABLE_REF = '\u0000TABLEREF\u0000'
 function triggerStatements (table: TableData, trigger: TableTrigger, syntax: DdlSyntax): string[] {
   const bodies = Array.isArray(trigger.body) ? trigger.body : [trigger.body]
   const body = bodies
-    .map((b) => renderSqlValue(b, syntax).split(TABLE_REF).join(quoteIdent(table.name)).trim().replace(/;+$/, ''))
+    .map((b) => renderSqlValue(b, syntax).split(TABLE_REF).join(quote(table.name)).trim().replace(/;+$/, ''))
     .filter((s) => s.length > 0)
   const updateOf = trigger.event === 'UPDATE' && trigger.updateOf !== undefined
-    ? (Array.isArray(trigger.updateOf) ? trigger.updateOf : [trigger.updateOf]).map(quoteIdent)
+    ? (Array.isArray(trigger.updateOf) ? trigger.updateOf : [trigger.updateOf]).map(quote)
     : []
   return syntax.trigger({
-    name: quoteIdent(triggerName(table.name, trigger)),
-    table: quoteIdent(table.name),
+    name: quote(triggerName(table.name, trigger)),
+    table: quote(table.name),
     seq: (trigger.seq ?? 'BEFORE') as TriggerParts['seq'],
     event: trigger.event as TriggerParts['event'],
     updateOf,
@@ -248,8 +245,8 @@ export function createTableStatements (table: TableData, tables: TableData[], sy
   const columns = table.fields.map((f) => columnDefinition(table, f, tables, syntax))
   const primaries = table.fields.filter(isPrimary)
   // Several `primary` fields make one composite key (teenybase would emit an invalid second PRIMARY KEY).
-  if (primaries.length > 1) columns.push(`PRIMARY KEY (${primaries.map((f) => quoteIdent(f.name)).join(', ')})`)
-  const create = `CREATE TABLE ${quoteIdent(table.name)} (\n  ${columns.join(',\n  ')}\n)`
+  if (primaries.length > 1) columns.push(`PRIMARY KEY (${primaries.map((f) => quote(f.name)).join(', ')})`)
+  const create = `CREATE TABLE ${quote(table.name)} (\n  ${columns.join(',\n  ')}\n)`
   const indexes = (table.indexes ?? []).map((i) => createIndex(table, i, tables, syntax))
   const triggers = (table.triggers ?? [])
     .filter((t) => t.dialect === undefined || t.dialect === dialect)

@@ -1,0 +1,56 @@
+// What a database connection offers the rest of fastbase, whichever the dialect: the Knex instance
+// (transactions, DDL, conflict handling) and a direct runner for single statements outside
+// transactions, where each dialect has its own fast path.
+import type { Knex } from 'knex'
+import type { DialectName } from './types.js'
+
+export type Row = Record<string, unknown>
+
+/** A statement compiled once and run many times (lib/db/statement.ts builds them). */
+export interface Statement {
+  /** `?` placeholders, for Knex (inside transactions). */
+  sql: string
+  /** The driver's own placeholders (`?` for SQLite, `$1` for PostgreSQL). */
+  native: string
+  /**
+   * PostgreSQL plans it anew for each run's values (an unnamed statement): for counts over many
+   * rows a plan made for the actual values beats the generic one by far more than planning costs.
+   */
+  planEachRun?: boolean
+}
+
+/**
+ * Runs one statement outside any transaction on the dialect's fast path: SQLite's read-only
+ * connection and idle writer, synchronously with statements prepared once per text; PostgreSQL's
+ * pool with named prepared statements. `undefined` means "not now": the caller goes through Knex.
+ */
+export interface DirectRunner {
+  read: (statement: Statement, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
+  /** `sql` has `?` placeholders. Rows of its RETURNING clause. */
+  write: (sql: string, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
+}
+
+export interface Connection {
+  knex: Knex
+  dialectName: DialectName
+  direct: DirectRunner
+  /** Creates what the connection needs before the schema sync (PostgreSQL's `?schema=`). */
+  prepare: () => Promise<void>
+  /** Releases the driver's connections. */
+  close: () => Promise<void>
+}
+
+/**
+ * Statement texts up to this length are kept prepared (per SQLite connection, per PostgreSQL pool
+ * connection). Longer ones — multi-row inserts, whose length callers choose — are prepared each time.
+ */
+export const MAX_PREPARED_TEXT = 4096
+
+/** A non-negative integer setting from the environment. */
+export function envInt (name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`)
+  return value
+}

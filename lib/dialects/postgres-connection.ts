@@ -1,0 +1,120 @@
+// PostgreSQL through pg: a Knex pool, fastbase's own type parsers, `?schema=` URLs, and statements
+// run outside transactions as named prepared statements (parsed and planned once per connection).
+import { createRequire } from 'node:module'
+import { createHash } from 'node:crypto'
+import knexFactory, { type Knex } from 'knex'
+import type Pg from 'pg'
+import { memoize } from '../memo.js'
+import { quote } from './common.js'
+import { schemaLockSql } from './postgres-ddl.js'
+import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
+
+const PG_INT8 = 20
+const PG_NUMERIC = 1700
+const PG_INT8_ARRAY = 1016
+const PG_NUMERIC_ARRAY = 1231
+const PG_TEXT_ARRAY = 1009
+
+const toNumber = (value: string): number => Number(value)
+type Parser = (value: string) => unknown
+// pg is loaded with the first PostgreSQL connection: SQLite deployments never load it.
+let pgModule: typeof Pg | undefined
+const loadPg = (): typeof Pg => (pgModule ??= createRequire(import.meta.url)('pg') as typeof Pg)
+// pg's own parsers, looked up by plain oid (pg's typings only accept its enum of names).
+const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.getTypeParser as (oid: number, format?: string) => Parser)(oid, format)
+
+/**
+ * Type parsers of fastbase's pg connections (passed per connection, never set on the global
+ * pg.types, so other pg users in the process are unaffected): counts, bigint and numeric columns
+ * come back as JSON numbers (DECISIONS 31), timestamptz keeps pg's Date.
+ */
+const pgTypes: Knex.PgCustomTypesConfig = {
+  getTypeParser (oid: number, format: string): Parser {
+    if (format !== 'binary') {
+      if (oid === PG_INT8 || oid === PG_NUMERIC) return toNumber
+      if (oid === PG_INT8_ARRAY || oid === PG_NUMERIC_ARRAY) {
+        const parseTextArray = builtinParser(PG_TEXT_ARRAY) as (value: string) => Array<string | null>
+        return (value) => parseTextArray(value).map((v) => (v === null ? null : Number(v)))
+      }
+    }
+    return builtinParser(oid, format)
+  }
+}
+
+export function isPostgresUrl (url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url)
+}
+
+export function connectPostgres (url: string): Connection {
+  const parsed = new URL(url)
+  const schema = parsed.searchParams.get('schema') ?? undefined
+  parsed.searchParams.delete('schema')
+  const knex = knexFactory({
+    client: 'pg',
+    connection: { connectionString: parsed.toString(), types: pgTypes },
+    searchPath: schema === undefined ? undefined : [schema],
+    pool: { min: 0, max: envInt('FASTBASE_PG_POOL_MAX', 10) }
+  })
+  const direct: DirectRunner = {
+    read: (statement, bindings) => statement.native.length <= MAX_PREPARED_TEXT ? runPooled(knex, statement.native, bindings, statement.planEachRun === true) : undefined,
+    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(knex, numbered(sql), bindings) : undefined
+  }
+  return {
+    knex,
+    dialectName: 'postgres',
+    direct,
+    prepare: async () => { if (schema !== undefined) await createSchema(knex, schema) },
+    close: async () => { await knex.destroy() }
+  }
+}
+
+/**
+ * Creates the `?schema=` schema if missing. The advisory lock makes concurrent starts safe
+ * (two concurrent CREATE SCHEMA IF NOT EXISTS can otherwise fail on a catalog unique index).
+ */
+async function createSchema (knex: Knex, schema: string): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await trx.raw(schemaLockSql('?'), [schema])
+    await trx.raw(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
+  })
+}
+
+/** `?` placeholders -> `$1, $2, ...` (fastbase's SQL has no other question marks). */
+const numbered = memoize(2000, (sql: string) => { let n = 0; return sql.replace(/\?/g, () => `$${++n}`) })
+
+interface PgConnection {
+  query: ((config: { name?: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
+  /** pg's record of the statements prepared on this connection (name -> text). */
+  connection: { parsedStatements: Record<string, string> }
+}
+
+// Prepared statements live as long as their connection: past this many on one connection (callers
+// can send endless distinct shapes), they are all dropped and prepared again as they recur.
+const PREPARED_PER_CONNECTION = 256
+const preparedCounts = new WeakMap<object, number>()
+
+// A name per statement text: PostgreSQL parses and plans a named statement once per connection.
+const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`)
+
+/** On a pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
+async function runPooled (knex: Knex, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
+  const client = knex.client as { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void }
+  const connection = await client.acquireConnection()
+  try {
+    if (unnamed) return (await connection.query({ text, values })).rows
+    const name = statementName(text)
+    const prepared = connection.connection.parsedStatements
+    if (!Object.hasOwn(prepared, name)) {
+      const count = (preparedCounts.get(prepared) ?? 0) + 1
+      if (count > PREPARED_PER_CONNECTION) {
+        await connection.query('DEALLOCATE ALL')
+        connection.connection.parsedStatements = {}
+      } else {
+        preparedCounts.set(prepared, count)
+      }
+    }
+    return (await connection.query({ name, text, values })).rows
+  } finally {
+    client.releaseConnection(connection)
+  }
+}

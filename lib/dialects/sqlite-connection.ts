@@ -1,0 +1,108 @@
+// SQLite through better-sqlite3: one writer connection behind Knex (SQLite has one writer), a
+// read-only second connection for reads outside transactions, and statements prepared once per text.
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import knexFactory from 'knex'
+import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
+import { memoize } from '../memo.js'
+import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
+
+/** The file of a `sqlite:<file>`, `sqlite::memory:`, `file:<file>` or plain-path URL. */
+export function sqliteFilename (url: string): string {
+  if (/^sqlite::memory:$|^:memory:$/i.test(url)) return ':memory:'
+  if (/^file:\/\//i.test(url)) return fileURLToPath(url)
+  const path = url.replace(/^(sqlite|file):(\/\/)?/i, '')
+  return resolve(path)
+}
+
+export function connectSqlite (url: string): Connection {
+  const filename = sqliteFilename(url)
+  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const busyTimeout = envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000)
+  let writerDb: SqliteDatabase | undefined
+  const knex = knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    // One connection: SQLite has one writer, and Knex transactions must not wait on a second
+    // connection that the first one's write lock blocks.
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate (db: SqliteDatabase, done: (err: Error | null, db: SqliteDatabase) => void) {
+        try {
+          db.pragma('journal_mode = WAL')
+          db.pragma('synchronous = NORMAL')
+          db.pragma(`busy_timeout = ${busyTimeout}`)
+          db.pragma('foreign_keys = ON')
+          cachePreparedStatements(db)
+          writerDb = db
+          done(null, db)
+        } catch (err) {
+          done(err as Error, db)
+        }
+      }
+    }
+  })
+  const pool = knex.client.pool as { numUsed: () => number, numPendingAcquires: () => number } | undefined
+  /**
+   * The writer connection, right now, when Knex is not using it (no transaction open, nobody
+   * queued). Safe because better-sqlite3 runs a statement synchronously: nothing can start in between.
+   */
+  const idleWriter = (): SqliteDatabase | undefined =>
+    writerDb === undefined || writerDb.inTransaction || pool === undefined || pool.numUsed() > 0 || pool.numPendingAcquires() > 0 ? undefined : writerDb
+  const runOn = (db: SqliteDatabase, sql: string, bindings: readonly unknown[]): Row[] => {
+    const statement = db.prepare(sql)
+    if (statement.reader) return statement.all(...bindings) as Row[]
+    statement.run(...bindings)
+    return []
+  }
+  // Under WAL readers never wait for the writer, so reads skip Knex's one-connection pool queue. An
+  // in-memory database is private to its connection: its reads take the idle writer instead.
+  const reader = filename === ':memory:' ? undefined : readOnlyConnection(filename, busyTimeout)
+  const direct: DirectRunner = {
+    read (statement, bindings) {
+      const db = reader?.() ?? idleWriter()
+      return db === undefined ? undefined : db.prepare(statement.native).all(...bindings) as Row[]
+    },
+    write (sql, bindings) {
+      const db = idleWriter()
+      return db === undefined ? undefined : runOn(db, sql, bindings)
+    }
+  }
+  return {
+    knex,
+    dialectName: 'sqlite',
+    direct,
+    prepare: async () => {},
+    close: async () => {
+      reader?.close()
+      await knex.destroy()
+    }
+  }
+}
+
+/** Opened on first use: the database file exists by then (the schema sync created it). */
+function readOnlyConnection (filename: string, busyTimeout: number): (() => SqliteDatabase) & { close: () => void } {
+  let db: SqliteDatabase | undefined
+  const open = (): SqliteDatabase => {
+    if (db !== undefined) return db
+    db = new Database(filename, { readonly: true, fileMustExist: true })
+    db.pragma(`busy_timeout = ${busyTimeout}`)
+    cachePreparedStatements(db)
+    return db
+  }
+  return Object.assign(open, { close: () => { db?.close(); db = undefined } })
+}
+
+// Knex prepares every query anew; the same SQL text recurs constantly (one text per query shape),
+// so statements are kept per connection. Safe: better-sqlite3 runs a statement to completion
+// synchronously, and the one connection is never used by two queries at once.
+const STATEMENT_CACHE_SIZE = 500
+
+function cachePreparedStatements (db: SqliteDatabase): void {
+  const prepare = db.prepare.bind(db)
+  const cached = memoize(STATEMENT_CACHE_SIZE, (sql) => prepare(sql))
+  db.prepare = ((sql: string) => (sql.length <= MAX_PREPARED_TEXT ? cached(sql) : prepare(sql))) as typeof db.prepare
+}
