@@ -40,6 +40,7 @@ export function querySchemas (limits: Limits): QuerySchemas {
       select: Type.Optional(Columns('Columns or `expr as name`; comma-separated or array')),
       distinct: Type.Optional(Type.Boolean()),
       skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
+      estimateTotal: Type.Optional(Type.Boolean({ description: 'list: on PostgreSQL, `total` is the query planner\'s estimate when that is 10,000 rows or more (exact below; always exact on SQLite), as PostgREST\'s `count=estimated`' })),
       group: Type.Optional(Terms('Columns to group by'))
     }, { additionalProperties: false }),
     view: Type.Object({

@@ -25,6 +25,8 @@ export interface ReadPlan {
   /** undefined: the condition folded to false, nothing can match. */
   items?: PlannedStatement
   total?: PlannedStatement
+  /** The planner's row estimate of the matching rows (list?estimateTotal, where the dialect has one). */
+  estimate?: PlannedStatement
 }
 
 interface Shape { reads: Map<string, boolean>, plans: Map<string, ReadPlan>, bytes: number }
@@ -42,7 +44,7 @@ const tableIds = new WeakMap<TableDescriptor, number>()
 let nextTableId = 0
 
 /** Builds the Knex queries of a plan for the caller in `ctx` (which carries the trace). */
-export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, planEachRun?: boolean) => PlannedStatement) => ReadPlan
+export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, planEachRun?: boolean, wrap?: (sql: string) => string) => PlannedStatement) => ReadPlan
 
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
@@ -56,9 +58,10 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
     if (plan !== undefined) return plan
   }
   const trace = new Trace()
-  const prepare = (query: Knex.QueryBuilder, planEachRun = false): PlannedStatement => {
+  const prepare = (query: Knex.QueryBuilder, planEachRun = false, wrap = (sql: string) => sql): PlannedStatement => {
     const { statement, bindings } = compileStatement(query)
-    return { statement: planEachRun ? { ...statement, planEachRun } : statement, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
+    const wrapped = { sql: wrap(statement.sql), native: wrap(statement.native) }
+    return { statement: planEachRun ? { ...wrapped, planEachRun } : wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
   }
   const plan = build({ ...ctx, trace }, prepare)
   const bytes = planBytes(plan)
@@ -90,7 +93,7 @@ export function planCacheSize (): { shapes: number, bytes: number } {
 }
 
 function planBytes (plan: ReadPlan): number {
-  return [plan.items, plan.total].reduce((sum, p) => sum + (p === undefined ? 0 : p.statement.sql.length + p.statement.native.length), 0)
+  return [plan.items, plan.total, plan.estimate].reduce((sum, p) => sum + (p === undefined ? 0 : p.statement.sql.length + p.statement.native.length), 0)
 }
 
 function signature (reads: Map<string, boolean>, globals: Record<string, unknown>): string {

@@ -17,7 +17,15 @@ export interface ReadParams {
   distinct?: boolean
   /** list: no count query; `total` is -1 (PocketBase's `skipTotal`). */
   skipTotal?: boolean
+  /**
+   * list: `total` is the planner's estimate when it is large (PostgREST's `count=estimated`): counted
+   * exactly below ESTIMATE_EXACT_BELOW rows, or where the dialect has no estimate (SQLite).
+   */
+  estimateTotal?: boolean
 }
+
+/** Below this many estimated rows an exact count is cheap enough to run. */
+export const ESTIMATE_EXACT_BELOW = 10_000
 
 type Row = Record<string, unknown>
 
@@ -71,7 +79,7 @@ function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBu
 }
 
 function shapeOf (op: string, params: ReadParams): string {
-  return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset])
+  return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset, op === 'list' && params.estimateTotal === true])
 }
 
 async function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): Promise<Row[]> {
@@ -98,15 +106,30 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     const p = planOf(c, params)
     if (p.condition === false) return { columns: p.columns }
     const db = c.db as Knex
-    const counted = params.group !== undefined || params.distinct === true
-      ? db.count({ total: '*' }).from(baseQuery(c, p, params.distinct === true).as('fb_counted'))
-      : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
-    return { columns: p.columns, items: prepare(pageQuery(c, p, params)), total: prepare(counted as Knex.QueryBuilder, true) }
+    const grouped = params.group !== undefined || params.distinct === true
+    const matching = grouped ? baseQuery(c, p, params.distinct === true) : applyCondition(db.from(c.table.name).select(db.raw('1')), p.condition)
+    const counted = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
+    const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
+    return {
+      columns: p.columns,
+      items: prepare(pageQuery(c, p, params)),
+      total: prepare(counted as Knex.QueryBuilder, true),
+      estimate: estimator === undefined ? undefined : prepare(matching, true, estimator.explain)
+    }
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
   if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
-  const [items, totals] = await Promise.all([rowsOf(ctx, plan, plan.items), runPlanned(ctx, plan.total)])
-  return { items, total: Number(totals[0].total) }
+  const [items, total] = await Promise.all([rowsOf(ctx, plan, plan.items), totalOf(ctx, plan)])
+  return { items, total }
+}
+
+/** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
+async function totalOf (ctx: CrudContext, plan: ReadPlan): Promise<number> {
+  if (plan.estimate !== undefined && ctx.dialect.rowEstimate !== undefined) {
+    const estimated = ctx.dialect.rowEstimate.rows(await runPlanned(ctx, plan.estimate))
+    if (estimated >= ESTIMATE_EXACT_BELOW) return estimated
+  }
+  return Number((await runPlanned(ctx, plan.total!))[0].total)
 }
 
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */

@@ -59,6 +59,13 @@ export const postgres: Dialect = {
   name: 'postgres',
   ...postgresDdl,
   quote,
+  rowEstimate: {
+    explain: (sql) => `EXPLAIN (FORMAT JSON) ${sql}`,
+    rows: (result) => {
+      const plan = (result[0]?.['QUERY PLAN'] as Array<{ Plan?: { 'Plan Rows'?: unknown } }> | undefined)?.[0]?.Plan?.['Plan Rows']
+      return typeof plan === 'number' ? Math.round(plan) : 0
+    }
+  },
   // COLLATE "C": ILIKE refuses nondeterministic collations (NOCASE columns), and "C" matches SQLite's ASCII-only case folding.
   like: (l, r, negate) => `(CAST(${l} AS text) COLLATE "C" ${negate ? 'NOT ILIKE' : 'ILIKE'} CAST(${r} AS text) ESCAPE '\\')`,
   isDistinct: (l, r, equal) => `(${l} IS ${equal ? 'NOT ' : ''}DISTINCT FROM ${r})`,

@@ -49,6 +49,11 @@ export interface Dialect extends DdlDialect {
   now(): string
   /** SQL that moves an auto-increment column's counter past explicit ids, where the dialect needs it. */
   resyncIdentity(quotedTable: string, column: string): string | undefined
+  /**
+   * The planner's estimate of how many rows a query returns, where the dialect offers one without
+   * running it: `explain` wraps the query's text, `rows` reads the answer. SQLite has none.
+   */
+  rowEstimate?: { explain(sql: string): string, rows(result: Array<Record<string, unknown>>): number }
   /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
   literal(value: unknown, field?: TableField): Fragment
 
