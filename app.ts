@@ -18,6 +18,7 @@ import authRoutes from './routes/auth/index.js'
 import actionRoutes from './routes/actions.js'
 import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
+import { lenientJsonBodies } from './plugins/request-parsing.js'
 
 export interface FastbaseOptions {
   /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
@@ -56,12 +57,13 @@ const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
 
 /**
  * A route plugin in its own scope, so nothing here touches the host app's routes: bodies up to
- * `limits.bodySize` (DECISIONS 38), and a warning for slow requests (per-request log lines are off
- * by default, see `options`).
+ * `limits.bodySize` (DECISIONS 38), an empty JSON body read as `{}` (DECISIONS 36), and a warning
+ * for slow requests (per-request log lines are off by default, see `options`).
  */
 function apiScope<Options extends { prefix: string }> (routes: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
   return async (scope, opts) => {
     scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
+    lenientJsonBodies(scope)
     if (SLOW_REQUEST_MS > 0) {
       scope.addHook('onResponse', (request, reply, done) => {
         if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ reqId: request.id, method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')

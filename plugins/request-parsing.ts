@@ -1,0 +1,16 @@
+// Body parsing of the API routes, as lenient as teenybase clients need it (DECISIONS 36) and no more.
+import type { FastifyInstance } from 'fastify'
+
+/**
+ * JSON bodies as Fastify parses them (prototype-poisoning checks, the route's body limit), except that
+ * an empty or whitespace-only body means `{}`: teenybase clients send logout and request-verification
+ * with a JSON content type and nothing in it. Any other text that is not JSON stays a 400.
+ */
+export function lenientJsonBodies (scope: FastifyInstance): void {
+  const parse = scope.getDefaultJsonParser('error', 'error')
+  scope.removeContentTypeParser('application/json')
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if ((body as string).trim() === '') return done(null, {})
+    parse(request, body as string, done)
+  })
+}

