@@ -1,5 +1,6 @@
 // Sets request.auth for every request: who the caller is, as rules see it.
-// Sources, first hit wins: `Authorization: Bearer <t>`, the legacy raw `Authorization: <t>`, the auth cookie.
+// Sources, first hit wins: `Authorization: Bearer <t>` or the legacy raw `Authorization: <t>`, the same
+// in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
 // A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
 import fp from 'fastify-plugin'
 import { timingSafeEqual, createHash } from 'node:crypto'
@@ -19,6 +20,8 @@ export function secretEquals (a: string, b: string): boolean {
   return timingSafeEqual(sha256Digest(a), sha256Digest(b))
 }
 
+// In this order: `Authorization` wins when both are sent.
+const AUTHORIZATION_HEADERS = ['authorization', 'x-authorization'] as const
 const ADMIN_ROLES = new Set<AdminRole>(['superadmin', 'editor', 'viewer'])
 // Verified tokens remembered per instance (about 1 KiB each); the oldest is forgotten first.
 const VERIFIED_TOKENS = 4096
@@ -41,8 +44,11 @@ async function authContext (app: FastifyInstance): Promise<void> {
   const cookieName = config.authCookie?.name
 
   function tokenOf (request: FastifyRequest): string | undefined {
-    const header = request.headers.authorization?.trim()
-    if (header !== undefined && header !== '') return /^Bearer\s+(.+)$/i.exec(header)?.[1].trim() ?? header
+    for (const name of AUTHORIZATION_HEADERS) {
+      const header = request.headers[name]
+      const value = typeof header === 'string' ? header.trim() : ''
+      if (value !== '') return /^Bearer\s+(.+)$/i.exec(value)?.[1].trim() ?? value
+    }
     const cookie = cookieName === undefined || request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[cookieName]
     return cookie === undefined || cookie === '' ? undefined : cookie
   }
