@@ -16,7 +16,8 @@ export const HealthSchema = Type.Object({
   name: Type.String(),
   version: Type.String(),
   dialect: Type.Optional(Type.String()),
-  uptime: Type.Number({ description: 'Seconds since the process started' })
+  uptime: Type.Number({ description: 'Seconds since the process started' }),
+  timestamp: Type.String({ format: 'date-time', description: 'The server\'s clock, ISO 8601 UTC (teenybase clients read it)' })
 })
 
 const UnavailableSchema = Type.Object({
@@ -49,7 +50,8 @@ const health: FastifyPluginAsync<HealthOptions> = async (app) => {
       name: app.fastbase.config.appName ?? 'fastbase',
       version,
       dialect: app.fastbase.dialect?.name,
-      uptime: process.uptime()
+      uptime: process.uptime(),
+      timestamp: new Date().toISOString()
     }
   })
 }
