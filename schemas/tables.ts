@@ -27,7 +27,10 @@ export interface QuerySchemas {
   edit: TObject
 }
 
-/** Query (and select/list body) schemas shared by every table's routes. */
+/**
+ * Query (and select/list body) schemas shared by every table's routes. Parameters they do not name are
+ * ignored (DECISIONS 36: teenybase clients send some, e.g. `list?fields=id`); nothing reads them.
+ */
 export function querySchemas (limits: Limits): QuerySchemas {
   const { Expression, Columns, Terms } = bounded(limits)
   return {
@@ -42,15 +45,15 @@ export function querySchemas (limits: Limits): QuerySchemas {
       skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
       estimateTotal: Type.Optional(Type.Boolean({ description: 'list: on PostgreSQL, `total` is the query planner\'s estimate when that is 10,000 rows or more (exact below; always exact on SQLite), as PostgREST\'s `count=estimated`' })),
       group: Type.Optional(Terms('Columns to group by'))
-    }, { additionalProperties: false }),
+    }),
     view: Type.Object({
       select: Type.Optional(Columns('Columns or `expr as name`')),
       where: Type.Optional(Expression('Additional filter'))
-    }, { additionalProperties: false }),
+    }),
     edit: Type.Object({
       returning: Type.Optional(Columns('Columns to return; default: the uid field')),
       or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
-    }, { additionalProperties: false })
+    })
   }
 }
 

@@ -104,6 +104,34 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     t.same((await me({ 'x-authorization': '  ' })).json(), [], 'a blank header is no token')
   })
 
+  t.test('unknown query parameters are ignored; known ones are still checked', async (t) => {
+    const created = await app.inject({ method: 'POST', url: `${API}/table/posts/insert`, headers: bearer(ann), payload: { values: { owner: ann.id, title: 'Query', slug: 'query' }, returning: 'id' } })
+    const { id } = created.json()[0]
+    const list = await app.inject({ method: 'GET', url: `${API}/table/posts/list?fields=id&expand=owner&where=${encodeURIComponent("slug == 'query'")}&select=title` })
+    t.equal(list.statusCode, 200)
+    t.same(list.json(), { items: [{ title: 'Query' }], total: 1 })
+    const select = await app.inject({ method: 'GET', url: `${API}/table/posts/select?perPage=5&page=2&select=slug&where=${encodeURIComponent("slug == 'query'")}` })
+    t.same(select.json(), [{ slug: 'query' }])
+    const view = await app.inject({ method: 'GET', url: `${API}/table/posts/view/${id}?fields=id&select=title` })
+    t.same(view.json(), { title: 'Query' })
+    const edit = await app.inject({ method: 'POST', url: `${API}/table/posts/edit/${id}?returning=title&requestKey=abc`, headers: bearer(ann), payload: { title: 'Query 2' } })
+    t.same(edit.json(), { title: 'Query 2' })
+    const body = await app.inject({ method: 'POST', url: `${API}/table/posts/select`, payload: { select: 'title', where: "slug == 'query'", fields: 'id' } })
+    t.same(body.json(), [{ title: 'Query 2' }], 'unknown keys of a select body too: the same parameters')
+
+    const badLimit = await app.inject({ method: 'GET', url: `${API}/table/posts/list?fields=id&limit=abc` })
+    t.equal(badLimit.statusCode, 400)
+    t.match(badLimit.json(), { code: 400, message: 'Validation Error', data: { limit: {} } })
+    const badWhere = await app.inject({ method: 'GET', url: `${API}/table/posts/list?fields=id&where=${encodeURIComponent('nope == 1')}` })
+    t.equal(badWhere.statusCode, 400)
+    t.match(badWhere.json().message, /Unknown column "nope"/)
+    const badOr = await app.inject({ method: 'POST', url: `${API}/table/posts/edit/${id}?or=MAYBE&x=1`, headers: bearer(ann), payload: { title: 'x' } })
+    t.equal(badOr.statusCode, 400)
+    t.match(badOr.json(), { code: 400, message: 'Validation Error', data: { or: {} } })
+    const proto = await app.inject({ method: 'GET', url: `${API}/table/posts/list?__proto__=1&constructor=2&select=title` })
+    t.equal(proto.statusCode, 200, 'prototype-named parameters are ignored like any other')
+  })
+
   t.test('health has an ISO timestamp', async (t) => {
     const res = await app.inject({ method: 'GET', url: `${API}/health` })
     t.equal(res.statusCode, 200)
