@@ -2,7 +2,10 @@
 export { default } from './app.js'
 export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
-export { sql, sqlValue, sqlRaw, baseFields, authFields, defineConfig } from './lib/config/helpers.js'
+export {
+  sql, sqlValue, sqlRaw, baseFields, authFields, defineConfig, tableField, createdTrigger, updatedTrigger,
+  TableFieldUsageRecord, TableFieldUsageAuth, TABLE_REF_TOKEN
+} from './lib/config/helpers.js'
 export type {
   SqlQuery,
   SqlLiteral,
@@ -22,4 +25,13 @@ export type {
   ActionData,
   DatabaseSettings,
   AnySchema
+} from './schemas/config.js'
+// teenybase's names for the same types, so its configs' type imports keep working.
+export type {
+  TableField as TableFieldData,
+  RulesExtension as TableRulesExtensionData,
+  AuthExtension as TableAuthExtensionData,
+  TableTrigger as SQLTrigger,
+  TableIndex as SQLIndex,
+  ActionData as SQLAction
 } from './schemas/config.js'

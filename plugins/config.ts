@@ -44,6 +44,7 @@ const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   if (problems.length > 0 || !('config' in result)) throw new ConfigError(problems)
 
   const config: DatabaseSettings = result.config
+  for (const warning of result.warnings) app.log.warn(`fastbase config: ${warning}`)
   const options = await runtimeOptions(opts, env)
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
   // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.

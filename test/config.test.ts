@@ -56,8 +56,9 @@ const TEXT_TYPES = 'text, json, date, file, editor, select, email, url, relation
 
 t.test('scaffold helpers', async (t) => {
   t.same(sql`CURRENT_TIMESTAMP`, { q: 'CURRENT_TIMESTAMP' })
-  // @ts-expect-error interpolation is a type error, and a runtime error for JS configs
-  t.throws(() => sql`x = ${1}`, /sqlValue/)
+  t.same(sql`OLD.${'created'} != NEW.${'created'} AND n > ${1}`, { q: 'OLD.created != NEW.created AND n > 1' }, 'values are spliced as SQL text, as in teenybase')
+  // @ts-expect-error an object is neither SQL text nor a literal: a type error, and a runtime error for JS configs
+  t.throws(() => sql`x = ${{ a: 1 }}`, /sqlValue/)
   t.same(sqlValue(false), { l: false })
   t.same(sqlValue({ a: 1 }), { l: { a: 1 } })
   t.same(sqlRaw('n > {:min}', { min: 3 }), { q: 'n > {:min}', p: { min: 3 } })

@@ -73,7 +73,8 @@ function whereOf (ctx: CrudContext, action: string, where: SqlQuery | string | u
 
 const list = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
 
-export async function runSqlQuery (ctx: CrudContext, trx: Knex.Transaction, action: string, query: ActionSqlQuery, params: Row): Promise<Row[]> {
+export async function runSqlQuery (ctx: CrudContext, trx: Knex.Transaction, action: string, query: ActionSqlQuery, callerParams: Row): Promise<Row[]> {
+  const params = query.params === undefined ? callerParams : { ...query.params, ...callerParams }
   const where = whereOf(ctx, action, query.where, params)
   switch (query.type) {
     case 'SELECT': {

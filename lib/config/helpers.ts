@@ -1,23 +1,26 @@
 // Helpers for writing a fastbase config in TypeScript. Everything here returns plain JSON, so a
 // config written with the helpers and the same config written as JSON are identical.
 // No runtime imports: config files load these through jiti without pulling in the server.
-import type { DatabaseSettings, SqlQuery, TableField } from '../../schemas/config.js'
+import type { DatabaseSettings, SqlQuery, TableField, TableTrigger } from '../../schemas/config.js'
 
 export type { DatabaseSettings, TableData, TableField } from '../../schemas/config.js'
 
 /**
  * A raw SQL fragment: `sql\`CURRENT_TIMESTAMP\`` -> `{ q: 'CURRENT_TIMESTAMP' }`.
  *
- * Interpolation is not allowed (a type error, and a runtime error for JS configs). Fragments end
- * up in DDL (defaults, checks, trigger bodies, index `where`), where bound parameters do not
- * exist, so `${x}` could only be spliced in as text — exactly the injection the rest of fastbase
- * avoids. Use `sqlValue(x)` for a literal and `sqlRaw(q, p)` for `{:name}` parameters.
+ * As in teenybase, `${x}` values are spliced in as SQL text (`sql\`OLD.${field.name} != NEW.${field.name}\``
+ * names a column). That text is the config author's own SQL, never a caller's: use `sqlValue(x)` for
+ * a literal value and `sqlRaw(q, p)` for `{:name}` parameters bound at run time.
  */
-export function sql (strings: TemplateStringsArray, ...values: never[]): SqlQuery {
-  if (values.length > 0) {
-    throw new TypeError('sql`...` does not take ${} values: use sqlValue(x) for a literal or sqlRaw(q, { name: x }) with {:name} placeholders')
-  }
-  return { q: strings.join('') }
+export function sql (strings: TemplateStringsArray, ...values: Array<string | number | boolean | bigint>): SqlQuery {
+  let q = strings[0]
+  values.forEach((value, i) => {
+    if (!['string', 'number', 'boolean', 'bigint'].includes(typeof value)) {
+      throw new TypeError(`sql\`...\` splices \${} values as SQL text; got ${value === null ? 'null' : typeof value} (use sqlValue(x) for a literal value)`)
+    }
+    q += String(value) + strings[i + 1]
+  })
+  return { q }
 }
 
 /** A literal value: `sqlValue(false)` -> `{ l: false }` (rendered as `0` in DDL). */
@@ -61,3 +64,50 @@ export const authFields: readonly TableField[] = frozen([
   { name: 'role', type: 'text', sqlType: 'text', usage: 'auth_audience' },
   { name: 'meta', type: 'json', sqlType: 'json', usage: 'auth_metadata' }
 ])
+
+/** A field: `tableField('title', 'text', 'text', { notNull: true })`, teenybase's shorthand. */
+export function tableField<N extends string> (name: N, type: TableField['type'], sqlType: TableField['sqlType'], props: Omit<Partial<TableField>, 'name' | 'type' | 'sqlType'> = {}): TableField & { name: N } {
+  return { name, type, sqlType, ...props }
+}
+
+/** teenybase's usage names as enums (`usage: TableFieldUsageRecord.record_uid`); plain strings work too. */
+export enum TableFieldUsageRecord {
+  record_uid = 'record_uid',
+  record_created = 'record_created',
+  record_updated = 'record_updated'
+}
+
+export enum TableFieldUsageAuth {
+  auth_username = 'auth_username',
+  auth_email = 'auth_email',
+  auth_email_verified = 'auth_email_verified',
+  auth_password = 'auth_password',
+  auth_password_salt = 'auth_password_salt',
+  auth_name = 'auth_name',
+  auth_avatar = 'auth_avatar',
+  auth_audience = 'auth_audience',
+  auth_metadata = 'auth_metadata'
+}
+
+/** Stands for the table's own name in a trigger body (teenybase's scaffold token). */
+export const TABLE_REF_TOKEN = '\u0000TABLEREF\u0000'
+
+/**
+ * Refuses a write that changes `created` (for raw SQL: the API already refuses it). On PostgreSQL
+ * the `SELECT RAISE(...) WHERE ...` idiom becomes a PL/pgSQL `RAISE EXCEPTION` (lib/dialects/postgres-ddl.ts).
+ */
+export const createdTrigger: TableTrigger = Object.freeze({
+  name: 'raise_on_created_update',
+  seq: 'BEFORE',
+  event: 'UPDATE',
+  updateOf: ['created'],
+  body: { q: "SELECT RAISE(FAIL, 'Cannot update created column') WHERE OLD.created != NEW.created" }
+})
+
+/** Sets `updated` on writes that did not (raw SQL: the API sets it itself). Assumes an `id` uid column, as teenybase's. */
+export const updatedTrigger: TableTrigger = Object.freeze({
+  name: 'update_updated_on_update',
+  seq: 'AFTER',
+  event: 'UPDATE',
+  body: { q: `UPDATE ${TABLE_REF_TOKEN} SET updated = CURRENT_TIMESTAMP WHERE id = NEW.id AND OLD.updated = NEW.updated` }
+})

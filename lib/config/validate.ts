@@ -8,8 +8,11 @@ import {
   DatabaseSettingsSchema, FIELD_TYPES, SqlValueSchema, type ActionData, type DatabaseSettings, type FieldType, type SqlType,
   type TableData, type TableField
 } from '../../schemas/config.js'
+import { formatPath } from './paths.js'
+import { adaptTeenybaseKeys } from './teenybase.js'
 
-export type ValidationResult = { config: DatabaseSettings } | { problems: string[] }
+/** A usable config with the warnings to log once at start (teenybase keys dropped), or every problem. */
+export type ValidationResult = { config: DatabaseSettings, warnings: string[] } | { problems: string[] }
 
 /** A config that cannot be used. The message lists every problem, one per line. */
 export class ConfigError extends Error {
@@ -32,11 +35,12 @@ export class ConfigError extends Error {
 
 export function validateConfig (input: unknown): ValidationResult {
   const config = normalise(input)
-  const problems = [...schemaProblems(config)]
+  const { warnings, problems: adaptProblems } = adaptTeenybaseKeys(config)
+  const problems = [...adaptProblems, ...schemaProblems(config)]
   if (isObject(config)) {
     for (const check of CROSS_CHECKS) problems.push(...check(config as DatabaseSettings))
   }
-  return problems.length > 0 ? { problems: inConfigOrder(problems) } : { config: config as DatabaseSettings }
+  return problems.length > 0 ? { problems: inConfigOrder(problems) } : { config: config as DatabaseSettings, warnings }
 }
 
 /** Sorts by path (numbers compared as numbers) so each table's problems read together; stable otherwise. */
@@ -79,17 +83,6 @@ export function clonePlain (value: unknown): unknown {
 
 // ---------------------------------------------------------------------------------------------
 // Paths
-
-/** `['tables', 1, 'fields', 3, 'type']` -> `tables[1].fields[3].type`; the root is `config`. */
-export function formatPath (segments: readonly (string | number)[]): string {
-  let out = ''
-  for (const segment of segments) {
-    if (typeof segment === 'number') out += `[${segment}]`
-    else if (/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(segment)) out += out === '' ? segment : `.${segment}`
-    else out += `[${JSON.stringify(segment)}]`
-  }
-  return out === '' ? 'config' : out
-}
 
 /** `path.key`, or `path["odd key"]` when the key is not an identifier. */
 function member (path: string, key: string): string {
@@ -560,6 +553,33 @@ function checkColumnRefs (c: DatabaseSettings): string[] {
   return problems
 }
 
+/**
+ * fullTextSearch fields hold text on both databases (not json or date, which PostgreSQL stores as
+ * jsonb and timestamptz); `content_rowid` is FTS5's rowid: an integer column without a foreign key.
+ */
+function checkFullTextSearch (c: DatabaseSettings): string[] {
+  const problems: string[] = []
+  for (const t of tablesOf(c).filter(hasFieldList)) {
+    const fts = t.item.fullTextSearch as Record<string, unknown> | undefined
+    if (!isObject(fts)) continue
+    const path = `${t.path}.fullTextSearch`
+    const fields = new Map(fieldsOf(t).map((f) => [f.item.name, f.item]))
+    const names = Array.isArray(fts.fields) ? fts.fields : []
+    names.forEach((name, i) => {
+      const field = fields.get(name as string)
+      if (field !== undefined && (sqlBase(field.sqlType) !== 'text' || field.type === 'json' || field.type === 'date')) {
+        problems.push(`${path}.fields[${i}]: "${field.name}" is not a text field (type ${field.type}, sqlType ${field.sqlType})`)
+      }
+    })
+    if (typeof fts.content_rowid !== 'string') continue
+    const rowid = fields.get(fts.content_rowid)
+    if (fts.contentless === false) problems.push(`${path}.content_rowid: only used when contentless is true (the default)`)
+    else if (rowid === undefined) problems.push(`${path}.content_rowid: column "${fts.content_rowid}" does not exist in table "${String(t.item.name)}"`)
+    else if (sqlBase(rowid.sqlType) !== 'integer' || rowid.foreignKey !== undefined) problems.push(`${path}.content_rowid: "${rowid.name}" must be an integer column without a foreignKey`)
+  }
+  return problems
+}
+
 const PARAM_CHECKS: Record<string, { test: (v: unknown) => boolean, kind: string }> = {
   string: { test: (v) => typeof v === 'string', kind: 'a string' },
   number: { test: (v) => typeof v === 'number' && Number.isFinite(v), kind: 'a number' },
@@ -596,7 +616,7 @@ function checkActions (c: DatabaseSettings): string[] {
 
 const CROSS_CHECKS: Check[] = [
   checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkDefaults, checkSelectValues, checkColumnRefs, checkActions
+  checkExtensions, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
 ]
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ const MESSAGES: Record<ConstraintKind, string> = {
   unique: 'A record with this value already exists.',
   not_null: 'This field cannot be null.',
   foreign_key: 'The referenced record does not exist.',
-  check: 'The value does not satisfy the field\'s check.'
+  check: 'The value does not satisfy the field\'s check.',
+  trigger: 'The write was refused by a trigger.'
 }
 
 type Row = Record<string, unknown>
@@ -19,7 +20,7 @@ export async function translateDbError (ctx: CrudContext, error: unknown, writte
   if (violation !== undefined) {
     const column = violation.column ?? (violation.kind === 'foreign_key' ? await missingReference(ctx, written) : undefined)
     const key = column ?? ctx.table.key[0]?.name ?? ctx.table.name
-    const message = column === undefined && violation.kind === 'foreign_key' ? 'The record is referenced by or references another record.' : MESSAGES[violation.kind]
+    const message = violation.message ?? (column === undefined && violation.kind === 'foreign_key' ? 'The record is referenced by or references another record.' : MESSAGES[violation.kind])
     return errors.constraint('Constraint violation', { [key]: { code: violation.kind, message } })
   }
   // Busy and bad-input errors are not table-specific: plugins/errors.ts maps them.
