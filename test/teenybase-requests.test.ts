@@ -132,6 +132,56 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     t.equal(proto.statusCode, 200, 'prototype-named parameters are ignored like any other')
   })
 
+  t.test('auth endpoints ignore body keys they do not name, and never write them', async (t) => {
+    const auth = `${API}/table/users/auth`
+    const signUp = await app.inject({ method: 'POST', url: `${auth}/sign-up`, payload: { username: 'cy', email: 'cy@example.com', name: 'Cy', password: 'password-1', passwordConfirm: 'password-1', emailVisibility: true, constructor: { x: 1 }, isAdmin: true } })
+    t.equal(signUp.statusCode, 200, 'sign-up')
+    const cy = signUp.json()
+    t.notOk('isAdmin' in cy.record || 'emailVisibility' in cy.record)
+    const login = await app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { identity: 'cy', password: 'password-1', remember: true } })
+    t.equal(login.statusCode, 200, 'login-password')
+    const refreshed = await app.inject({ method: 'POST', url: `${auth}/refresh-token`, payload: { refresh_token: login.json().refresh_token, device: 'phone' } })
+    t.equal(refreshed.statusCode, 200, 'refresh-token')
+    const session = { authorization: `Bearer ${refreshed.json().token}` }
+    const change = await app.inject({ method: 'POST', url: `${auth}/change-password`, headers: session, payload: { password: 'password-2', passwordConfirm: 'password-2', passwordCurrent: 'password-1', role: 'admin', email_verified: true, name: 'Root' } })
+    t.equal(change.statusCode, 200, 'change-password')
+    const reset = await app.inject({ method: 'POST', url: `${auth}/request-password-reset`, payload: { email: 'cy@example.com', redirect: 'https://evil.example' } })
+    t.equal(reset.statusCode, 200, 'request-password-reset')
+    const confirmReset = await app.inject({ method: 'POST', url: `${auth}/confirm-password-reset`, payload: { token: 'not-a-token', password: 'password-3', passwordConfirm: 'password-3', role: 'admin' } })
+    t.same(confirmReset.json(), { code: 400, message: 'Invalid or expired token' }, 'confirm-password-reset: the token is what decides')
+    const confirmVerify = await app.inject({ method: 'POST', url: `${auth}/confirm-verification`, payload: { token: 'not-a-token', email_verified: true } })
+    t.same(confirmVerify.json(), { code: 400, message: 'Invalid or expired token' }, 'confirm-verification')
+    const logout = await app.inject({ method: 'POST', url: `${auth}/logout`, headers: session, payload: { everywhere: true } })
+    t.equal(logout.statusCode, 200, 'logout')
+    const admin = await app.inject({ method: 'POST', url: `${API}/admin/login`, payload: { password: adminToken, username: 'root' } })
+    t.equal(admin.statusCode, 200, 'admin login')
+
+    const [row] = (await app.inject({ method: 'GET', url: `${API}/table/users/select?where=${encodeURIComponent("username == 'cy'")}&select=name,role,email_verified`, headers: ADMIN })).json()
+    t.same(row, { name: 'Cy', role: null, email_verified: false }, 'nothing but the password was written')
+    const relogin = await app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { identity: 'cy', password: 'password-2' } })
+    t.equal(relogin.statusCode, 200, 'the password was changed')
+  })
+
+  t.test('what auth endpoints still refuse', async (t) => {
+    const auth = `${API}/table/users/auth`
+    const noInsert = await app.inject({ method: 'POST', url: `${auth}/sign-up`, payload: { username: 'dee', email: 'dee@example.com', name: 'Dee', password: 'password-1', passwordConfirm: 'password-1', email_verified: true, extra: 1 } })
+    t.equal(noInsert.statusCode, 403, 'a noInsert field is a field: still refused')
+    t.match(noInsert.json(), { code: 403 })
+    const badType = await app.inject({ method: 'POST', url: `${auth}/sign-up`, payload: { username: 'dee', email: 'not-an-email', name: 'Dee', password: 'password-1', passwordConfirm: 'password-1', extra: 1 } })
+    t.equal(badType.statusCode, 400)
+    t.match(badType.json(), { code: 400, message: 'Validation Error', data: { email: {} } })
+    t.notOk('extra' in badType.json().data, 'the ignored key is not reported')
+    const missing = await app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { identity: 'ann', pass: 'password-1' } })
+    t.equal(missing.statusCode, 400)
+    t.match(missing.json(), { code: 400, message: 'Validation Error', data: { password: { _errors: ['Required'] } } })
+    const wrong = await app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { identity: 'ann', password: 'password-x', password_hash: 'x' } })
+    t.same(wrong.json(), { code: 400, message: 'Invalid username or password' })
+    const notObject = await app.inject({ method: 'POST', url: `${auth}/sign-up`, headers: JSON_TYPE, payload: '[1]' })
+    t.equal(notObject.statusCode, 400)
+    const users = (await app.inject({ method: 'GET', url: `${API}/table/users/select?select=username&where=${encodeURIComponent("username == 'dee'")}`, headers: ADMIN })).json()
+    t.same(users, [], 'no account was created')
+  })
+
   t.test('health has an ISO timestamp', async (t) => {
     const res = await app.inject({ method: 'GET', url: `${API}/health` })
     t.equal(res.statusCode, 200)

@@ -19,12 +19,15 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
   const invalidLogin = () => errors.badRequest('Invalid username or password')
 
   if (fields.password !== undefined) {
+    // The insert schema, except that keys naming no field are dropped instead of refused (DECISIONS 36).
+    const signUpBody = Type.Object(insertRecordSchema(at.table.data).properties, { title: `${at.table.name} sign-up` })
     app.post(`${base}/sign-up`, {
       config: limited(),
-      schema: { tags, summary: `Create a ${at.table.name} account`, body: insertRecordSchema(at.table.data), response: { 200: SessionResponseSchema, ...errorResponses } }
+      schema: { tags, summary: `Create a ${at.table.name} account`, body: signUpBody, response: { 200: SessionResponseSchema, ...errorResponses } }
     }, async (request) => {
       // The ordinary insert path: createRule, noInsert, validation and password hashing all apply.
-      const [created] = await insert(crudContext(request, at), { values: request.body as Record<string, unknown>, returning: fields.uid.name })
+      const values = Object.fromEntries(Object.entries(request.body as Record<string, unknown>).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
+      const [created] = await insert(crudContext(request, at), { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
       return await newSession(app, at, row!)
@@ -40,7 +43,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
           email: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
           username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
           password: Type.String({ minLength: 1, maxLength: 255 })
-        }, { additionalProperties: false }),
+        }),
         response: { 200: SessionResponseSchema, ...errorResponses }
       }
     }, async (request) => {

@@ -21,7 +21,7 @@ export function adminLoginRoute (app: FastifyInstance, limited: () => object): v
     schema: {
       tags: ['admin'],
       summary: 'Exchange the service token or an admin password for a short-lived admin token',
-      body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
+      body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }),
       response: { 200: Type.Object({ token: Type.String(), role: Type.String(), expiresIn: Type.Integer() }), ...errorResponses }
     }
   }, async (request) => {

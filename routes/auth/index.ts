@@ -1,5 +1,7 @@
 // Auth routes: per auth table under /table/{table}/auth/, plus POST /auth/logout and POST /admin/login.
-// Registered with Fastify's `prefix` option (/api/v1).
+// Registered with Fastify's `prefix` option (/api/v1). Body keys a route does not name are ignored, as
+// teenybase does (DECISIONS 36): each route reads only its own keys, and sign-up, the one route that
+// writes its body, keeps only the table's fields.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { crudContext, type CrudContext } from '../../lib/crud/context.js'

@@ -25,7 +25,7 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
     ...extra,
     [pw]: Type.String(),
     ...(fields.confirmName === undefined ? {} : { [fields.confirmName]: Type.String() })
-  }, { additionalProperties: false })
+  })
 
   function checkedPassword (body: Record<string, unknown>): string {
     const fieldErrors: FieldErrors = {}
@@ -63,7 +63,7 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
     schema: {
       tags,
       summary: 'Email a password reset link (always answers success: no account enumeration)',
-      body: Type.Object({ [fields.email.name]: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+      body: Type.Object({ [fields.email.name]: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SuccessSchema, ...errorResponses }
     }
   }, async (request) => {

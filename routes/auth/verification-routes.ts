@@ -44,7 +44,7 @@ export function verificationRoutes (app: FastifyInstance, at: AuthTable, kit: Ro
     schema: {
       tags,
       summary: 'Confirm an email address with a verification token',
-      body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false }),
+      body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: Type.Union([SessionResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
     }
   }, async (request) => {
