@@ -166,6 +166,13 @@ t.test('actionEmail', async (t) => {
     t.equal(m.subject, 'Reset your Acme <Dev> password', 'subject keeps its default')
   })
 
+  t.test('layoutHtml as a stack of layouts (teenybase): each slot holds the next', async (t) => {
+    const m = actionEmail('passwordReset', vars, { layoutHtml: ['<main>{{EMAIL_CONTENT}}</main>', '<section>{{EMAIL_CONTENT}}</section>'] })
+    t.match(m.html, /^<main><section><h1 /)
+    t.match(m.html, /<\/section><\/main>$/)
+    t.equal(actionEmail('passwordReset', vars, { layoutHtml: [] }).html, actionEmail('passwordReset', vars).html, 'an empty stack is the default layout')
+  })
+
   t.test('variables: config and template, fixed ones win', async (t) => {
     const m = actionEmail('verification', { ...vars, variables: { company_name: 'Acme Inc', action_text: 'ignored', APP_NAME: 'nope' } },
       { text: '{{company_name}} {{action_text}} {{message_title}} {{APP_NAME}} {{greeting}}', variables: { action_text: 'Confirm', greeting: 'Hi {{EMAIL}} from {{APP_NAME}}' } })

@@ -112,3 +112,16 @@ forEachDialect(t, 'the counters fixture: SQL-mode `from` and per-query params', 
   t.same(await run('top_counters', { min: 0 }), [[{ name: 'a', n: 0 }, { name: 'b', n: 5 }]], "the caller's params win")
   t.same(await run('bump', { name: 'a' }), [[{ name: 'a', n: 1 }]])
 })
+
+forEachDialect(t, 'every key teenybase settings accept: loads without a warning and serves', async (t, dialect) => {
+  const { warnings } = await validated('every-key.json')
+  t.same(warnings, [])
+  const app = await buildApp(t, fixture('every-key.json'), { dialect })
+  const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/sign-up', payload: { username: 'Ada', email: 'ada@example.com', password: 'correct horse battery', passwordConfirm: 'correct horse battery', name: 'Ada', score: 1 } })
+  t.equal(signUp.statusCode, 200, signUp.body)
+  t.match(signUp.json().record, { username: 'Ada', role: 'guest' }, "a bare-string default is raw SQL ('guest')")
+  const negative = await app.inject({ method: 'POST', url: '/api/v1/table/users/insert', headers: admin, payload: { values: { id: 'u2', username: 'bob', email: 'bob@example.com', password: 'correct horse battery', name: 'Bob', score: -1 } } })
+  t.equal(negative.statusCode, 400, 'a check with {:name} parameters holds')
+  const counted = await app.inject({ method: 'POST', url: '/api/v1/action/count_users', payload: { limit: 1 } })
+  t.same([counted.statusCode, counted.json()], [200, [[{ n: 1 }]]], 'the param default fills {:role}')
+})

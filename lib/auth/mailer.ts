@@ -126,8 +126,11 @@ export interface ActionEmailTemplate {
   subject?: string
   text?: string
   html?: string
-  /** Wraps the default body, which it receives as `{{EMAIL_CONTENT}}`. */
-  layoutHtml?: string
+  /**
+   * Wraps the default body, which it receives as `{{EMAIL_CONTENT}}`. A list is teenybase's stack
+   * of layouts: each one's `{{EMAIL_CONTENT}}` is the next one.
+   */
+  layoutHtml?: string | string[]
   /** Per-template variables; they override config variables and the per-email defaults. */
   variables?: Record<string, string>
 }
@@ -197,8 +200,16 @@ function actionVariables (kind: ActionEmailKind, vars: ActionEmailVars, template
   return { ...expanded, ...fixed }
 }
 
+const CONTENT_SLOT = '{{EMAIL_CONTENT}}'
+
+/** One layout from a stack: the outermost first, each slot filled with the next (no template syntax is read). */
+function stacked (layout: string | string[] | undefined): string | undefined {
+  if (!Array.isArray(layout)) return layout
+  return layout.length === 0 ? undefined : layout.reduceRight((inner, outer) => outer.split(CONTENT_SLOT).join(inner))
+}
+
 function renderHtml (vars: Record<string, string>, template: ActionEmailTemplate): string {
-  const outer = template.html ?? template.layoutHtml ?? DEFAULT_LAYOUT_HTML
+  const outer = template.html ?? stacked(template.layoutHtml) ?? DEFAULT_LAYOUT_HTML
   const content = renderTemplate(DEFAULT_BODY_HTML, vars, { escape: true })
   // EMAIL_CONTENT is already HTML: inserted as is, every other value escaped.
   return substitute(outer, (key) => {
