@@ -6,6 +6,7 @@ import { ExpressionError } from './expr/errors.js'
 import { compile } from './expr/compile.js'
 import { ANONYMOUS, authGlobals } from './auth-context.js'
 import { ConfigError } from './config/validate.js'
+import { searchIndexOf, type SearchIndex } from './fts.js'
 
 export const RULE_NAMES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const
 export type RuleName = typeof RULE_NAMES[number]
@@ -31,6 +32,8 @@ export interface TableDescriptor {
   visibleFields: (seesHidden: boolean) => TableField[]
   /** Extension hooks on writes (the auth extension hashes passwords); set at start-up. */
   writeHooks?: WriteHooks
+  /** The full-text index `@@` matches (DECISIONS 37). */
+  search?: SearchIndex
 }
 
 type Row = Record<string, unknown>
@@ -86,7 +89,8 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
     rules,
     hasRulesExtension: rulesExt !== undefined,
     auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
-    visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic)
+    visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
+    search: searchIndexOf(table)
   }
 }
 

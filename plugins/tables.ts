@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { describeTables, RULE_NAMES } from '../lib/table.js'
 import { unguardedRoleWarnings } from '../lib/auth/role-check.js'
+import { searchWarnings } from '../lib/fts.js'
 
 async function tables (app: FastifyInstance): Promise<void> {
   const descriptors = describeTables(app.fastbase.config.tables, app.fastbase.dialect)
@@ -10,7 +11,7 @@ async function tables (app: FastifyInstance): Promise<void> {
     const locked = RULE_NAMES.filter((r) => table.rules[r] === null)
     if (!table.hasRulesExtension) app.log.warn(`table "${table.name}" has no rules extension: only admins can use it`)
     else if (locked.length > 0) app.log.warn(`table "${table.name}": ${locked.join(', ')} not set: admins only for those operations`)
-    for (const warning of unguardedRoleWarnings(table)) app.log.warn(warning)
+    for (const warning of [...unguardedRoleWarnings(table), ...searchWarnings(table.data)]) app.log.warn(warning)
   }
   app.fastbase.tables = descriptors
 }

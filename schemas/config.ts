@@ -113,6 +113,22 @@ export const AuthExtensionSchema = Type.Object({
 
 export const ExtensionSchema = Type.Union([RulesExtensionSchema, AuthExtensionSchema])
 
+/**
+ * teenybase's full-text search options (DECISIONS 37, lib/fts.ts). `prefix`, `columnsize` and
+ * `detail` tune SQLite's FTS5 index only; `prefix` is written into DDL, hence the strict pattern.
+ */
+export const FullTextSearchSchema = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  fields: Type.Array(Identifier, { minItems: 1 }),
+  tokenize: Type.Optional(literalUnion(['unicode61', 'ascii', 'porter', 'trigram'] as const)),
+  prefix: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 999 }), Type.String({ pattern: '^\\s*[1-9][0-9]{0,2}(\\s*[ ,]\\s*[1-9][0-9]{0,2})*\\s*$' })])),
+  contentless: Type.Optional(Type.Boolean()),
+  content_rowid: Type.Optional(Identifier),
+  columnsize: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
+  detail: Type.Optional(literalUnion(['full', 'column', 'none'] as const))
+}, { additionalProperties: false })
+export type FullTextSearch = Static<typeof FullTextSearchSchema>
+
 export const TableSchema = Type.Object({
   name: Identifier,
   fields: Type.Array(FieldSchema, { minItems: 1 }),
@@ -121,7 +137,7 @@ export const TableSchema = Type.Object({
   triggers: Type.Optional(Type.Array(TriggerSchema)),
   autoSetUid: Type.Optional(Type.Boolean()),
   allowWildcard: Type.Optional(Type.Boolean()),
-  fullTextSearch: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  fullTextSearch: Type.Optional(FullTextSearchSchema),
   r2Base: Type.Optional(Type.String()),
   idInR2: Type.Optional(Type.Boolean()),
   autoDeleteR2Files: Type.Optional(Type.Boolean()),

@@ -1,5 +1,6 @@
 // select, list and view.
 import type { Knex } from 'knex'
+import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
@@ -33,22 +34,30 @@ interface Plan {
   columns: OutputColumn[]
   condition: Condition
   group?: string
-  order?: string
+  order?: Fragment
 }
 
 function planOf (ctx: CrudContext, params: ReadParams): Plan {
-  const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where))
+  const ranks: Fragment[] = []
+  const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
   const columns = outputColumns(ctx, 'select', params.select)
   const group = groupSql(ctx, params.group)
-  return { columns, condition, group, order: orderSql(ctx, params.order ?? params.sort, columns) ?? defaultOrder(ctx, params, columns, group) }
+  const order = orderSql(ctx, params.order ?? params.sort, columns)
+  return { columns, condition, group, order: order !== undefined ? { sql: order, bindings: [] } : defaultOrder(ctx, params, columns, group, ranks[0]) }
 }
 
-/** Deterministic order on both dialects (DECISIONS 8): primary key, else what the rows are made of. */
-function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string): string | undefined {
-  if (group !== undefined) return group
+/**
+ * Deterministic order on both dialects (DECISIONS 8): primary key, else what the rows are made of.
+ * A where that searches (`@@`) puts the best matches of its first search first, as teenybase does.
+ */
+function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string, rank?: Fragment): Fragment | undefined {
+  const text = (sql: string): Fragment => ({ sql, bindings: [] })
+  if (group !== undefined) return text(group)
   if (columns.some((c) => c.aggregate)) return undefined
-  if (params.distinct === true || ctx.table.key.length === 0) return columns.map((_, i) => String(i + 1)).join(', ')
-  return ctx.table.key.map((f) => `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`).join(', ')
+  // DISTINCT may only order by what it selects.
+  if (params.distinct === true || ctx.table.key.length === 0) return text(columns.map((_, i) => String(i + 1)).join(', '))
+  const key = ctx.table.key.map((f) => `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`).join(', ')
+  return rank === undefined ? text(key) : { sql: `${rank.sql}, ${key}`, bindings: rank.bindings }
 }
 
 function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBuilder {
@@ -72,7 +81,7 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
  */
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
   let query = baseQuery(ctx, p, params.distinct === true)
-  if (p.order !== undefined) query = query.orderByRaw(p.order)
+  if (p.order !== undefined) query = query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
   query = query.limit(limitOf(ctx, params.limit, p.columns.length), { skipBinding: true })
   if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })
   return query

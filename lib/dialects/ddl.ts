@@ -4,6 +4,7 @@
 import type { DdlDialect, DialectName } from './types.js'
 import type { SqlValue, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
 import { quote } from './common.js'
+import { searchIndexOf, type SearchIndex } from '../fts.js'
 
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {
@@ -33,6 +34,8 @@ export interface DdlSyntax {
   prerequisites(table: TableData): string[]
   /** Statements that create one trigger; `body` is a list of statements without trailing `;`. */
   trigger(parts: TriggerParts): string[]
+  /** Statements that create the table's full-text index and keep it in step with writes. */
+  search(index: SearchIndex): string[]
 }
 
 export interface TriggerParts {
@@ -251,7 +254,8 @@ export function createTableStatements (table: TableData, tables: TableData[], sy
   const triggers = (table.triggers ?? [])
     .filter((t) => t.dialect === undefined || t.dialect === dialect)
     .flatMap((t) => triggerStatements(table, t, syntax))
-  return [...syntax.prerequisites(table), create, ...indexes, ...triggers]
+  const index = searchIndexOf(table)
+  return [...syntax.prerequisites(table), create, ...indexes, ...triggers, ...(index === undefined ? [] : syntax.search(index))]
 }
 
 /** Every collation name used by a table's fields and index columns. */

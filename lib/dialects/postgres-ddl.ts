@@ -5,6 +5,7 @@
 import { collationsOf, createTableStatements, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
 import { quote } from './common.js'
+import { searchStatements } from './postgres-fts.js'
 
 const SQL_TYPES: Record<SqlType, string> = {
   text: 'text',
@@ -94,7 +95,8 @@ const syntax: DdlSyntax = {
   collate,
   specialDefault: () => undefined,
   prerequisites,
-  trigger
+  trigger,
+  search: searchStatements
 }
 
 // Advisory lock class of fastbase schema changes; the second key is the schema being changed.

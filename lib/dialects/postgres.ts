@@ -2,6 +2,7 @@
 import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
+import { postgresSearch } from './postgres-fts.js'
 import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint } from './common.js'
 
@@ -103,6 +104,7 @@ export const postgres: Dialect = {
     if (typeof value === 'object') return { sql: 'CAST(? AS jsonb)', bindings: [JSON.stringify(value)] }
     return { sql: `CAST(? AS ${castFor(value)})`, bindings: [value] }
   },
+  search: postgresSearch,
   encode,
   decode,
   rawRows: (result) => (result as { rows?: Record<string, unknown>[] }).rows ?? [],

@@ -1,6 +1,7 @@
 // SQLite DDL: teenybase's upper-cased sqlType names (SQLite applies its own affinity rules to them).
 import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { TableField } from '../../schemas/config.js'
+import { ftsStatements } from './sqlite-fts.js'
 
 // `date` columns store `YYYY-MM-DD HH:MM:SS.SSS` UTC, the format the app writes; a bare
 // CURRENT_TIMESTAMP default would store `YYYY-MM-DD HH:MM:SS` and sort/compare differently.
@@ -25,7 +26,8 @@ const syntax: DdlSyntax = {
   collate: (name) => (name === undefined ? undefined : `COLLATE ${name}`),
   specialDefault: (field, sql) => (field.type === 'date' && isCurrentTimestamp(sql) ? NOW_MILLIS : undefined),
   prerequisites: () => [],
-  trigger
+  trigger,
+  search: ftsStatements
 }
 
 export const sqliteDdl: SchemaDialect = {

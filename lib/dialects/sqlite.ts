@@ -2,6 +2,7 @@
 import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
+import { sqliteSearch } from './sqlite-fts.js'
 import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage } from './common.js'
 
@@ -80,6 +81,7 @@ export const sqlite: Dialect = {
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }
     return { sql: '?', bindings: [typeof value === 'boolean' ? Number(value) : value] }
   },
+  search: sqliteSearch,
   encode,
   decode,
   rawRows: (result) => (Array.isArray(result) ? result : []),

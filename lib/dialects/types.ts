@@ -2,6 +2,7 @@
 // `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only implementations; nothing
 // else in the code base branches on the dialect name.
 import type { TableField, TableData } from '../../schemas/config.js'
+import type { SearchIndex, SearchTerm } from '../fts.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -56,6 +57,13 @@ export interface Dialect extends DdlDialect {
   rowEstimate?: { explain(sql: string): string, rows(result: Array<Record<string, unknown>>): number }
   /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
   literal(value: unknown, field?: TableField): Fragment
+  /** Full-text search (DECISIONS 37, lib/fts.ts); the index itself is part of createTable. */
+  search: {
+    /** The table's rows holding every term (in `fields` when given, else in any field), as a condition on the table's row. */
+    match(index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment
+    /** An ORDER BY term putting the best matches first. */
+    rank(index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment
+  }
 
   // ---- values ----
   /** JSON value from a request -> value bound for this column. Throws ValueError with a message on bad input. */

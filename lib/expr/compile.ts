@@ -9,6 +9,7 @@ import type { TableField } from '../../schemas/config.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
+import { searchTerms, type SearchIndex } from '../fts.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
@@ -32,6 +33,8 @@ export interface ColumnResolver {
   /** The table name, quoted for this dialect. */
   quoted: string
   fields: ReadonlyMap<string, TableField>
+  /** The table's full-text index (`@@`), if it has one. */
+  search?: SearchIndex
 }
 
 export interface Scope {
@@ -52,6 +55,8 @@ export interface Scope {
   trace?: Trace
   /** Columns whose value is known before the statement runs (a row about to be inserted): read as constants. */
   rowValues?: ReadonlyMap<string, Literal>
+  /** Collects an ORDER BY term per `@@` compiled (best matches first), for a select to rank by. */
+  ranks?: Fragment[]
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -179,6 +184,7 @@ function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
 }
 
 function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
+  if (expr.op === '@@') return search(expr, scope)
   const left = compile(expr.left, scope)
   if (expr.op === 'in') return inList(left, expr.right, scope)
   const right = compile(expr.right, scope)
@@ -186,6 +192,55 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   if (expr.op === '&' || expr.op === '|') return logical(expr.op, left, right, scope.trace)
   if (left.kind === 'lit' && right.kind === 'lit') return fold(expr.op, constant(left, scope.trace), constant(right, scope.trace), expr.pos)
   return comparison(expr.op, numericJson(left, right, scope), numericJson(right, left, scope), scope, expr.pos)
+}
+
+/**
+ * `field @@ 'words'` / `table @@ 'words'` (DECISIONS 37): rows whose full-text index holds every
+ * word. The text is known when the statement is built (a literal, or a global, folded) and is read
+ * as words (lib/fts.ts), never as query syntax. The index lookup cannot fail and does not depend
+ * on the row being tested, so it is safe before the rule (docs/decisions.md).
+ */
+function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
+  const index = scope.table.search
+  if (index === undefined) throw new ExpressionError(`Table "${scope.table.name}" has no full-text search (fullTextSearch in its config)`, expr.pos)
+  const fields = searchedFields(expr.left, index, scope)
+  const right = compile(expr.right, scope)
+  if (right.kind !== 'lit' || (right.value !== null && typeof right.value !== 'string')) {
+    throw new ExpressionError('The right side of @@ must be a text such as \'words\'', expr.right.pos)
+  }
+  const text = constant(right, scope.trace) as string | null
+  if (text === null) return { kind: 'lit', value: null }
+  let terms
+  try {
+    terms = searchTerms(text)
+  } catch (error) {
+    if (error instanceof RangeError) throw new ExpressionError(error.message, expr.right.pos)
+    throw error
+  }
+  if (terms.length === 0) throw new ExpressionError('The search text of @@ has no words', expr.right.pos)
+  if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
+  scope.ranks?.push(scope.dialect.search.rank(index, fields, terms))
+  const match = scope.dialect.search.match(index, fields, terms)
+  return safe(sql(match.sql, match.bindings), true)
+}
+
+/**
+ * The fields `@@` searches: one field (`title @@`, `posts.title @@`), or for the table (`posts @@`)
+ * undefined = all of them, or the ones this caller may see when some are noSelect.
+ */
+function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[] | undefined {
+  const path = left.type === 'ident' ? left.path : []
+  const name = path.length === 1 ? path[0] : path.length === 2 && path[0] === scope.table.name ? path[1] : undefined
+  if (name === undefined) throw new ExpressionError('The left side of @@ must be the table or one of its fullTextSearch fields', left.pos)
+  if (path.length === 1 && name === scope.table.name && !scope.table.fields.has(name)) {
+    if (scope.seesHidden) return undefined
+    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true)
+    if (visible.length === 0) throw new ExpressionError(`No fullTextSearch field of "${index.table}" is visible to this caller`, left.pos)
+    return visible.length === index.fields.length ? undefined : visible
+  }
+  column(name, left.pos, scope)
+  if (!index.fields.includes(name)) throw new ExpressionError(`"${name}" is not one of the fullTextSearch fields of "${index.table}" (${index.fields.join(', ')})`, left.pos)
+  return [name]
 }
 
 function logical (op: '&' | '|', left: Compiled, right: Compiled, trace: Trace | undefined): Compiled {

@@ -13,7 +13,7 @@ export type Expr =
   | { type: 'call', name: string, args: Expr[], star: boolean, pos: number }
   | { type: 'list', items: Expr[], pos: number }
 
-export type BinaryOp = '|' | '&' | '==' | '!=' | '=' | '~' | '!~' | '<' | '<=' | '>' | '>=' |
+export type BinaryOp = '|' | '&' | '==' | '!=' | '=' | '~' | '!~' | '@@' | '<' | '<=' | '>' | '>=' |
   '+' | '-' | '*' | '/' | 'in' | '->' | '->>' | '||'
 
 /** One item of a select or returning list: an expression and its optional alias. */
@@ -27,12 +27,12 @@ type Token =
   | { kind: 'end', pos: number, text: string }
 
 // Longest first, so `->>` wins over `->` and `!~` over `!`.
-const OPERATORS = ['->>', '->', '||', '==', '!=', '!~', '<=', '>=', '=>', '=', '~', '<', '>', '&', '|', '!',
+const OPERATORS = ['->>', '->', '||', '==', '!=', '!~', '@@', '<=', '>=', '=>', '=', '~', '<', '>', '&', '|', '!',
   '+', '-', '*', '/', '(', ')', '[', ']', ',', '.']
 
 const BINARY_PRECEDENCE: Record<string, number> = {
   '|': 1, '&': 2,
-  '==': 6, '!=': 6, '=': 6, '~': 6, '!~': 6,
+  '==': 6, '!=': 6, '=': 6, '~': 6, '!~': 6, '@@': 6,
   '<': 7, '<=': 7, '>': 7, '>=': 7, in: 7,
   '+': 9, '-': 9,
   '*': 10, '/': 10,

@@ -1,0 +1,73 @@
+// SQLite full-text search: an FTS5 table beside the table (`fts5_<table>_idx`), filled from it
+// when created and kept in step by insert, update and delete triggers. A match is a rowid lookup
+// in it (`rowid IN (SELECT rowid ... MATCH ?)`): the lookup does not depend on the row being
+// tested, so it may be evaluated before the rule (lib/crud/context.ts#ruleFirst).
+import type { Fragment } from './types.js'
+import { quoteString } from './ddl.js'
+import { quote } from './common.js'
+import { ftsTableName, type SearchIndex, type SearchTerm, type Tokenizer } from '../fts.js'
+
+// Accents are kept, as PostgreSQL's 'simple' configuration keeps them: on both, `cafe` does not find `café`.
+const TOKENIZERS: Record<Tokenizer, string> = {
+  unicode61: 'unicode61 remove_diacritics 0',
+  ascii: 'ascii',
+  porter: 'porter unicode61 remove_diacritics 0'
+}
+
+/** The FTS5 table, its back-fill and its triggers. */
+export function ftsStatements (index: SearchIndex): string[] {
+  const name = ftsTableName(index.table)
+  const fts = quote(name)
+  const table = quote(index.table)
+  const rowid = index.rowid === undefined ? 'rowid' : quote(index.rowid)
+  const columns = index.fields.map(quote)
+  const list = columns.join(', ')
+  const values = (row: 'new' | 'old') => columns.map((c) => `${row}.${c}`).join(', ')
+  const options = [
+    ...columns,
+    ...(index.external ? [`content=${quoteString(index.table)}`] : []),
+    ...(index.rowid !== undefined ? [`content_rowid=${quoteString(index.rowid)}`] : []),
+    `tokenize=${quoteString(TOKENIZERS[index.tokenize])}`,
+    ...(index.prefix !== undefined ? [`prefix=${quoteString(index.prefix)}`] : []),
+    ...(index.columnsize !== undefined ? [`columnsize=${index.columnsize}`] : []),
+    ...(index.detail !== undefined ? [`detail=${index.detail}`] : [])
+  ]
+  const insert = `INSERT INTO ${fts} (rowid, ${list}) VALUES (new.${rowid}, ${values('new')})`
+  // An external-content index cannot read the old text back from the table: the 'delete' command is given it.
+  const remove = index.external
+    ? `INSERT INTO ${fts} (${fts}, rowid, ${list}) VALUES ('delete', old.${rowid}, ${values('old')})`
+    : `DELETE FROM ${fts} WHERE rowid = old.${rowid}`
+  const updateOf = index.rowid === undefined ? list : [...columns, quote(index.rowid)].join(', ')
+  return [
+    `CREATE VIRTUAL TABLE ${fts} USING fts5(${options.join(', ')})`,
+    `INSERT INTO ${fts} (rowid, ${list}) SELECT ${rowid}, ${list} FROM ${table}`,
+    `CREATE TRIGGER ${quote(`${name}_ai`)} AFTER INSERT ON ${table} BEGIN\n  ${insert};\nEND`,
+    `CREATE TRIGGER ${quote(`${name}_ad`)} AFTER DELETE ON ${table} BEGIN\n  ${remove};\nEND`,
+    `CREATE TRIGGER ${quote(`${name}_au`)} AFTER UPDATE OF ${updateOf} ON ${table} BEGIN\n  ${remove};\n  ${insert};\nEND`
+  ]
+}
+
+/**
+ * FTS5 query text: each word a quoted string (so no word is an operator), all required; limited
+ * to `fields` by a column filter when given (column names are validated identifiers).
+ */
+function ftsQuery (terms: SearchTerm[], fields: string[] | undefined): string {
+  const words = terms.map((t) => `"${t.word}"${t.prefix ? '*' : ''}`).join(' ')
+  return fields === undefined ? words : `{${fields.join(' ')}} : (${words})`
+}
+
+function names (index: SearchIndex) {
+  return { fts: quote(ftsTableName(index.table)), row: `${quote(index.table)}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}` }
+}
+
+export const sqliteSearch = {
+  match (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+    const { fts, row } = names(index)
+    return { sql: `(${row} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [ftsQuery(terms, fields)] }
+  },
+  // bm25: lower is better; rows an `|` let through without matching have no rank and come last.
+  rank (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+    const { fts, row } = names(index)
+    return { sql: `(SELECT rank FROM ${fts} WHERE ${fts} MATCH ? AND rowid = ${row}) ASC NULLS LAST`, bindings: [ftsQuery(terms, fields)] }
+  }
+}
