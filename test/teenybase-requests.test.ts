@@ -4,8 +4,11 @@
 // on unique keys other than the primary key. Each lenient path next to the failures that must stay.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
+import { join } from 'node:path'
+import { readdir, readFile } from 'node:fs/promises'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
+import { teenybaseEmail } from '../lib/auth/email-address.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 const API = '/api/v1'
@@ -182,10 +185,69 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     t.same(users, [], 'no account was created')
   })
 
+  t.test('login finds an account stored under teenybase\'s normalised address; exact matches win', async (t) => {
+    const auth = `${API}/table/users/auth`
+    // Accounts as a teenybase project stored them: the address in its normalised form.
+    for (const [username, email, password] of [['legacy', 'ab@gmail.com', 'legacy-pass-1'], ['outlooker', 'john.smith@outlook.com', 'legacy-pass-2'], ['cd', 'cd@gmail.com', 'legacy-pass-3']]) {
+      const created = await app.inject({ method: 'POST', url: `${API}/table/users/insert`, headers: ADMIN, payload: { values: { username, email, name: username, password, passwordConfirm: password } } })
+      t.equal(created.statusCode, 200, `teenybase-era ${email}`)
+    }
+    const login = (identity: string, password: string) => app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { identity, password } })
+    for (const typed of ['ab@gmail.com', 'a.b@gmail.com', ' A.B+News@GoogleMail.com ', 'a.b+x@googlemail.com']) {
+      const res = await login(typed, 'legacy-pass-1')
+      t.equal(res.statusCode, 200, `${typed} logs in`)
+      t.equal(res.json().record?.username, 'legacy')
+    }
+    const byEmailKey = await app.inject({ method: 'POST', url: `${auth}/login-password`, payload: { email: 'A.B@gmail.com', password: 'legacy-pass-1' } })
+    t.equal(byEmailKey.json().record?.username, 'legacy', 'the email key too')
+    t.equal((await login('john.smith+shop@outlook.com', 'legacy-pass-2')).statusCode, 200, 'outlook: +tag removed')
+    t.equal((await login('johnsmith@outlook.com', 'legacy-pass-2')).statusCode, 400, 'outlook keeps its dots')
+
+    // A fastbase account stores the address as typed, and the exact address always wins.
+    const dotted = await app.inject({ method: 'POST', url: `${auth}/sign-up`, payload: { username: 'dotted', email: 'C.D+Tag@Gmail.com', name: 'Dotted', password: 'new-pass-1', passwordConfirm: 'new-pass-1' } })
+    t.equal(dotted.json().record?.email, 'c.d+tag@gmail.com', 'stored as typed (trimmed, lower-case)')
+    t.equal((await login('c.d+tag@gmail.com', 'new-pass-1')).json().record?.username, 'dotted')
+    const exactWins = await login('c.d+tag@gmail.com', 'legacy-pass-3')
+    t.same(exactWins.json(), { code: 400, message: 'Invalid username or password' }, 'the password of the normalised account does not open the exact one')
+    t.equal((await login('cd@gmail.com', 'legacy-pass-3')).json().record?.username, 'cd', 'the normalised account by its own address')
+    t.equal((await login('c.d@gmail.com', 'legacy-pass-3')).json().record?.username, 'cd', 'no exact match: the normalised one')
+    t.same((await login('c.d@gmail.com', 'new-pass-1')).json(), { code: 400, message: 'Invalid username or password' }, 'the fallback never reaches an account stored in another non-normalised form')
+    const reverse = await login('ann+x@example.com', 'password-1')
+    t.same(reverse.json(), { code: 400, message: 'Invalid username or password' }, 'other domains keep their +tags')
+    t.same((await login('nobody@gmail.com', 'legacy-pass-1')).json(), { code: 400, message: 'Invalid username or password' })
+  })
+
+  t.test('a password reset by a variant of a teenybase address goes to the address stored', async (t) => {
+    const outbox = join(app.fastbase.options.dataDir, 'outbox')
+    const before = new Set(await readdir(outbox).catch(() => [] as string[]))
+    const reset = await app.inject({ method: 'POST', url: `${API}/table/users/auth/request-password-reset`, payload: { email: 'A.B+reset@googlemail.com' } })
+    t.same(reset.json(), { success: true })
+    let mail: string | undefined
+    for (let i = 0; i < 50 && mail === undefined; i++) {
+      const added = (await readdir(outbox).catch(() => [] as string[])).filter((f) => !before.has(f))
+      if (added.length > 0) mail = await readFile(join(outbox, added[0]), 'utf8')
+      else await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    t.match(mail, /^To: ab@gmail\.com/m, 'sent to the stored address')
+    t.notMatch(mail, /reset@googlemail/, 'never to the typed one')
+  })
+
   t.test('health has an ISO timestamp', async (t) => {
     const res = await app.inject({ method: 'GET', url: `${API}/health` })
     t.equal(res.statusCode, 200)
     const { timestamp } = res.json()
     t.equal(new Date(timestamp).toISOString(), timestamp)
   })
+})
+
+t.test('teenybaseEmail is teenybase\'s normalised form of an address', async (t) => {
+  t.equal(teenybaseEmail('adm.in+3.hello123@gmail.com'), 'admin@gmail.com')
+  t.equal(teenybaseEmail(' ADMI.N+23@gmaIL.cOm '), 'admin@gmail.com')
+  t.equal(teenybaseEmail('a.b+c@googlemail.com'), 'ab@gmail.com')
+  t.equal(teenybaseEmail('a.b+c@live.com'), 'ab@live.com')
+  t.equal(teenybaseEmail('John.Otander+x@outlook.com'), 'john.otander@outlook.com')
+  t.equal(teenybaseEmail('a.b+c@yahoo.com'), 'a.b@yahoo.com')
+  t.equal(teenybaseEmail('a.b+c@hotmail.com'), 'a.b@hotmail.com')
+  t.equal(teenybaseEmail('a.b+c@example.com'), 'a.b+c@example.com', 'other domains are only trimmed and lower-cased')
+  for (const notAddress of ['ann', '@gmail.com', 'a@', 'a@b@gmail.com', '']) t.equal(teenybaseEmail(notAddress), undefined, JSON.stringify(notAddress))
 })

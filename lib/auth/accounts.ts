@@ -3,20 +3,32 @@
 import type { Knex } from 'knex'
 import type { Dialect } from '../dialects/types.js'
 import type { AuthTable } from '../../plugins/auth.js'
-import { normalizeEmail } from './email-address.js'
+import { normalizeEmail, teenybaseEmail } from './email-address.js'
 import { roleOf } from './user-context.js'
 
 type Row = Record<string, unknown>
 
-/** The user an identity (email or username) names, with every column (password hash included). */
+/**
+ * The user an identity (email or username) names, with every column (password hash included).
+ * An address is matched as typed first, then as its username; only when neither matches, an account
+ * teenybase stored under its normalised form of the address (`a.b+x@gmail.com` -> `ab@gmail.com`),
+ * so migrated users keep logging in (DECISIONS 36). That row's stored email is the normalised form
+ * itself, a mailbox the typed address delivers to, so it never names someone else's account.
+ * One query for all three, so a missing account costs the same as a present one.
+ */
 export async function findByIdentity (db: Knex, at: AuthTable, identity: string): Promise<Row | undefined> {
   const { email, username } = at.fields
   if (email === undefined && username === undefined) return undefined
-  const query = db(at.table.name).where((q) => {
-    if (email !== undefined) q.orWhere(email.name, normalizeEmail(identity))
+  const typed = normalizeEmail(identity)
+  const legacy = email === undefined ? undefined : teenybaseEmail(identity)
+  const rows: Row[] = await db(at.table.name).where((q) => {
+    if (email !== undefined) q.orWhere(email.name, typed)
     if (username !== undefined) q.orWhere(username.name, identity)
-  })
-  return await query.first()
+    if (email !== undefined && legacy !== undefined && legacy !== typed) q.orWhere(email.name, legacy)
+  }).limit(3)
+  return rows.find((row) => email !== undefined && row[email.name] === typed) ??
+    rows.find((row) => username !== undefined && row[username.name] === identity) ??
+    rows.find((row) => email !== undefined && row[email.name] === legacy)
 }
 
 export async function findById (db: Knex, at: AuthTable, uid: string): Promise<Row | undefined> {

@@ -5,7 +5,7 @@ import type { AuthTable } from '../../plugins/auth.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors, type FieldErrors } from '../../lib/errors.js'
 import { findById, findByIdentity } from '../../lib/auth/accounts.js'
-import { normalizeEmail } from '../../lib/auth/email-address.js'
+import { normalizeEmail, teenybaseEmail } from '../../lib/auth/email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from '../../lib/auth/password-writes.js'
 import { newSession, SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { sendActionEmail } from './send-email.js'
@@ -71,7 +71,10 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
     // Not awaited: the answer must not take longer when the account exists.
     void (async () => {
       const row = await findByIdentity(db, at, email)
-      if (row === undefined || row[fields.email!.name] !== normalizeEmail(email)) return
+      // Found by its address (as typed, or teenybase's form of it), not by a username; the link goes
+      // to the address stored, never to the one typed.
+      const stored = row?.[fields.email!.name]
+      if (row === undefined || (stored !== normalizeEmail(email) && stored !== teenybaseEmail(email))) return
       const uid = String(row[fields.uid.name])
       const since = await oneTimeTokens.sinceLast('reset_password', at.table.name, uid)
       if (since !== undefined && since < (at.ext.passwordResetEmailDuration ?? DEFAULT_RESET_EMAIL_GAP)) return
