@@ -135,6 +135,10 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
     t.same(await ids('notes @@ \'kitty\''), ['n6'])
     await insert(app, 'notes', [{ id: 'n3', owner: 'bob', status: 'published', title: 'hello-kitty fans', body: 'Running, runs; ran!' }])
     t.same(await ids('notes @@ \'kitty\''), ['n3', 'n6'])
+    const bySearch = await app.inject({ method: 'POST', url: '/api/v1/table/notes/update', headers: ADMIN, payload: { where: 'title @@ \'kitty\'', setValues: { body: 'purr' }, returning: 'id' } })
+    t.same(bySearch.json().map((r: { id: string }) => r.id).sort(), ['n3', 'n6'], 'an update filtered by @@')
+    t.same(await ids('body @@ \'purr\''), ['n3', 'n6'], 'a body that was null is indexed once written')
+    t.same(await ids('notes @@ \'running\''), [], 'and the words it replaced are gone')
   })
 
   t.test('rules first: a hidden row never matches', async (t) => {
