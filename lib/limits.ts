@@ -51,6 +51,8 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
 
 /** Expression nesting the parser accepts (brackets, operators, calls): keeps recursion and SQL depth bounded. */
 export const MAX_EXPRESSION_DEPTH = 200
+/** Levels of relation expansion in one select or returning list (`users(name, orgs(name))` is two). */
+export const MAX_EXPAND_DEPTH = 3
 /** Items of one `in (...)` list. */
 export const MAX_IN_ITEMS = 1000
 /** Dot-separated levels of a multipart field name (`values.meta.a`). */

@@ -34,7 +34,12 @@ export interface TableDescriptor {
   writeHooks?: WriteHooks
   /** The full-text index `@@` matches (DECISIONS 37). */
   search?: SearchIndex
+  /** The fields with a `foreignKey`, with the table and column each references (relation expand). */
+  foreignKeys: ForeignKey[]
 }
+
+/** A field of this table that references a row of `target` by `column`. */
+export interface ForeignKey { field: TableField, target: TableDescriptor, column: TableField }
 
 type Row = Record<string, unknown>
 
@@ -90,7 +95,17 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
     hasRulesExtension: rulesExt !== undefined,
     auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
     visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
-    search: searchIndexOf(table)
+    search: searchIndexOf(table),
+    foreignKeys: []
+  }
+}
+
+/** Links each foreign key field to the descriptor it references (config validation made sure it exists). */
+function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>): void {
+  for (const field of descriptor.fieldList) {
+    const target = field.foreignKey === undefined ? undefined : all.get(field.foreignKey.table)
+    const column = target?.fields.get(field.foreignKey!.column)
+    if (target !== undefined && column !== undefined) descriptor.foreignKeys.push({ field, target, column })
   }
 }
 
@@ -120,5 +135,6 @@ export function describeTables (tables: TableData[], dialect: Dialect): Map<stri
     result.set(table.name, descriptor)
   }
   if (problems.length > 0) throw new ConfigError(problems)
+  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
   return result
 }

@@ -55,20 +55,28 @@ export function updateRecordSchema (table: TableData): TObject {
   return Type.Object({ ...properties, ...passwordCompanions(table) }, { additionalProperties: false, title: `${table.name} update` })
 }
 
+const NULL = { type: 'null' }
+// An object of any keys, written as it is: fast-json-stringify drops the keys an object schema does
+// not list, and the keys of an expanded record depend on the request.
+const ANY_RECORD = { type: 'object', additionalProperties: true }
+
 /**
- * `schema` or null, as a type list (`type: ['string', 'null']`) where it has one plain type: the
- * response serializer writes those directly, while an anyOf makes it validate every value against
- * each branch (date-time formats included) to choose how to write it.
+ * `schema` or one of `others` (plain single-type schemas), as a type list (`type: ['string', 'null']`)
+ * where `schema` has one plain type: the response serializer writes those directly, while an anyOf
+ * makes it validate every value against each branch (date-time formats included) to choose how to write it.
  */
-function orNull (schema: TSchema): TSchema {
+function orElse (schema: TSchema, others: Array<{ type: string }>): TSchema {
   const type = (schema as { type?: unknown }).type
-  if (typeof type !== 'string') return Type.Union([schema, Type.Null()])
+  if (typeof type !== 'string') return Type.Union([schema, ...others.map((o) => Type.Unsafe(o))])
   const { [Kind]: _kind, ...plain } = schema as TSchema & Record<string, unknown>
-  return Type.Unsafe({ ...plain, type: [type, 'null'] })
+  return Type.Unsafe(Object.assign({}, ...others, plain, { type: [type, ...others.map((o) => o.type)] }))
 }
 
-/** A record in responses: the table's fields (a select may add computed keys). */
+/**
+ * A record in responses: the table's fields (a select may add computed keys). A foreign key field may
+ * also hold the record it references, when a select expands the relation under its name (`owner(name)`).
+ */
 export function recordSchema (table: TableData): TObject {
-  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(orNull(valueSchema(f)))]))
+  const properties = Object.fromEntries(table.fields.map((f) => [f.name, Type.Optional(orElse(valueSchema(f), f.foreignKey === undefined ? [NULL] : [NULL, ANY_RECORD]))]))
   return Type.Object(properties, { additionalProperties: true, title: `${table.name} record` })
 }

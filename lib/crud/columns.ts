@@ -2,9 +2,10 @@
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Fragment } from '../dialects/types.js'
-import { parseColumns, compile, toFragment, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
+import { parseColumns, compile, toFragment, isFunction, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { scopeOf, checkLength, type CrudContext } from './context.js'
+import { relationOf, expansionContext, expansionFragment, type Call, type Relation } from './expand.js'
 
 export interface OutputColumn {
   /** Key in the response object. */
@@ -13,6 +14,8 @@ export interface OutputColumn {
   /** Set when the column is a plain table column: used to decode its value. */
   field?: TableField
   aggregate: boolean
+  /** Set for an expanded relation (lib/crud/expand.ts): the columns of its nested object. */
+  nested?: OutputColumn[]
 }
 
 export type ListSpec = string | string[] | undefined
@@ -66,33 +69,88 @@ export function outputColumns (ctx: CrudContext, what: 'select' | 'returning', s
   const visible = ctx.table.visibleFields(ctx.auth.admin)
   if (list.length === 0) return visible.map((f) => fieldColumn(ctx, f))
   const columns: OutputColumn[] = []
-  for (const item of list) {
-    if (item.expr === '*') {
-      columns.push(...visible.map((f) => fieldColumn(ctx, f)))
-      continue
+  try {
+    for (const item of list) {
+      if (item.expr === '*') columns.push(...visible.map((f) => fieldColumn(ctx, f)))
+      else columns.push(listColumn(ctx, what, item, item.expr))
     }
-    let compiled
-    try {
-      compiled = compile(item.expr, scopeOf(ctx, { aggregates: what === 'select' }))
-    } catch (error) {
-      if (error instanceof ExpressionError) throw errors.expression(what, error.message)
-      throw error
-    }
-    const key = item.alias ?? (compiled.kind === 'sql' && compiled.field !== undefined && item.expr.type === 'ident' ? compiled.field.name : item.source.replace(/\s+/g, ' '))
-    if (key.includes('?') || key.length > MAX_KEY_LENGTH) throw errors.expression(what, `"${item.source}" needs an alias (expression as name)`)
-    columns.push({
-      key,
-      fragment: toFragment(compiled, scopeOf(ctx)),
-      field: item.alias === undefined && item.expr.type === 'ident' && compiled.kind === 'sql' ? compiled.field : undefined,
-      aggregate: hasAggregate(item.expr)
-    })
+  } catch (error) {
+    if (error instanceof ExpressionError) throw errors.expression(what, error.message)
+    throw error
   }
+  const duplicate = duplicateKey(columns)
+  if (duplicate !== undefined) throw errors.expression(what, `duplicate column "${duplicate}"`)
+  // Each item counts as one column (a `*` too); an expansion adds the columns of its objects.
+  const expanded = columns.reduce((n, c) => n + (c.nested === undefined ? 0 : columnWidth(c.nested)), 0)
+  if (list.length + expanded > ctx.limits.columns) throw tooManyColumns(ctx, what)
+  return columns
+}
+
+/** Values per row: an expanded relation counts the values of its object. */
+export function columnWidth (columns: OutputColumn[]): number {
+  return columns.reduce((n, c) => n + (c.nested === undefined ? 1 : columnWidth(c.nested)), 0)
+}
+
+function duplicateKey (columns: OutputColumn[]): string | undefined {
   const seen = new Set<string>()
   for (const c of columns) {
-    if (seen.has(c.key)) throw errors.expression(what, `duplicate column "${c.key}"`)
+    if (seen.has(c.key)) return c.key
     seen.add(c.key)
   }
-  return columns
+  return undefined
+}
+
+function listColumn (ctx: CrudContext, what: 'select' | 'returning', item: ListItem, expr: Expr): OutputColumn {
+  if (expr.type === 'call') {
+    const relation = relationOf(ctx.table, expr)
+    if (relation !== undefined) return topExpansion(ctx, expr, relation, item.alias)
+    if (!isFunction(expr.name)) throw new ExpressionError(`Unknown function or relation "${expr.name}": ${ctx.table.name} has no foreign key field of that name, nor one referencing a table of that name`, expr.pos)
+  }
+  const compiled = compile(expr, scopeOf(ctx, { aggregates: what === 'select' }))
+  const key = item.alias ?? (compiled.kind === 'sql' && compiled.field !== undefined && expr.type === 'ident' ? compiled.field.name : item.source.replace(/\s+/g, ' '))
+  if (key.includes('?') || key.length > MAX_KEY_LENGTH) throw errors.expression(what, `"${item.source}" needs an alias (expression as name)`)
+  return {
+    key,
+    fragment: toFragment(compiled, scopeOf(ctx)),
+    field: item.alias === undefined && expr.type === 'ident' && compiled.kind === 'sql' ? compiled.field : undefined,
+    aggregate: hasAggregate(expr)
+  }
+}
+
+/**
+ * An expansion as a list item. Its key may be a foreign key field's name (the record schema takes an
+ * object there) but no other field's: the response serializer would write the object as that field's type.
+ */
+function topExpansion (ctx: CrudContext, call: Call, relation: Relation, alias: string | undefined): OutputColumn {
+  const key = alias ?? relation.name
+  const field = ctx.table.fields.get(key)
+  if (field !== undefined && field.foreignKey === undefined) throw new ExpressionError(`"${key}" is a field of ${ctx.table.name}: give the relation another name (${call.name}(...) as name)`, call.pos)
+  if (key.length > MAX_KEY_LENGTH) throw new ExpressionError(`"${key}" is too long a name: give the relation a shorter one (as name)`, call.pos)
+  return expansion(ctx, call, relation, key, 1)
+}
+
+/** `relation(...)` at `depth`: a nested object of columns, `*` (or nothing) for every visible one, and relations of the target. */
+function expansion (ctx: CrudContext, call: Call, relation: Relation, key: string, depth: number): OutputColumn {
+  const inner = expansionContext(ctx, relation, depth, call.pos)
+  const nested = call.star || call.args.length === 0
+    ? inner.table.visibleFields(ctx.auth.admin).map((f) => fieldColumn(inner, f))
+    : call.args.map((arg) => nestedColumn(inner, call, arg, depth))
+  if (nested.length === 0) throw new ExpressionError(`${relation.target.name} has no columns you may select`, call.pos)
+  const duplicate = duplicateKey(nested)
+  if (duplicate !== undefined) throw new ExpressionError(`duplicate column "${duplicate}" in ${call.name}(...)`, call.pos)
+  return { key, fragment: expansionFragment(ctx, inner, relation, nested), nested, aggregate: false }
+}
+
+/** One item inside `relation(...)`: a column of the target, or a relation of it (keyed by its name). */
+function nestedColumn (ctx: CrudContext, call: Call, arg: Expr, depth: number): OutputColumn {
+  if (arg.type === 'call') {
+    const relation = relationOf(ctx.table, arg)
+    if (relation === undefined) throw new ExpressionError(`"${arg.name}" is not a relation of ${ctx.table.name}: ${call.name}(...) takes column names, * or relations (foreign key fields, or tables they reference)`, arg.pos)
+    return expansion(ctx, arg, relation, relation.name, depth + 1)
+  }
+  const compiled = arg.type === 'ident' ? compile(arg, scopeOf(ctx)) : undefined
+  if (compiled?.kind !== 'sql' || compiled.field === undefined) throw new ExpressionError(`${call.name}(...) takes column names, * or relations`, arg.pos)
+  return { key: compiled.field.name, fragment: toFragment(compiled, scopeOf(ctx)), field: compiled.field, aggregate: false }
 }
 
 export function selectList (db: Knex, ctx: CrudContext, columns: OutputColumn[]): Knex.Raw[] {
@@ -101,8 +159,14 @@ export function selectList (db: Knex, ctx: CrudContext, columns: OutputColumn[])
 
 export function decodeRow (ctx: CrudContext, columns: OutputColumn[], row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const c of columns) out[c.key] = ctx.dialect.decode(c.field, row[c.key])
+  for (const c of columns) out[c.key] = c.nested === undefined ? ctx.dialect.decode(c.field, row[c.key]) : decodeObject(ctx, c.nested, row[c.key])
   return out
+}
+
+/** An expanded relation's JSON (text on SQLite, also when nested; parsed by the driver on PostgreSQL), decoded like a row. */
+function decodeObject (ctx: CrudContext, columns: OutputColumn[], value: unknown): Record<string, unknown> | null {
+  if (value === null || value === undefined) return null
+  return decodeRow(ctx, columns, (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>)
 }
 
 function names (ctx: CrudContext, what: 'order' | 'group', spec: ListSpec): string[] {

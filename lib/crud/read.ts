@@ -5,7 +5,7 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
-import { outputColumns, selectList, decodeRow, orderSql, groupSql, type OutputColumn, type ListSpec } from './columns.js'
+import { outputColumns, selectList, decodeRow, orderSql, groupSql, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
   where?: string
@@ -82,7 +82,7 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
   let query = baseQuery(ctx, p, params.distinct === true)
   if (p.order !== undefined) query = query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
-  query = query.limit(limitOf(ctx, params.limit, p.columns.length), { skipBinding: true })
+  query = query.limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
   if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })
   return query
 }

@@ -8,7 +8,7 @@ import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
 import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled, type Expr } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
-import { outputColumns, decodeRow, type ListSpec } from './columns.js'
+import { outputColumns, decodeRow, columnWidth, type ListSpec } from './columns.js'
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError } from './db-errors.js'
@@ -155,7 +155,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const createRule = sqlRule === true || params.expr !== undefined ? sqlRule : decidedBeforeWriting(ctx, prepared.map((p) => p.values)) ?? sqlRule
   if (createRule === false) throw errors.forbidden()
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
-  checkCells(ctx, rows.length, columns.length)
+  checkCells(ctx, rows.length, columnWidth(columns))
   const keys = keyColumns(ctx)
   const batches = statementBatches(rows)
   const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
@@ -331,7 +331,7 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   // edit (`extra` = one id) changes one row at most.
   const countFirst = extra === undefined && columns.length > 0
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
-    if (countFirst) await checkReturningCells(ctx, trx, condition, columns.length)
+    if (countFirst) await checkReturningCells(ctx, trx, condition, columnWidth(columns))
     await releaseFiles(ctx, trx, condition, writtenFiles)
     return await updateStatement(ctx, trx, a.set, condition, columns, params.or)
   }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE')
@@ -382,7 +382,7 @@ export async function remove (ctx: CrudContext, params: DeleteParams): Promise<R
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const files = ctx.files === undefined ? [] : fileFields(ctx.table)
   const rows = await transaction(ctx, [], async (trx) => {
-    await checkReturningCells(ctx, trx, condition, columns.length)
+    await checkReturningCells(ctx, trx, condition, columnWidth(columns))
     await releaseFiles(ctx, trx, condition, files)
     return await deleteStatement(ctx, trx, condition, columns)
   }, files.length > 0 || columns.length > 0)

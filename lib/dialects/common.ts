@@ -17,6 +17,19 @@ export function commonFunction (name: string, args: string[]): string | undefine
   }
 }
 
+// Pairs per JSON-object call: PostgreSQL takes at most 100 function arguments (SQLite builds before
+// 3.48, 127), and a select list may expand more columns than that.
+const JSON_PAIRS_PER_CALL = 50
+
+/** `'key', value, ...` argument lists of at most JSON_PAIRS_PER_CALL pairs each; keys are validated names. */
+export function jsonPairArguments (pairs: Array<{ key: string, sql: string }>): string[] {
+  const groups: string[] = []
+  for (let i = 0; i < pairs.length; i += JSON_PAIRS_PER_CALL) {
+    groups.push(pairs.slice(i, i + JSON_PAIRS_PER_CALL).map((p) => `'${p.key.replace(/'/g, "''")}', ${p.sql}`).join(', '))
+  }
+  return groups
+}
+
 /** The first of the table's columns named in a database error message (`UNIQUE constraint failed: t.col`). */
 /** Knex prefixes the driver's message with the SQL text: keep only the driver's part (never show SQL). */
 export function driverMessage (message: string): string {

@@ -4,7 +4,7 @@ import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { postgresSearch } from './postgres-fts.js'
 import { ValueError, jsonText, numberInput, toDate } from '../values.js'
-import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint } from './common.js'
+import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint, jsonPairArguments } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
@@ -39,6 +39,10 @@ function invalid (message: string): never {
 function decode (field: TableField | undefined, value: unknown): unknown {
   if (value instanceof Date) return value.toISOString()
   if (value === undefined) return null
+  // Inside an expanded relation's JSON a timestamptz is text with an offset: the same ISO form as above.
+  if (field?.type === 'date' && typeof value === 'string') {
+    try { return toDate(value).toISOString() } catch { return value }
+  }
   if (field?.type === 'bool' && typeof value === 'number') return value === 1
   return value
 }
@@ -84,6 +88,8 @@ export const postgres: Dialect = {
   },
   jsonContains: (array, value) => `(CAST(${array} AS jsonb) @> jsonb_build_array(${value}))`,
   jsonSet: (doc, path, value) => ({ sql: `jsonb_set(CAST(${doc} AS jsonb), CAST(? AS text[]), to_jsonb(${value}), true)`, bindings: [pathArray(path)] }),
+  // jsonb, not json: it can be compared, so DISTINCT and ORDER BY work on an expanded column.
+  jsonObject: (pairs) => `(${jsonPairArguments(pairs).map((args) => `jsonb_build_object(${args})`).join(' || ')})`,
   callFunction (name, args) {
     switch (name) {
       case 'length': return `length(CAST(${args[0]} AS text))`

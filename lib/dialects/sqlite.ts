@@ -4,7 +4,7 @@ import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { sqliteSearch } from './sqlite-fts.js'
 import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
-import { quote, commonFunction, driverMessage, columnFromMessage } from './common.js'
+import { quote, commonFunction, driverMessage, columnFromMessage, jsonPairArguments } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   SQLITE_CONSTRAINT_UNIQUE: 'unique',
@@ -63,6 +63,8 @@ export const sqlite: Dialect = {
   },
   jsonContains: (array, value) => `EXISTS (SELECT 1 FROM json_each(${array}) WHERE json_each.value = ${value})`,
   jsonSet: (doc, path, value) => ({ sql: `json_set(${doc}, ?, ${value})`, bindings: [pathText(path)] }),
+  // json_patch drops the patch's null members: harmless, a missing key reads as null (types.ts).
+  jsonObject: (pairs) => jsonPairArguments(pairs).map((args) => `json_object(${args})`).reduce((a, b) => `json_patch(${a}, ${b})`),
   callFunction (name, args) {
     switch (name) {
       case 'length': case 'round': return `${name}(${args.join(', ')})`

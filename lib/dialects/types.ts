@@ -44,6 +44,11 @@ export interface Dialect extends DdlDialect {
   jsonContains(array: string, value: string): string
   /** `json_set(doc, path, value)`: the fragment binds the path only. */
   jsonSet(doc: string, path: (string | number)[], value: string): Fragment
+  /**
+   * A JSON object from `key -> SQL value` pairs (a relation expanded in a select list). A key whose
+   * value is null may be missing from it: readers take a missing key as null.
+   */
+  jsonObject(pairs: Array<{ key: string, sql: string }>): string
   /** Whitelisted SQL functions by lower-case name, over compiled arguments; undefined when unknown. */
   callFunction(name: string, args: string[]): string | undefined
   /** SQL of the current timestamp, in the storage format of `date` columns. */

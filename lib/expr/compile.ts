@@ -76,6 +76,9 @@ const FUNCTION_ARITY: Record<string, [number, number]> = {
   json_set: [3, 3], json_contains: [2, 2]
 }
 
+/** Is `name` (lower case) a function of the language? A select list reads other calls as relations. */
+export const isFunction = (name: string): boolean => Object.hasOwn(FUNCTION_ARITY, name)
+
 export function compile (expr: Expr, scope: Scope): Compiled {
   switch (expr.type) {
     case 'literal': return { kind: 'lit', value: expr.value }
