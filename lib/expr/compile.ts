@@ -76,7 +76,7 @@ const FUNCTION_ARITY: Record<string, [number, number]> = {
   json_set: [3, 3], json_contains: [2, 2]
 }
 
-/** Is `name` (lower case) a function of the language? A select list reads other calls as relations. */
+/** Is `name` (lower case) a function of the language? In a select list, any other call can only be a relation. */
 export const isFunction = (name: string): boolean => Object.hasOwn(FUNCTION_ARITY, name)
 
 export function compile (expr: Expr, scope: Scope): Compiled {
