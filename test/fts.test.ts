@@ -48,7 +48,14 @@ const config: DatabaseSettings = {
       fullTextSearch: { fields: ['body'], contentless: false, columnsize: 0 },
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
     },
-    { name: 'plain', fields: [id, text('body')], extensions: [{ name: 'rules', listRule: 'true' }] }
+    { name: 'plain', fields: [id, text('body')], extensions: [{ name: 'rules', listRule: 'true' }] },
+    // A create rule checked in SQL on the inserted row: the index already holds it.
+    {
+      name: 'guarded',
+      fields: [id, text('body')],
+      fullTextSearch: { fields: ['body'] },
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'guarded @@ \'allowed\'', updateRule: 'true', deleteRule: null }]
+    }
   ]
 }
 
@@ -156,6 +163,15 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
     t.same(narrowed.body, { items: [], total: 0 }, 'a caller where under a search rule')
     const view = await app.inject({ method: 'GET', url: '/api/v1/table/docs/view/d2' })
     t.equal(view.statusCode, 404)
+  })
+
+  t.test('a create rule made of @@ sees the row being inserted', async (t) => {
+    const create = (body: string) => app.inject({ method: 'POST', url: '/api/v1/table/guarded/insert', payload: { values: { id: body.slice(0, 8), body } } })
+    t.equal((await create('allowed here')).statusCode, 200)
+    t.equal((await create('refused here')).statusCode, 403)
+    const rows = await list('guarded', {}, {})
+    t.same(rows.body, { items: [{ id: 'allowed ', body: 'allowed here' }], total: 1 }, 'the refused row was rolled back, index included')
+    t.same((await list('guarded', { where: 'guarded @@ \'refused\'' }, {})).body.total, 0)
   })
 
   t.test('porter: stems, keeps stop words', async (t) => {
