@@ -4,7 +4,7 @@ export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
 export {
   sql, sqlValue, sqlRaw, baseFields, authFields, defineConfig, tableField, createdTrigger, updatedTrigger,
-  TableFieldUsageRecord, TableFieldUsageAuth, TABLE_REF_TOKEN
+  TableFieldUsageRecord, TableFieldUsageAuth, TableFieldDataType, TableFieldSqlDataType0, TableFieldSqlDataType1, TABLE_REF_TOKEN
 } from './lib/config/helpers.js'
 export type {
   SqlQuery,

@@ -7,6 +7,7 @@ import type { JWT } from '@fastify/jwt'
 import fastifyJwt from '@fastify/jwt'
 import fastifyCookie from '@fastify/cookie'
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { AuthExtension } from '../schemas/config.js'
 import type { TableDescriptor } from '../lib/table.js'
@@ -86,7 +87,12 @@ async function auth (app: FastifyInstance): Promise<void> {
     })
   }
   // Admin tokens have no `cid`; their key never equals a table's (the suffix differs), so neither verifies as the other.
-  const adminSuffix = options.adminJwtSecret ?? sha256(`fastbase-admin:${config.jwtSecret}`)
+  // With an empty jwtSecret (allowed when no table signs users in) a suffix derived from it would be
+  // public: admin tokens then use a random per-process key instead, and a warning says so.
+  if (options.adminJwtSecret === undefined && config.jwtSecret === '') {
+    app.log.warn('jwtSecret is empty: admin panel tokens are signed with a random per-process key (they end with a restart and are not shared by other instances); set jwtSecret or ADMIN_JWT_SECRET')
+  }
+  const adminSuffix = options.adminJwtSecret ?? (config.jwtSecret === '' ? randomBytes(32).toString('base64url') : sha256(`fastbase-admin:${config.jwtSecret}`))
   await app.register(fastifyJwt, jwtOptions(config.jwtSecret + adminSuffix, 'fbAdmin'))
 
   let mailer: Mailer | undefined

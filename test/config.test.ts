@@ -106,9 +106,9 @@ const CASES: { name: string, edit: (c: any) => void, problems: string[] }[] = [
     problems: ['appUrl: is required']
   },
   {
-    name: 'empty secret',
+    name: 'empty secret with an auth table',
     edit: (c) => { c.jwtSecret = '' },
-    problems: ['jwtSecret: must not be empty']
+    problems: ['jwtSecret: must not be empty: tables[0] has an auth extension']
   },
   {
     name: 'unknown keys, with and without a suggestion',

@@ -37,6 +37,20 @@ t.test('the fixtures load and validate', async (t) => {
   t.notOk('from' in (counters.config.actions?.[0].sql as object))
 })
 
+t.test('type enums, an empty jwtSecret without auth tables, providers known by issuer', async (t) => {
+  const notes = await validated('notes.ts')
+  t.same(notes.warnings.map((w) => w.slice(0, w.indexOf(':'))), ['auth'])
+  t.match(notes.config.tables[1].fields[3], { name: 'owner_id', type: 'relation', sqlType: 'text' })
+  const withAuth = structuredClone(notes.config) as any
+  withAuth.tables[0].extensions.push({ name: 'auth', jwtSecret: 'x' })
+  withAuth.authProviders.push({ scopes: ['openid'] })
+  const result = validateConfig(withAuth)
+  t.match('problems' in result && result.problems, [
+    'authProviders[2]: needs one of name, issuer, jwksUrl or secret',
+    'jwtSecret: must not be empty: tables[0] has an auth extension'
+  ])
+})
+
 t.test('keys neither teenybase nor fastbase knows are errors with "did you mean"', async (t) => {
   const base = (await validated('counters.js')).config
   const typo = structuredClone(base) as any
@@ -111,6 +125,13 @@ forEachDialect(t, 'the counters fixture: SQL-mode `from` and per-query params', 
   t.same(await run('top_counters', {}), [[{ name: 'b', n: 5 }]], "the query's own params fill what the caller did not send")
   t.same(await run('top_counters', { min: 0 }), [[{ name: 'a', n: 0 }, { name: 'b', n: 5 }]], "the caller's params win")
   t.same(await run('bump', { name: 'a' }), [[{ name: 'a', n: 1 }]])
+})
+
+forEachDialect(t, 'a project without sign-in and an empty jwtSecret serves', async (t, dialect) => {
+  const app = await buildApp(t, fixture('notes.ts'), { dialect, env: { NOTES_ISSUER_SECRET: 'issuer-secret' } })
+  const inserted = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: admin, payload: { values: { id: 'n1', body: 'hi', pinned: true } } })
+  t.equal(inserted.statusCode, 200, inserted.body)
+  t.match((await app.inject({ method: 'GET', url: '/api/v1/table/notes/list' })).json(), { items: [{ id: 'n1', created: String, updated: String, owner_id: null, body: 'hi', pinned: true }], total: 1 })
 })
 
 forEachDialect(t, 'every key teenybase settings accept: loads without a warning and serves', async (t, dialect) => {

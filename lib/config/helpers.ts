@@ -89,6 +89,23 @@ export enum TableFieldUsageAuth {
   auth_metadata = 'auth_metadata'
 }
 
+/** teenybase's field `type` names as an enum (`type: TableFieldDataType.relation`). */
+export enum TableFieldDataType {
+  text = 'text', number = 'number', bool = 'bool', email = 'email', url = 'url', editor = 'editor', date = 'date',
+  select = 'select', json = 'json', file = 'file', relation = 'relation', password = 'password', integer = 'integer', blob = 'blob'
+}
+
+/** teenybase's storage types: the five SQLite affinities... */
+export enum TableFieldSqlDataType0 {
+  text = 'text', integer = 'integer', real = 'real', blob = 'blob', null = 'null'
+}
+
+/** ...and the aliases that map onto them. */
+export enum TableFieldSqlDataType1 {
+  json = 'json', date = 'date', datetime = 'datetime', time = 'time', timestamp = 'timestamp',
+  float = 'float', int = 'int', boolean = 'boolean', numeric = 'numeric'
+}
+
 /** Stands for the table's own name in a trigger body (teenybase's scaffold token). */
 export const TABLE_REF_TOKEN = '\u0000TABLEREF\u0000'
 

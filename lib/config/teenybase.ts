@@ -28,7 +28,8 @@ const LEGACY_AUTH_FIELDS: Record<string, string> = {
 
 /** Top-level and `email` keys teenybase reads that have no meaning here, with what to do instead. */
 const IGNORED_TOP: Record<string, string> = {
-  procedures: 'fastbase has no procedures; named server-side statements are `actions`'
+  procedures: 'fastbase has no procedures; named server-side statements are `actions`',
+  auth: 'auth routes exist for each table with an auth extension'
 }
 const IGNORED_EMAIL: Record<string, string> = {
   mailgun: 'fastbase sends mail over SMTP: set `email.smtp` or SMTP_URL',

@@ -463,8 +463,18 @@ function checkExtensions (c: DatabaseSettings): string[] {
     }
     const auth = extensions.find((e) => e.item.name === 'auth')
     if (auth !== undefined && hasFieldList(t)) problems.push(...authRequirements(t, auth.path))
+    // teenybase accepts an empty jwtSecret (projects without auth tables use one); user tokens need a key.
+    if (auth !== undefined && c.jwtSecret === '') problems.push(`jwtSecret: must not be empty: ${t.path} has an auth extension`)
   }
   return problems
+}
+
+/** An external-JWT or OAuth provider is known by a name, an issuer, a JWKS URL or a secret (teenybase's rule). */
+function checkProviders (c: DatabaseSettings): string[] {
+  const identified = (p: Record<string, unknown>): boolean => ['name', 'issuer', 'jwksUrl', 'secret'].some((k) => p[k] !== undefined)
+  return each<Record<string, unknown>>(c.authProviders, 'authProviders')
+    .filter((p) => isObject(p.item) && !identified(p.item))
+    .map((p) => `${p.path}: needs one of name, issuer, jwksUrl or secret`)
 }
 
 function authRequirements (t: At<TableData>, path: string): string[] {
@@ -616,7 +626,7 @@ function checkActions (c: DatabaseSettings): string[] {
 
 const CROSS_CHECKS: Check[] = [
   checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
+  checkExtensions, checkProviders, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
 ]
 
 // ---------------------------------------------------------------------------------------------
