@@ -4,20 +4,17 @@ import fp from 'fastify-plugin'
 import fastifyMultipart from '@fastify/multipart'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { createStorage } from '../lib/storage/index.js'
 import type { Storage } from '../lib/storage/types.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey } from '../lib/files/tracker.js'
 import type { TableDescriptor } from '../lib/table.js'
 import { errors, FastbaseError } from '../lib/errors.js'
-import { MAX_FIELD_NAME_DEPTH } from '../lib/limits.js'
+import { FORBIDDEN_KEYS, MAX_FIELD_NAME, setFormField, typedForm } from '../lib/form-fields.js'
 import { PassThrough, pipeline, type Readable } from 'node:stream'
 
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
-// Longest multipart field name read: a name is a dotted path into the body, never data.
-const MAX_FIELD_NAME = 200
 // How deep in the body `@filePayload` references are looked for: body -> values -> [row] -> field.
 const FILE_REF_DEPTH = 4
 
@@ -29,23 +26,6 @@ declare module 'fastify' {
 }
 
 type Row = Record<string, unknown>
-
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
-
-/** `values.title` -> body.values.title: browser forms name nested fields with dots. */
-function setDotted (body: Row, path: string, value: unknown): void {
-  const keys = path.split('.')
-  if (keys.length > MAX_FIELD_NAME_DEPTH || keys.some((k) => k === '' || FORBIDDEN_KEYS.has(k))) {
-    throw errors.badRequest(`Invalid multipart field name "${path.slice(0, 60)}": at most ${MAX_FIELD_NAME_DEPTH} dot-separated names`)
-  }
-  let node = body
-  for (const key of keys.slice(0, -1)) {
-    const next = Object.hasOwn(node, key) ? node[key] : (node[key] = {})
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) throw errors.badRequest(`Multipart field "${path}" conflicts with "${key}"`)
-    node = next as Row
-  }
-  node[keys.at(-1)!] = value
-}
 
 /** Deep merge of `@jsonPayload` over the form fields; recursion follows the form's own (bounded) depth. */
 function merge (target: Row, source: unknown): void {
@@ -122,11 +102,10 @@ async function files (app: FastifyInstance): Promise<void> {
           throw error
         }
       } else {
-        setDotted(form, part.fieldname, part.value)
+        setFormField(form, part.fieldname, part.value)
       }
     }
-    const schema = request.routeOptions.schema?.body as TSchema | undefined
-    const body = (schema === undefined ? form : Value.Convert(schema, form)) as Row
+    const body = typedForm(request.routeOptions.schema?.body as TSchema | undefined, form)
     merge(body, json)
     return resolveFileRefs(body, stored) as Row
   }

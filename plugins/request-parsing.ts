@@ -1,5 +1,7 @@
 // Body parsing of the API routes, as lenient as teenybase clients need it (DECISIONS 36) and no more.
 import type { FastifyInstance } from 'fastify'
+import type { TSchema } from '@sinclair/typebox'
+import { urlencodedBody } from '../lib/form-fields.js'
 
 /**
  * JSON bodies as Fastify parses them (prototype-poisoning checks, the route's body limit), except that
@@ -12,5 +14,21 @@ export function lenientJsonBodies (scope: FastifyInstance): void {
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if ((body as string).trim() === '') return done(null, {})
     parse(request, body as string, done)
+  })
+}
+
+/**
+ * `application/x-www-form-urlencoded` bodies (teenybase clients post forms to table routes): fields
+ * named like multipart ones (`values.title`, `values[title]`), converted to the route's body types,
+ * within the route's body limit and at most `limits.fields` fields.
+ */
+export function urlencodedBodies (scope: FastifyInstance): void {
+  const maxFields = scope.fastbase.limits.fields
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    try {
+      done(null, urlencodedBody(body as string, maxFields, request.routeOptions.schema?.body as TSchema | undefined))
+    } catch (error) {
+      done(error as Error, undefined)
+    }
   })
 }

@@ -14,6 +14,7 @@ import type { DatabaseSettings } from '../schemas/config.js'
 const API = '/api/v1'
 const ADMIN = { authorization: `Bearer ${adminToken}` }
 const JSON_TYPE = { 'content-type': 'application/json' }
+const FORM_TYPE = { 'content-type': 'application/x-www-form-urlencoded' }
 
 const config: DatabaseSettings = {
   jwtSecret: 'global-secret',
@@ -54,6 +55,7 @@ async function signUp (app: FastifyInstance, username: string, email = `${userna
   return { id: body.record.id, token: body.token, refreshToken: body.refresh_token }
 }
 
+const q = encodeURIComponent
 const bearer = (a: Account) => ({ authorization: `Bearer ${a.token}` })
 
 forEachDialect(t, 'teenybase requests', async (t, dialect) => {
@@ -230,6 +232,56 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     }
     t.match(mail, /^To: ab@gmail\.com/m, 'sent to the stored address')
     t.notMatch(mail, /reset@googlemail/, 'never to the typed one')
+  })
+
+  t.test('table writes take urlencoded bodies, named like multipart fields', async (t) => {
+    const form = (url: string, payload: string, headers: Record<string, string> = bearer(ann)) => app.inject({ method: 'POST', url: `${API}/table/posts/${url}`, headers: { ...FORM_TYPE, ...headers }, payload })
+    const inserted = await form('insert', `values.owner=${ann.id}&values.title=Form+post&values.slug=form&values.views=7&values.published=true&returning=title,views,published`)
+    t.equal(inserted.statusCode, 200)
+    t.same(inserted.json(), [{ title: 'Form post', views: 7, published: true }], 'text converted to the field types')
+    const brackets = await form('insert', `values[owner]=${ann.id}&values[title]=Brackets&values[slug]=brackets&returning[]=slug`)
+    t.equal(brackets.statusCode, 400, 'an empty bracket is not a name')
+    const bracketed = await form('insert', `values[owner]=${ann.id}&values[title]=Brackets&values[slug]=brackets&returning=slug&returning=title`)
+    t.same(bracketed.json(), [{ slug: 'brackets', title: 'Brackets' }], 'values[name], and a repeated name is a list')
+    const updated = await form('update', `where=${q("slug == 'form'")}&setValues.views=8&returning=views`)
+    t.same(updated.json(), [{ views: 8 }])
+    const id = (await app.inject({ method: 'GET', url: `${API}/table/posts/select?select=id&where=${q("slug == 'form'")}` })).json()[0].id
+    const edited = await app.inject({ method: 'POST', url: `${API}/table/posts/edit/${id}?returning=title,published`, headers: { ...FORM_TYPE, ...bearer(ann) }, payload: 'title=Edited&published=false' })
+    t.same(edited.json(), { title: 'Edited', published: false }, 'edit: bare fields')
+    const selected = await app.inject({ method: 'POST', url: `${API}/table/posts/select`, headers: FORM_TYPE, payload: `where=${q("slug == 'form'")}&select=title&limit=1` })
+    t.same(selected.json(), [{ title: 'Edited' }], 'select too')
+    const deleted = await form('delete', `where=${q("slug == 'form' | slug == 'brackets'")}&returning=slug`)
+    t.equal(deleted.statusCode, 200, 'delete (a 415 before)')
+    t.same(deleted.json().map((r: { slug: string }) => r.slug).sort(), ['brackets', 'form'])
+  })
+
+  t.test('urlencoded bodies: rules, validation and bounds still hold', async (t) => {
+    const form = (url: string, payload: string, headers: Record<string, string> = bearer(ann)) => app.inject({ method: 'POST', url: `${API}/table/posts/${url}`, headers: { ...FORM_TYPE, ...headers }, payload })
+    const expect = async (res: Awaited<ReturnType<typeof form>>, status: number, message: RegExp | string, what: string) => {
+      t.equal(res.statusCode, status, what)
+      t.equal(res.json().code, status, `${what}: standard body`)
+      t.match(res.json().message, message, what)
+    }
+    await expect(await form('insert', `values.owner=${ann.id}&values.title=x`, {}), 403, 'Forbidden', 'anonymous: the createRule')
+    await expect(await form('insert', `values.owner=${bob.id}&values.title=x`), 403, 'Forbidden', 'another owner: the createRule')
+    await expect(await form('insert', `values.owner=${ann.id}&values.title=x&values.nope=1`), 400, 'Validation Error', 'an unknown field')
+    await expect(await form('insert', `values.owner=${ann.id}&values.title=x&values.views=seven`), 400, 'Validation Error', 'a value of the wrong type')
+    await expect(await form('insert', `values.owner=${ann.id}&values.title=x&values.title=y`), 400, 'Validation Error', 'a field given twice')
+    await expect(await form('insert', `values=1&values.title=x`), 400, /conflicts/, 'a name that is both a value and an object')
+    await expect(await form('insert', `values.title=x&values=1`), 400, /conflicts/, 'the other way round')
+    await expect(await form('insert', 'values.a.b.c.d=1'), 400, /at most 4/, 'nested deeper than 4')
+    await expect(await form('insert', `${'v'.repeat(201)}=1`), 400, /Invalid form field name/, 'a name over 200 characters')
+    for (const name of ['__proto__[admin]', 'values.__proto__.x', 'constructor', 'values[prototype]']) {
+      await expect(await form('insert', `${q(name)}=1`), 400, /Invalid form field name/, name)
+    }
+    await expect(await form('insert', Array.from({ length: 201 }, (_, i) => `f${i}=1`).join('&')), 413, /More than 200 form fields/, 'more fields than limits.fields')
+    await expect(await form('insert', `values.title=${'x'.repeat(1024 * 1024)}`), 413, /too large/, 'past limits.bodySize')
+    await expect(await form('insert', ''), 400, 'Validation Error', 'an empty form is {}')
+    await expect(await form('update', `where=${q('nope == 1')}&setValues.title=x`), 400, /Unknown column "nope"/, 'a bad where')
+    await expect(await form('delete', 'returning=id'), 400, 'Validation Error', 'delete without where')
+    const signUp = await app.inject({ method: 'POST', url: `${API}/table/users/auth/sign-up`, headers: FORM_TYPE, payload: 'username=x' })
+    t.equal(signUp.statusCode, 415, 'auth routes stay JSON')
+    t.equal(signUp.json().code, 415)
   })
 
   t.test('health has an ISO timestamp', async (t) => {

@@ -7,11 +7,16 @@ import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../.
 import { select, list, view, type ReadParams } from '../../lib/crud/read.js'
 import { insert, update, edit, remove, type InsertParams, type UpdateParams, type DeleteParams, type EditQuery } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
+import { urlencodedBodies } from '../../plugins/request-parsing.js'
+
+const FORM = 'application/x-www-form-urlencoded'
 
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: FastifyInstance): Promise<void> {
   const { tables, limits } = app.fastbase
   const q = querySchemas(limits)
+  // Writes (and select/list) may come as forms, as teenybase clients send them (DECISIONS 36).
+  urlencodedBodies(app)
 
   function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
     // A viewer admin may read everything and write nothing (DECISIONS 15).
@@ -32,10 +37,10 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
     const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => hasFiles
       ? app.fastbaseFileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
       : {}
-    const consumes = hasFiles ? { consumes: ['application/json', 'multipart/form-data'] } : {}
+    const consumes = { consumes: ['application/json', FORM, ...(hasFiles ? ['multipart/form-data'] : [])] }
 
     for (const method of ['GET', 'POST'] as const) {
-      const params = method === 'GET' ? { querystring: q.read } : { body: q.read }
+      const params = method === 'GET' ? { querystring: q.read } : { body: q.read, consumes: ['application/json', FORM] }
       app.route({
         method, url: `${base}/select`,
         schema: { ...read(`Select ${table.name} records`, s.records), ...params },
@@ -57,7 +62,7 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
     }, async (request) => await update(context(request, table, true), request.body as UpdateParams))
     app.post(`${base}/delete`, {
       ...writeOptions(() => ['deleteRule']),
-      schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody }
+      schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody, consumes: ['application/json', FORM] }
     }, async (request) => await remove(context(request, table, true), request.body as DeleteParams))
 
     if (table.uid === undefined) continue
