@@ -49,6 +49,12 @@ const config: DatabaseSettings = {
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
     },
     { name: 'plain', fields: [id, text('body')], extensions: [{ name: 'rules', listRule: 'true' }] },
+    // Relation expand reads `docs` under an alias, and under its listRule (a search).
+    {
+      name: 'links',
+      fields: [id, text('doc', { foreignKey: { table: 'docs', column: 'id' } })],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
+    },
     // A create rule checked in SQL on the inserted row: the index already holds it.
     {
       name: 'guarded',
@@ -163,6 +169,9 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
     t.same(narrowed.body, { items: [], total: 0 }, 'a caller where under a search rule')
     const view = await app.inject({ method: 'GET', url: '/api/v1/table/docs/view/d2' })
     t.equal(view.statusCode, 404)
+    await insert(app, 'links', [{ id: 'l1', doc: 'd1' }, { id: 'l2', doc: 'd2' }])
+    const expanded = await list('links', { select: 'id, doc(id, body)' }, {})
+    t.same(expanded.body.items, [{ id: 'l1', doc: { id: 'd1', body: 'a public notice' } }, { id: 'l2', doc: null }], 'an expanded relation is read under its search rule')
   })
 
   t.test('a create rule made of @@ sees the row being inserted', async (t) => {
@@ -264,6 +273,8 @@ t.test('compiled SQL per dialect', async (t) => {
     return { compiled, ranks }
   }
   const lite = sql(sqlite, 'notes @@ \'Hello wor*\'')
+  const aliased = compile(parse('title @@ \'x\''), { dialect: sqlite, table: { ...describeTables([notes], sqlite).get('notes')!, quoted: '"fb-expand-1"' }, globals: {}, seesHidden: true })
+  t.match(aliased, { sql: /^\("fb-expand-1"\.rowid IN \(SELECT rowid FROM "fts5_notes_idx" / }, 'the row is the one the statement names, under its alias')
   t.match(lite.compiled, {
     kind: 'sql',
     sql: '("notes".rowid IN (SELECT rowid FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ?))',

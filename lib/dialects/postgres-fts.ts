@@ -54,20 +54,19 @@ function tsQuery (index: SearchIndex, terms: SearchTerm[]): Fragment {
 const LOOKUP = '"fb_search"'
 
 export const postgresSearch = {
-  match (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+  match (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
     const query = tsQuery(index, terms)
     // The vector of every field is the indexed one; the vector of `fields` then narrows what the index found.
     const conditions = [`${vector(index, index.fields, `${LOOKUP}.`)} @@ ${query.sql}`]
     if (fields !== undefined) conditions.push(`${vector(index, fields, `${LOOKUP}.`)} @@ ${query.sql}`)
-    const table = quote(index.table)
     return {
-      sql: `(${table}.ctid IN (SELECT ${LOOKUP}.ctid FROM ${table} AS ${LOOKUP} WHERE ${conditions.join(' AND ')}))`,
+      sql: `(${row}.ctid IN (SELECT ${LOOKUP}.ctid FROM ${quote(index.table)} AS ${LOOKUP} WHERE ${conditions.join(' AND ')}))`,
       bindings: conditions.map(() => query.bindings[0])
     }
   },
   // ts_rank: higher is better; a row that does not match ranks 0, last.
-  rank (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+  rank (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
     const query = tsQuery(index, terms)
-    return { sql: `ts_rank(${vector(index, fields ?? index.fields, `${quote(index.table)}.`)}, ${query.sql}) DESC`, bindings: query.bindings }
+    return { sql: `ts_rank(${vector(index, fields ?? index.fields, `${row}.`)}, ${query.sql}) DESC`, bindings: query.bindings }
   }
 }

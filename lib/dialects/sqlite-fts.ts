@@ -56,18 +56,19 @@ function ftsQuery (terms: SearchTerm[], fields: string[] | undefined): string {
   return fields === undefined ? words : `{${fields.join(' ')}} : (${words})`
 }
 
-function names (index: SearchIndex) {
-  return { fts: quote(ftsTableName(index.table)), row: `${quote(index.table)}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}` }
+/** The FTS5 table, and the rowid of the row `row` names. */
+function names (index: SearchIndex, row: string) {
+  return { fts: quote(ftsTableName(index.table)), rowid: `${row}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}` }
 }
 
 export const sqliteSearch = {
-  match (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
-    const { fts, row } = names(index)
-    return { sql: `(${row} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [ftsQuery(terms, fields)] }
+  match (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+    const { fts, rowid } = names(index, row)
+    return { sql: `(${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [ftsQuery(terms, fields)] }
   },
   // bm25: lower is better; rows an `|` let through without matching have no rank and come last.
-  rank (index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
-    const { fts, row } = names(index)
-    return { sql: `(SELECT rank FROM ${fts} WHERE ${fts} MATCH ? AND rowid = ${row}) ASC NULLS LAST`, bindings: [ftsQuery(terms, fields)] }
+  rank (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+    const { fts, rowid } = names(index, row)
+    return { sql: `(SELECT rank FROM ${fts} WHERE ${fts} MATCH ? AND rowid = ${rowid}) ASC NULLS LAST`, bindings: [ftsQuery(terms, fields)] }
   }
 }

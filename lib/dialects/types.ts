@@ -64,10 +64,13 @@ export interface Dialect extends DdlDialect {
   literal(value: unknown, field?: TableField): Fragment
   /** Full-text search (DECISIONS 37, lib/fts.ts); the index itself is part of createTable. */
   search: {
-    /** The table's rows holding every term (in `fields` when given, else in any field), as a condition on the table's row. */
-    match(index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment
+    /**
+     * The rows holding every term (in `fields` when given, else in any field), as a condition on the
+     * row `row` names: the quoted table, or the alias a statement reads it under (relation expand).
+     */
+    match(index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment
     /** An ORDER BY term putting the best matches first. */
-    rank(index: SearchIndex, fields: string[] | undefined, terms: SearchTerm[]): Fragment
+    rank(index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment
   }
 
   // ---- values ----

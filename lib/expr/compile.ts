@@ -222,8 +222,8 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   }
   if (terms.length === 0) throw new ExpressionError('The search text of @@ has no words', expr.right.pos)
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
-  scope.ranks?.push(scope.dialect.search.rank(index, fields, terms))
-  const match = scope.dialect.search.match(index, fields, terms)
+  scope.ranks?.push(scope.dialect.search.rank(index, scope.table.quoted, fields, terms))
+  const match = scope.dialect.search.match(index, scope.table.quoted, fields, terms)
   return safe(sql(match.sql, match.bindings), true)
 }
 
