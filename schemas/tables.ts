@@ -40,18 +40,18 @@ export function querySchemas (limits: Limits): QuerySchemas {
       sort: Type.Optional(Terms('Alias of order')),
       limit: Type.Optional(Type.Integer({ minimum: 0, description: `Max rows (capped by maxLimit, ${limits.maxLimit}, and by ${limits.cells} values per answer)` })),
       offset: Type.Optional(Type.Integer({ minimum: 0 })),
-      select: Type.Optional(Columns('Columns or `expr as name`; comma-separated or array')),
+      select: Type.Optional(Columns('Columns, `expr as name`, or relations such as `owner(name, id)`; comma-separated or array')),
       distinct: Type.Optional(Type.Boolean()),
       skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
       estimateTotal: Type.Optional(Type.Boolean({ description: 'list: on PostgreSQL, `total` is the query planner\'s estimate when that is 10,000 rows or more (exact below; always exact on SQLite), as PostgREST\'s `count=estimated`' })),
       group: Type.Optional(Terms('Columns to group by'))
     }),
     view: Type.Object({
-      select: Type.Optional(Columns('Columns or `expr as name`')),
+      select: Type.Optional(Columns('Columns, `expr as name`, or relations such as `owner(name)`')),
       where: Type.Optional(Expression('Additional filter'))
     }),
     edit: Type.Object({
-      returning: Type.Optional(Columns('Columns to return; default: the uid field')),
+      returning: Type.Optional(Columns('Columns to return (relations too: `owner(name)`); default: the uid field')),
       or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
     })
   }
@@ -71,7 +71,7 @@ export interface TableSchemas {
 
 export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
   const { Expression, Columns } = bounded(limits)
-  const Returning = Columns('Columns to return (`*` for all); omitted: empty response')
+  const Returning = Columns('Columns to return (`*` for all; relations such as `owner(name)`); omitted: empty response')
   const record = recordSchema(table)
   const insertRecord = insertRecordSchema(table)
   const updateRecord = updateRecordSchema(table)

@@ -142,6 +142,8 @@ forEachDialect(t, 'write returning expands too', async (t, dialect) => {
   t.same(edited.json(), { title: 'n1', editor: { name: 'Carol' } }, 'edit')
   const deleted = await post('delete', { where: "title == 'n1'", returning: 'title, owner(org(name))' })
   t.same(deleted.json(), [{ title: 'n1', owner: { org: { name: 'Acme' } } }], 'delete, nested')
+  const replaced = await post('insert', { values: { id: 1, title: 'p1b', owner: 'u3' }, or: 'REPLACE', returning: 'title, owner(name)' })
+  t.same(replaced.json(), [{ title: 'p1b', owner: { name: 'Carol' } }], 'insert or=REPLACE (the upsert statement)')
   const anon = await post('insert', { values: { title: 'n2', owner: 'u2' }, returning: 'title, owner(name)' }, {})
   t.same(anon.json(), [{ title: 'n2', owner: null }], 'a row the caller may not list is null in returning as well')
 })
