@@ -1,7 +1,7 @@
 // Relation expand (DECISIONS 37): `owner(name, id)` in a select or returning list reads the row a
 // foreign key references as a nested object, under the target table's listRule and noSelect, in the
 // same statement, with the same answers on both dialects and through the real response serializer.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
@@ -12,6 +12,7 @@ import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
 import { outputColumns } from '../lib/crud/columns.js'
 import type { CrudContext } from '../lib/crud/context.js'
+import type { DialectName } from '../lib/dialects/types.js'
 import { FastbaseError } from '../lib/errors.js'
 
 const open = { createRule: 'true', updateRule: 'true', deleteRule: 'true' }
@@ -73,7 +74,7 @@ function simulateUsers (app: FastifyInstance): void {
 const admin = { authorization: `Bearer ${adminToken}` }
 const as = (uid: string, role = 'user'): Record<string, string> => ({ 'x-test-uid': uid, 'x-test-role': role })
 
-async function seeded (t: Parameters<Parameters<typeof forEachDialect>[2]>[0], dialect: 'sqlite' | 'postgres'): Promise<FastifyInstance> {
+async function seeded (t: Test, dialect: DialectName): Promise<FastifyInstance> {
   const app = await buildApp(t, config, { dialect, setup: simulateUsers })
   const insert = async (table: string, values: unknown) => {
     const res = await app.inject({ method: 'POST', url: `/api/v1/table/${table}/insert`, headers: admin, payload: { values } })

@@ -17,7 +17,7 @@ export interface Relation extends ForeignKey { name: string }
  * The relation a call names: a field with a foreignKey (`owner(name)`), else the table that one
  * foreign key field references (`users(name)`). Undefined when it names neither. Call names come
  * lower-cased from the parser, so names are matched without case. A relation named like a function
- * (a field `count`) is the relation: the caller can only have meant the table's own name.
+ * (a field `count`) shadows that function in this table's select lists.
  */
 export function relationOf (table: TableDescriptor, call: Call): Relation | undefined {
   const byField = table.foreignKeys.filter((fk) => fk.field.name.toLowerCase() === call.name)
