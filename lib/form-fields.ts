@@ -14,8 +14,8 @@ export const MAX_FIELD_NAME = 200
 /** Keys that must never become properties of a body built from caller text. */
 export const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
 
-/** `values.title` and `values[title]` -> ['values', 'title']. */
-function fieldPath (name: string): string[] {
+/** `values.title` and `values[title]` -> ['values', 'title']; a name out of bounds is a 400. */
+export function formFieldPath (name: string): string[] {
   const path = name.length > MAX_FIELD_NAME ? [] : name.replace(/\[([^[\]]*)\]/g, '.$1').split('.')
   if (path.length === 0 || path.length > MAX_FIELD_NAME_DEPTH || path.some((k) => k === '' || FORBIDDEN_KEYS.has(k))) {
     throw errors.badRequest(`Invalid form field name "${name.slice(0, 60)}": at most ${MAX_FIELD_NAME_DEPTH} dot-separated names of at most ${MAX_FIELD_NAME} characters in all`)
@@ -25,7 +25,7 @@ function fieldPath (name: string): string[] {
 
 /** Sets field `name` of `body` to `value`; a name given before collects both in an array. */
 export function setFormField (body: Row, name: string, value: unknown): void {
-  const path = fieldPath(name)
+  const path = formFieldPath(name)
   let node = body
   for (const key of path.slice(0, -1)) {
     const next = Object.hasOwn(node, key) ? node[key] : (node[key] = {})

@@ -7,10 +7,10 @@ import type { TSchema } from '@sinclair/typebox'
 import { createStorage } from '../lib/storage/index.js'
 import type { Storage } from '../lib/storage/types.js'
 import { storedFileName } from '../lib/storage/file-names.js'
-import { FileTracker, fileKey } from '../lib/files/tracker.js'
+import { FileTracker, fileKey, fileFields } from '../lib/files/tracker.js'
 import type { TableDescriptor } from '../lib/table.js'
 import { errors, FastbaseError } from '../lib/errors.js'
-import { FORBIDDEN_KEYS, MAX_FIELD_NAME, setFormField, typedForm } from '../lib/form-fields.js'
+import { FORBIDDEN_KEYS, MAX_FIELD_NAME, formFieldPath, setFormField, typedForm } from '../lib/form-fields.js'
 import { PassThrough, pipeline, type Readable } from 'node:stream'
 
 const FILE_PART = '@filePayload'
@@ -70,26 +70,33 @@ async function files (app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => { await storage.close() })
 
   /**
-   * Streams every `@filePayload` part to storage (never buffered) and builds the body around it: plain
-   * form fields (text, converted to the body schema's types) with the typed `@jsonPayload` merged over them.
+   * Streams every file part to storage (never buffered) and builds the body around it: plain form
+   * fields (text, converted to the body schema's types; a file part named after a file field holds
+   * its stored name) with the typed `@jsonPayload` merged over them.
    */
   async function multipartBody (request: FastifyRequest, table: TableDescriptor, tracker: FileTracker): Promise<Row> {
     const form: Row = {}
     const json: Row = {}
     const stored: string[] = []
+    const fileFieldNames = new Set(fileFields(table).map((f) => f.name))
     // Every non-file part together stays within the JSON body limit (busboy bounds each one alone).
     let fieldBytes = 0
     for await (const part of request.parts()) {
       if (typeof part.fieldname !== 'string' || part.fieldname === '') throw errors.badRequest('Multipart part without a field name')
       if (part.type === 'file') {
-        if (part.fieldname !== FILE_PART) throw errors.badRequest(`Unexpected file part "${part.fieldname}": upload files as ${FILE_PART} parts`)
+        // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.
+        const inField = part.fieldname !== FILE_PART
+        if (inField && !fileFieldNames.has(formFieldPath(part.fieldname).at(-1)!)) {
+          throw errors.badRequest(`Unexpected file part "${part.fieldname}": upload files as ${FILE_PART} parts or as the value of a file field (values.<field>)`)
+        }
         // A body that ended inside this part has already closed its stream; a pipe set up now would wait forever.
         if (part.file.destroyed) throw errors.badRequest('Malformed multipart body: it ends inside a file part')
         const name = storedFileName(part.filename)
         tracker.markUploaded(table, name)
         await storage.put(fileKey(table, name), guarded(part.file), { contentType: part.mimetype || 'application/octet-stream' })
         if (part.file.truncated) throw errors.payloadTooLarge(`File larger than maxUploadSize (${limits.uploadSize} bytes)`)
-        stored.push(name)
+        if (inField) setFormField(form, part.fieldname, name)
+        else stored.push(name)
         continue
       }
       fieldBytes += Buffer.byteLength(String(part.value))

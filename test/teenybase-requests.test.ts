@@ -31,6 +31,18 @@ const config: DatabaseSettings = {
       ]
     },
     {
+      name: 'docs',
+      autoSetUid: true,
+      fields: [
+        ...baseFields,
+        { name: 'title', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'pages', type: 'integer', sqlType: 'integer' },
+        { name: 'cover', type: 'file', sqlType: 'text' },
+        { name: 'attachment', type: 'file', sqlType: 'text' }
+      ],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: "title != 'blocked'", updateRule: "new.title != 'blocked'", deleteRule: 'true' }]
+    },
+    {
       name: 'posts',
       autoSetUid: true,
       fields: [
@@ -56,6 +68,19 @@ async function signUp (app: FastifyInstance, username: string, email = `${userna
 }
 
 const q = encodeURIComponent
+
+/** A multipart body as `inject` takes it, built by the platform's own FormData encoder. */
+async function multipart (parts: Array<[string, string | Blob, string?]>): Promise<{ headers: Record<string, string>, payload: Buffer }> {
+  const form = new FormData()
+  for (const [name, value, fileName] of parts) {
+    if (typeof value === 'string') form.append(name, value)
+    else form.append(name, value, fileName)
+  }
+  const request = new Request('http://localhost/', { method: 'POST', body: form })
+  return { headers: { 'content-type': request.headers.get('content-type')! }, payload: Buffer.from(await request.arrayBuffer()) }
+}
+
+const png = (text: string) => new Blob([text], { type: 'image/png' })
 const bearer = (a: Account) => ({ authorization: `Bearer ${a.token}` })
 
 forEachDialect(t, 'teenybase requests', async (t, dialect) => {
@@ -282,6 +307,54 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     const signUp = await app.inject({ method: 'POST', url: `${API}/table/users/auth/sign-up`, headers: FORM_TYPE, payload: 'username=x' })
     t.equal(signUp.statusCode, 415, 'auth routes stay JSON')
     t.equal(signUp.json().code, 415)
+  })
+
+  t.test('multipart: a file in a plain field of a file field, and bare fields on edit', async (t) => {
+    const stored = async () => (await readdir(join(app.fastbase.options.dataDir, 'files', 'docs')).catch(() => [] as string[])).filter((f) => !f.endsWith('.meta.json') && !f.startsWith('.')).sort()
+    const insert = await app.inject({ method: 'POST', url: `${API}/table/docs/insert`, ...await multipart([['values.title', 'Manual'], ['values.pages', '12'], ['values.cover', png('cover bytes'), 'Cover Photo.png'], ['returning', '*']]) })
+    t.equal(insert.statusCode, 200)
+    const [doc] = insert.json()
+    t.match(doc, { title: 'Manual', pages: 12, cover: /^cover_photo_[0-9a-f]+\.png$/, attachment: null })
+    const download = await app.inject({ method: 'GET', url: `${API}/files/docs/${doc.id}/${doc.cover}` })
+    t.equal(download.body, 'cover bytes', 'the file is stored under the name written')
+    t.same(await stored(), [doc.cover])
+
+    const edit = await app.inject({ method: 'POST', url: `${API}/table/docs/edit/${doc.id}?returning=title,pages,cover,attachment`, ...await multipart([['title', 'Manual 2'], ['pages', '13'], ['attachment', png('attached'), 'notes.txt']]) })
+    t.equal(edit.statusCode, 200, 'edit with bare fields and a bare file field')
+    const edited = edit.json()
+    t.match(edited, { title: 'Manual 2', pages: 13, cover: doc.cover, attachment: /^notes_[0-9a-f]+\.txt$/ })
+    const replace = await app.inject({ method: 'POST', url: `${API}/table/docs/edit/${doc.id}?returning=cover`, ...await multipart([['cover', png('new cover'), 'new.png']]) })
+    const newCover = replace.json().cover
+    t.not(newCover, doc.cover)
+    t.same(await stored(), [edited.attachment, newCover].sort(), 'the replaced cover is removed')
+    const update = await app.inject({ method: 'POST', url: `${API}/table/docs/update`, ...await multipart([['where', `id == '${doc.id}'`], ['setValues.attachment', png('v3'), 'v3.txt'], ['returning', 'attachment']]) })
+    t.match(update.json(), [{ attachment: /^v3_[0-9a-f]+\.txt$/ }], 'update: setValues.<file field>')
+    const json = await app.inject({ method: 'POST', url: `${API}/table/docs/edit/${doc.id}?returning=title`, ...await multipart([['@filePayload', png('p'), 'p.png'], ['@jsonPayload', JSON.stringify({ title: 'Manual 3', cover: '@filePayload.0' })]]) })
+    t.same(json.json(), { title: 'Manual 3' }, '@filePayload and @jsonPayload still work')
+  })
+
+  t.test('multipart: what stays refused, with nothing left on disk', async (t) => {
+    const stored = async () => (await readdir(join(app.fastbase.options.dataDir, 'files', 'docs')).catch(() => [] as string[])).filter((f) => !f.endsWith('.meta.json') && !f.startsWith('.')).sort()
+    const before = await stored()
+    const send = async (url: string, parts: Array<[string, string | Blob, string?]>, headers: Record<string, string> = {}) => {
+      const body = await multipart(parts)
+      return await app.inject({ method: 'POST', url: `${API}/table/docs/${url}`, headers: { ...body.headers, ...headers }, payload: body.payload })
+    }
+    const expect = async (res: Awaited<ReturnType<typeof send>>, status: number, message: RegExp | string, what: string) => {
+      t.equal(res.statusCode, status, what)
+      t.equal(res.json().code, status, `${what}: standard body`)
+      t.match(res.json().message, message, what)
+    }
+    await expect(await send('insert', [['values.title', 'x'], ['values.pages', png('not a file field'), 'a.png']]), 400, /Unexpected file part "values.pages"/, 'a file in a field that is not a file field')
+    await expect(await send('insert', [['values.title', 'x'], ['cover', png('c'), 'a.png']]), 400, 'Validation Error', 'insert: a bare file field is not in values')
+    await expect(await send('insert', [['values.title', 'blocked'], ['values.cover', png('c'), 'a.png']]), 403, 'Forbidden', 'the createRule refuses the row')
+    await expect(await send('insert', [['values.title', 'x'], ['values.cover', png('a'), 'a.png'], ['values.cover', png('b'), 'b.png']]), 400, 'Validation Error', 'two files for one field')
+    await expect(await send('insert', [['values.title', 'x'], ['values.__proto__', png('a'), 'a.png']]), 400, /Invalid form field name/, 'a prototype name')
+    const id = (await app.inject({ method: 'GET', url: `${API}/table/docs/select?select=id&limit=1` })).json()[0].id
+    await expect(await send(`edit/${id}`, [['title', 'x'], ['nope', 'y']]), 400, 'Validation Error', 'edit: an unknown bare field')
+    await expect(await send(`edit/${id}`, [['title', 'blocked'], ['cover', png('c'), 'c.png']]), 404, /not found/i, 'edit: the updateRule refuses the new values')
+    await expect(await send(`edit/${id}`, [['values.title', 'x']]), 400, 'Validation Error', 'edit: the body is bare fields, as in JSON')
+    t.same(await stored(), before, 'nothing refused was kept')
   })
 
   t.test('health has an ISO timestamp', async (t) => {
