@@ -55,7 +55,9 @@ const tables: TableData[] = [
       { name: 'owner', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } },
       { name: 'editor', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } },
       { name: 'parent', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } },
-      { name: 'note', type: 'relation', sqlType: 'integer', foreignKey: { table: 'notes', column: 'id' } }
+      { name: 'note', type: 'relation', sqlType: 'integer', foreignKey: { table: 'notes', column: 'id' } },
+      // Hidden from non-admins: expanding it would tell them whose it is.
+      { name: 'reviewer', type: 'relation', sqlType: 'text', noSelect: true, foreignKey: { table: 'users', column: 'id' } }
     ],
     extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', ...open }]
   }
@@ -88,7 +90,7 @@ async function seeded (t: Test, dialect: DialectName): Promise<FastifyInstance> 
     { id: 'u3', name: 'Carol', email: 'c@x.io', active: true, meta: [], joined: '2025-06-01T00:00:00Z', score: null, org: 1 }
   ])
   await insert('posts', [
-    { title: 'p1', owner: 'u1', editor: 'u3', parent: null, note: 1 },
+    { title: 'p1', owner: 'u1', editor: 'u3', parent: null, note: 1, reviewer: 'u1' },
     { title: 'p2', owner: 'u2', editor: 'u1', parent: 1, note: null },
     { title: 'p3', owner: null, editor: null, parent: 2, note: null },
     { title: 'p4', owner: 'u3', editor: 'u2', parent: 3, note: null },
@@ -179,6 +181,10 @@ forEachDialect(t, 'the target table\'s rules and hidden columns hold for every c
   t.same(sorted.json().map((r: { o: unknown }) => JSON.stringify(r.o)).sort(), ['null', 'null', '{"name":"Alice"}'], 'ordering by the expansion sees only what the rule lets through')
 
   t.equal((await get(app, 'select', { select: 'title, note(body)' }, as('u1'))).statusCode, 403, 'a target without a listRule is admin-only: 403')
+  const hiddenKey = await get(app, 'select', { select: 'title, reviewer(name)' }, as('u1'))
+  t.match(hiddenKey.json(), { code: 400, message: /Unknown function or relation "reviewer"/ }, 'a noSelect foreign key is no relation for non-admins')
+  t.match((await get(app, 'select', { select: 'users(name) as u' })).json(), { code: 400, message: /foreign keys owner, editor of posts/ }, 'nor is it named to them')
+  t.same((await get(app, 'select', { select: 'reviewer(name)', where: "title == 'p1'" }, admin)).json(), [{ reviewer: { name: 'Alice' } }], 'admins may expand it')
   t.same((await get(app, 'select', { select: 'note(body)', where: "title == 'p1'" }, admin)).json(), [{ note: { body: 'n1' } }], 'admins may expand it')
 })
 
@@ -187,7 +193,7 @@ forEachDialect(t, 'what cannot be expanded is a 400 naming the problem', async (
   const cases: Array<[string, RegExp]> = [
     ['title, nosuch(name) as x', /Unknown function or relation "nosuch"/],
     ['title, tags(name) as t', /Unknown function or relation "tags": posts has no foreign key/],
-    ['title, users(name) as u', /could be any of the foreign keys owner, editor of posts: name the field/],
+    ['title, users(name) as u', /could be any of the foreign keys owner, editor, reviewer of posts: name the field/],
     ['title, owner(name, nosuch)', /Unknown column "nosuch"/],
     ['title, owner(lower(name))', /"lower" is not a relation of users: owner\(\.\.\.\) takes column names, \* or relations/],
     ['title, owner(name, 1)', /owner\(\.\.\.\) takes column names, \* or relations/],

@@ -102,7 +102,7 @@ function duplicateKey (columns: OutputColumn[]): string | undefined {
 
 function listColumn (ctx: CrudContext, what: 'select' | 'returning', item: ListItem, expr: Expr): OutputColumn {
   if (expr.type === 'call') {
-    const relation = relationOf(ctx.table, expr)
+    const relation = relationOf(ctx, expr)
     if (relation !== undefined) return topExpansion(ctx, expr, relation, item.alias)
     if (!isFunction(expr.name)) throw new ExpressionError(`Unknown function or relation "${expr.name}": ${ctx.table.name} has no foreign key field of that name, nor one referencing a table of that name`, expr.pos)
   }
@@ -144,7 +144,7 @@ function expansion (ctx: CrudContext, call: Call, relation: Relation, key: strin
 /** One item inside `relation(...)`: a column of the target, or a relation of it (keyed by its name). */
 function nestedColumn (ctx: CrudContext, call: Call, arg: Expr, depth: number): OutputColumn {
   if (arg.type === 'call') {
-    const relation = relationOf(ctx.table, arg)
+    const relation = relationOf(ctx, arg)
     if (relation === undefined) throw new ExpressionError(`"${arg.name}" is not a relation of ${ctx.table.name}: ${call.name}(...) takes column names, * or relations (foreign key fields, or tables they reference)`, arg.pos)
     return expansion(ctx, arg, relation, relation.name, depth + 1)
   }

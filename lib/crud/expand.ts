@@ -3,7 +3,7 @@
 // the same statement (no query per row), reading the target table under its own listRule and
 // noSelect for this caller: a row the caller may not list reads as null, a hidden column is unknown.
 import type { Fragment } from '../dialects/types.js'
-import type { ForeignKey, TableDescriptor } from '../table.js'
+import type { ForeignKey } from '../table.js'
 import { ExpressionError, type Expr } from '../expr/index.js'
 import { MAX_EXPAND_DEPTH } from '../limits.js'
 import { and, ruleCondition, type CrudContext } from './context.js'
@@ -15,14 +15,17 @@ export interface Relation extends ForeignKey { name: string }
 
 /**
  * The relation a call names: a field with a foreignKey (`owner(name)`), else the table that one
- * foreign key field references (`users(name)`). Undefined when it names neither. Call names come
+ * foreign key field references (`users(name)`). Undefined when it names neither. Only fields the
+ * caller may see count: expanding a noSelect key would tell which row it holds. Call names come
  * lower-cased from the parser, so names are matched without case. A relation named like a function
  * (a field `count`) shadows that function in this table's select lists.
  */
-export function relationOf (table: TableDescriptor, call: Call): Relation | undefined {
-  const byField = table.foreignKeys.filter((fk) => fk.field.name.toLowerCase() === call.name)
+export function relationOf (ctx: CrudContext, call: Call): Relation | undefined {
+  const table = ctx.table
+  const visible = table.foreignKeys.filter((fk) => fk.field.noSelect !== true || ctx.auth.admin)
+  const byField = visible.filter((fk) => fk.field.name.toLowerCase() === call.name)
   if (byField.length === 1) return { ...byField[0], name: byField[0].field.name }
-  const byTable = table.foreignKeys.filter((fk) => fk.target.name.toLowerCase() === call.name)
+  const byTable = visible.filter((fk) => fk.target.name.toLowerCase() === call.name)
   const candidates = [...byField, ...byTable]
   if (candidates.length > 1) {
     const fields = candidates.map((fk) => fk.field.name)
