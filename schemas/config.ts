@@ -88,8 +88,11 @@ export const EmailTemplateSchema = Type.Object({
   subject: Type.Optional(Type.String()),
   text: Type.Optional(Type.String()),
   html: Type.Optional(Type.String()),
-  layoutHtml: Type.Optional(Type.String()),
-  tags: Type.Optional(Type.Array(Type.String()))
+  /** A layout, or teenybase's stack of layouts (outermost first). */
+  layoutHtml: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  variables: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /** Provider tags (teenybase gave one string); SMTP has no tags, so they are accepted and not sent. */
+  tags: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]))
 }, { additionalProperties: true })
 
 /** Accepted and validated here; the auth issue gives it behaviour. */
@@ -125,7 +128,9 @@ export const FullTextSearchSchema = Type.Object({
   contentless: Type.Optional(Type.Boolean()),
   content_rowid: Type.Optional(Identifier),
   columnsize: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
-  detail: Type.Optional(literalUnion(['full', 'column', 'none'] as const))
+  detail: Type.Optional(literalUnion(['full', 'column', 'none'] as const)),
+  /** teenybase's generated configs carry it (back-fill the index when it is created): fastbase always back-fills. */
+  migrateTableQuery: Type.Optional(Type.Boolean())
 }, { additionalProperties: false })
 export type FullTextSearch = Static<typeof FullTextSearchSchema>
 
@@ -176,7 +181,9 @@ export const ActionSqlQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 0 })),
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
   distinct: Type.Optional(Type.Boolean()),
-  or: Type.Optional(Conflict)
+  or: Type.Optional(Conflict),
+  /** Values for `{:name}` placeholders that the caller's params override (teenybase's per-query `params`). */
+  params: Type.Optional(Type.Record(Type.String(), Type.Unknown()))
 }, { additionalProperties: false })
 
 /** Steps-mode statement (accepted and validated here; the actions issue runs it). */
@@ -211,13 +218,15 @@ export const ActionSchema = Type.Object({
 }, { additionalProperties: false })
 
 export const AuthProviderSchema = Type.Object({
-  name: Type.String({ minLength: 1 }),
+  /** A preset or custom provider name; entries that only trust external JWTs may give just `issuer`. */
+  name: Type.Optional(Type.String({ minLength: 1 })),
   clientId: Type.Optional(Type.String()),
   clientSecret: Type.Optional(Type.String()),
   redirectUrl: Type.Optional(Type.String()),
   issuer: Type.Optional(Type.String()),
   jwksUrl: Type.Optional(Type.String()),
-  secret: Type.Optional(Type.String()),
+  /** HS256 shared secret, or a public key as a JWK object. */
+  secret: Type.Optional(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
   algorithm: Type.Optional(Type.String()),
   authorizeUrl: Type.Optional(Type.String()),
   tokenUrl: Type.Optional(Type.String()),
@@ -276,13 +285,15 @@ const LimitsSchema = Type.Object({
 
 export const DatabaseSettingsSchema = Type.Object({
   tables: Type.Array(TableSchema),
-  jwtSecret: Type.String({ minLength: 1 }),
+  /** May be empty only when no table has an auth extension (lib/config/validate.ts). */
+  jwtSecret: Type.String(),
   appUrl: Type.String({ minLength: 1 }),
   appName: Type.Optional(Type.String()),
   jwtIssuer: Type.Optional(Type.String()),
   /** The one algorithm tokens are signed and verified with (DECISIONS 38): HMAC, since the key is a shared secret. */
   jwtAlgorithm: Type.Optional(literalUnion(['HS256', 'HS384', 'HS512'] as const)),
-  jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), AuthProviderSchema]))),
+  /** Deprecated in teenybase: an issuer name, or a provider object without a name (external-JWT trust only). */
+  jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Partial(AuthProviderSchema)]))),
   authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
   allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),
   authCookie: Type.Optional(AuthCookieSchema),
@@ -328,6 +339,25 @@ export type ActionParam = Static<typeof ParamSchema>
 export type ActionSqlQuery = Static<typeof ActionSqlQuerySchema>
 export type ActionStep = Static<typeof ActionStepSchema>
 export type ActionData = Static<typeof ActionSchema>
-export type DatabaseSettings = Static<typeof DatabaseSettingsSchema>
+type Settings = Static<typeof DatabaseSettingsSchema>
+/**
+ * teenybase keys fastbase drops with a start-up warning (lib/config/teenybase.ts), typed so that a
+ * teenybase config written with `satisfies DatabaseSettings` still type-checks.
+ */
+interface TeenybaseOnlyKeys {
+  /** @deprecated ignored by fastbase (use `actions`). */
+  procedures?: unknown
+  /** @deprecated ignored by fastbase: auth routes exist for tables with an auth extension. */
+  auth?: boolean
+}
+interface TeenybaseOnlyEmailKeys {
+  /** @deprecated ignored by fastbase, which sends over SMTP (`smtp` or SMTP_URL). */
+  mailgun?: unknown
+  /** @deprecated ignored by fastbase, which sends over SMTP (`smtp` or SMTP_URL). */
+  resend?: unknown
+  /** @deprecated ignored: without an SMTP transport emails are logged and kept in an outbox folder. */
+  mock?: unknown
+}
+export type DatabaseSettings = Omit<Settings, 'email'> & TeenybaseOnlyKeys & { email?: NonNullable<Settings['email']> & TeenybaseOnlyEmailKeys }
 export type StorageConfig = Static<typeof StorageConfigSchema>
 export type AnySchema = TSchema

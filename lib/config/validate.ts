@@ -38,7 +38,7 @@ export function validateConfig (input: unknown): ValidationResult {
   const { warnings, problems: adaptProblems } = adaptTeenybaseKeys(config)
   const problems = [...adaptProblems, ...schemaProblems(config)]
   if (isObject(config)) {
-    for (const check of CROSS_CHECKS) problems.push(...check(config as DatabaseSettings))
+    for (const check of CROSS_CHECKS) problems.push(...check(config as unknown as DatabaseSettings))
   }
   return problems.length > 0 ? { problems: inConfigOrder(problems) } : { config: config as DatabaseSettings, warnings }
 }

@@ -61,8 +61,18 @@ function collate (name: string | undefined, type: string | undefined): string | 
   }
 }
 
+// teenybase configs check JSON columns with SQLite's json_valid(col). A jsonb column is valid JSON
+// by construction; a text one is valid when it casts. NULL stays NULL, as in SQLite (CHECK passes).
+const CREATE_JSON_VALID = [
+  'CREATE OR REPLACE FUNCTION json_valid(value jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$ SELECT CASE WHEN value IS NULL THEN NULL ELSE true END $$',
+  'CREATE OR REPLACE FUNCTION json_valid(value text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN IF value IS NULL THEN RETURN NULL; END IF; PERFORM value::jsonb; RETURN true; EXCEPTION WHEN others THEN RETURN false; END $$'
+]
+
 function prerequisites (table: TableData): string[] {
-  return collationsOf(table).some((c) => c.toUpperCase() === 'NOCASE') ? [CREATE_NOCASE] : []
+  return [
+    ...(collationsOf(table).some((c) => c.toUpperCase() === 'NOCASE') ? [CREATE_NOCASE] : []),
+    ...(/\bjson_valid\s*\(/i.test(JSON.stringify(table)) ? CREATE_JSON_VALID : [])
+  ]
 }
 
 /** A quoted dollar-quote tag that does not occur in `text`. */
@@ -75,16 +85,49 @@ function dollarTag (text: string): string {
 /**
  * PostgreSQL triggers run a function: the body statements become a PL/pgSQL function of the same
  * name. Row-level like SQLite's; a BEFORE trigger returns the row so the operation goes ahead.
+ * SQLite idioms in teenybase trigger bodies are carried over: `SELECT RAISE(FAIL, 'msg') WHERE c`
+ * becomes `IF c THEN RAISE EXCEPTION 'msg'`, another SELECT becomes PERFORM (PL/pgSQL refuses a
+ * SELECT whose rows go nowhere), and a trigger that updates its own table does not fire itself
+ * again (SQLite's triggers are not recursive; on PostgreSQL such a trigger would loop).
  */
 function trigger (p: TriggerParts): string[] {
   const of = p.updateOf.length > 0 ? ` OF ${p.updateOf.join(', ')}` : ''
-  const when = p.when === undefined ? '' : ` WHEN (${p.when})`
-  const body = `BEGIN\n${p.body.map((s) => `  ${s};\n`).join('')}  RETURN ${p.event === 'DELETE' ? 'OLD' : 'NEW'};\nEND`
+  const selfUpdate = p.body.some((s) => updatesTable(s, p.table))
+  const conditions = [p.when, selfUpdate ? 'pg_trigger_depth() < 1' : undefined].filter((c) => c !== undefined)
+  const when = conditions.length === 0 ? '' : ` WHEN (${conditions.join(' AND ')})`
+  const row = p.event === 'DELETE' ? 'OLD' : 'NEW'
+  const body = `BEGIN\n${p.body.map((s) => `  ${plpgsqlStatement(s)};\n`).join('')}  RETURN ${row};\nEND`
   const tag = dollarTag(body)
   return [
     `CREATE OR REPLACE FUNCTION ${p.name}() RETURNS trigger LANGUAGE plpgsql AS ${tag}\n${body}\n${tag}`,
     `CREATE TRIGGER ${p.name} ${p.seq} ${p.event}${of} ON ${p.table} FOR EACH ROW${when} EXECUTE FUNCTION ${p.name}()`
   ]
+}
+
+// `SELECT RAISE(FAIL, 'message') [WHERE condition]` (also ABORT / ROLLBACK, and IGNORE without a message).
+const RAISE = /^SELECT\s+RAISE\s*\(\s*(FAIL|ABORT|ROLLBACK|IGNORE)\s*(?:,\s*('(?:[^']|'')*')\s*)?\)\s*(?:WHERE\s+([\s\S]+))?$/i
+
+function plpgsqlStatement (statement: string): string {
+  const raise = RAISE.exec(statement)
+  if (raise !== null) {
+    const [, kind, message, condition] = raise
+    // IGNORE skips the row: a BEFORE trigger returning NULL does exactly that.
+    // USING MESSAGE: the text is not a format string (a % in it stays a %). The error code is the one
+    // the dialect maps to a refused write (400), as SQLite's RAISE gives SQLITE_CONSTRAINT_TRIGGER.
+    const action = kind.toUpperCase() === 'IGNORE' ? 'RETURN NULL' : `RAISE EXCEPTION USING MESSAGE = ${message ?? "'The write was refused by a trigger.'"}, ERRCODE = 'triggered_action_exception'`
+    return condition === undefined ? action : `IF ${condition} THEN ${action}; END IF`
+  }
+  return statement.replace(/^SELECT\b/i, 'PERFORM')
+}
+
+/** Does the statement UPDATE the table (quoted or not)? */
+function updatesTable (statement: string, quotedTable: string): boolean {
+  const name = quotedTable.slice(1, -1).replace(/""/g, '"')
+  return new RegExp(`\\bUPDATE\\s+(?:${escapeRegExp(quotedTable)}|${escapeRegExp(name)}\\b)`, 'i').test(statement)
+}
+
+function escapeRegExp (text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 const syntax: DdlSyntax = {

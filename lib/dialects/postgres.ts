@@ -7,7 +7,9 @@ import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint, jsonPairArguments } from './common.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
-  23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check'
+  23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
+  // triggered_action_exception: what a teenybase `RAISE(FAIL, ...)` trigger raises here (postgres-ddl.ts).
+  '09000': 'trigger'
 }
 // Errors caused by a caller's value or expression rather than by the server, answered with 400: every
 // data exception (class 22: bad casts, out-of-range numbers and dates, NUL bytes, bad substrings),
@@ -118,6 +120,7 @@ export const postgres: Dialect = {
     const e = error as { code?: unknown, column?: string, detail?: string, constraint?: string, message?: string }
     const kind = typeof e?.code === 'string' ? CONSTRAINT_CODES[e.code] : undefined
     if (kind === undefined) return undefined
+    if (kind === 'trigger') return { kind, message: driverMessage(e.message ?? '') }
     const fromDetail = /Key \(([^)]+)\)=/.exec(e.detail ?? '')?.[1]
     const fromConstraint = columnOfConstraint(e.constraint, table)
     const candidates = [e.column, fromDetail, fromConstraint].filter((c): c is string => typeof c === 'string')

@@ -11,7 +11,8 @@ const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
   SQLITE_CONSTRAINT_NOTNULL: 'not_null',
   SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign_key',
-  SQLITE_CONSTRAINT_CHECK: 'check'
+  SQLITE_CONSTRAINT_CHECK: 'check',
+  SQLITE_CONSTRAINT_TRIGGER: 'trigger'
 }
 
 /** `$.a.b[0]` path text from path parts. */
@@ -91,7 +92,8 @@ export const sqlite: Dialect = {
     const code = (error as { code?: unknown })?.code
     const kind = typeof code === 'string' ? CONSTRAINT_CODES[code] : undefined
     if (kind === undefined) return undefined
-    return { kind, column: columnFromMessage(String((error as Error).message), table) }
+    const message = String((error as Error).message)
+    return kind === 'trigger' ? { kind, message: driverMessage(message) } : { kind, column: columnFromMessage(message, table) }
   },
   isBusy (error) {
     const code = (error as { code?: unknown })?.code

@@ -12,12 +12,14 @@ export interface Fragment {
   bindings: unknown[]
 }
 
-export type ConstraintKind = 'unique' | 'not_null' | 'foreign_key' | 'check'
+export type ConstraintKind = 'unique' | 'not_null' | 'foreign_key' | 'check' | 'trigger'
 
 export interface ConstraintViolation {
   kind: ConstraintKind
   /** Column named by the database error, when it names one of the table's columns. */
   column?: string
+  /** A trigger's own message (`RAISE(FAIL, 'message')`): the config author's text, safe to answer. */
+  message?: string
 }
 
 export interface DdlDialect {
