@@ -43,6 +43,18 @@ const config: DatabaseSettings = {
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: "title != 'blocked'", updateRule: "new.title != 'blocked'", deleteRule: 'true' }]
     },
     {
+      name: 'tags',
+      autoSetUid: true,
+      fields: [
+        ...baseFields,
+        { name: 'owner', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'name', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'color', type: 'text', sqlType: 'text' }
+      ],
+      indexes: [{ fields: ['owner', 'name'], unique: true }],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'owner == auth.uid', updateRule: 'owner == auth.uid', deleteRule: 'owner == auth.uid' }]
+    },
+    {
       name: 'posts',
       autoSetUid: true,
       fields: [
@@ -355,6 +367,58 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     await expect(await send(`edit/${id}`, [['title', 'blocked'], ['cover', png('c'), 'c.png']]), 404, /not found/i, 'edit: the updateRule refuses the new values')
     await expect(await send(`edit/${id}`, [['values.title', 'x']]), 400, 'Validation Error', 'edit: the body is bare fields, as in JSON')
     t.same(await stored(), before, 'nothing refused was kept')
+  })
+
+  t.test('or=REPLACE and edit?or=INSERT upsert on any unique key', async (t) => {
+    const post = (url: string, payload: unknown, headers: Record<string, string> = bearer(ann)) => app.inject({ method: 'POST', url: `${API}/table/${url}`, headers, payload: payload as object })
+    const bySlug = async (slug: string) => (await app.inject({ method: 'GET', url: `${API}/table/posts/select?select=id,title,views,created,owner&where=${q(`slug == '${slug}'`)}` })).json()
+    const [first] = (await post('posts/insert', { values: { owner: ann.id, title: 'First', slug: 'up' }, returning: ['id', 'created'] })).json()
+    const replaced = await post('posts/insert', { values: { owner: ann.id, title: 'Second', slug: 'up', views: 5 }, or: 'REPLACE', returning: ['id', 'title', 'views'] })
+    t.equal(replaced.statusCode, 200)
+    t.same(replaced.json(), [{ id: first.id, title: 'Second', views: 5 }], 'the row holding the slug is updated and keeps its id')
+    t.same(await bySlug('up'), [{ id: first.id, title: 'Second', views: 5, created: first.created, owner: ann.id }], 'one row, created kept')
+
+    const takeover = await post('posts/insert', { values: { owner: bob.id, title: 'Mine now', slug: 'up' }, or: 'REPLACE' }, bearer(bob))
+    t.equal(takeover.statusCode, 403, 'the updateRule protects the row holding the key')
+    t.same(takeover.json(), { code: 403, message: 'Forbidden' })
+    const foreign = await post('posts/insert', { values: { owner: ann.id, title: 'As ann', slug: 'up' }, or: 'REPLACE' }, bearer(bob))
+    t.equal(foreign.statusCode, 403, 'and the createRule the values')
+    t.equal((await bySlug('up'))[0].title, 'Second', 'nothing changed')
+
+    const fresh = await post('posts/insert', { values: { owner: ann.id, title: 'Fresh', slug: 'fresh' }, or: 'REPLACE', returning: 'slug' })
+    t.same(fresh.json(), [{ slug: 'fresh' }], 'no conflict: an insert')
+    const batch = await post('posts/insert', { values: [{ owner: ann.id, title: 'B1', slug: 'up' }, { owner: ann.id, title: 'B2', slug: 'batch' }], or: 'REPLACE', returning: ['title', 'slug'] })
+    t.same(batch.json(), [{ title: 'B1', slug: 'up' }, { title: 'B2', slug: 'batch' }], 'a batch: each row on its own key')
+
+    // edit/{id}?or=INSERT: the path id does not exist, but the slug does.
+    const edit = await post(`posts/edit/not-there?or=INSERT&returning=id,title`, { owner: ann.id, title: 'Via edit', slug: 'up' })
+    t.equal(edit.statusCode, 200)
+    t.same(edit.json(), { id: first.id, title: 'Via edit' }, 'the row holding the slug is updated; the answer carries its id')
+    t.equal((await app.inject({ method: 'GET', url: `${API}/table/posts/view/not-there` })).statusCode, 404, 'no record under the path id')
+    const editTakeover = await post('posts/edit/not-there?or=INSERT', { owner: bob.id, title: 'Bob', slug: 'up' }, bearer(bob))
+    t.equal(editTakeover.statusCode, 403, 'edit?or=INSERT: the updateRule holds too')
+    const created = await post('posts/edit/new-one?or=INSERT&returning=id,slug', { owner: ann.id, title: 'New', slug: 'new-one' })
+    t.same(created.json(), { id: 'new-one', slug: 'new-one' }, 'no conflict: created under the path id')
+
+    // Two different rows met on two keys: refused, the same on both dialects.
+    const fresh2 = (await bySlug('fresh'))[0]
+    const twoRows = await post('posts/insert', { values: { id: fresh2.id, owner: ann.id, title: 'Both', slug: 'up' }, or: 'REPLACE' }, ADMIN)
+    t.equal(twoRows.statusCode, 400)
+    t.same(twoRows.json(), { code: 400, message: 'Constraint violation', data: { slug: { code: 'unique', message: 'A record with this value already exists.' } } })
+    t.equal((await bySlug('fresh'))[0].title, 'Fresh', 'nothing changed')
+    const sameRow = await post('posts/insert', { values: { id: first.id, owner: ann.id, title: 'Same row', slug: 'up' }, or: 'REPLACE', returning: 'title' }, ADMIN)
+    t.same(sameRow.json(), [{ title: 'Same row' }], 'both keys on one row: that row')
+
+    // A unique index over two columns is a key too.
+    const tag = (color: string, headers = bearer(ann)) => post('tags/insert', { values: { owner: ann.id, name: 'red', color }, or: 'REPLACE', returning: ['id', 'color'] }, headers)
+    const [t1] = (await tag('#f00')).json()
+    const t2 = await tag('#e00')
+    t.same(t2.json(), [{ id: t1.id, color: '#e00' }], 'upsert on (owner, name)')
+    const tags = (await app.inject({ method: 'GET', url: `${API}/table/tags/list?select=color` })).json()
+    t.same(tags, { items: [{ color: '#e00' }], total: 1 })
+
+    const noKey = await post('posts/insert', { values: { owner: ann.id, title: 'no key' }, or: 'REPLACE' })
+    t.equal(noKey.statusCode, 200, 'a generated id is a key too: a plain insert')
   })
 
   t.test('health has an ISO timestamp', async (t) => {

@@ -14,6 +14,11 @@ const MESSAGES: Record<ConstraintKind, string> = {
 
 type Row = Record<string, unknown>
 
+/** The 400 of a constraint violation, under the field it concerns. */
+export function constraintError (kind: ConstraintKind, key: string, message = MESSAGES[kind]): FastbaseError {
+  return errors.constraint('Constraint violation', { [key]: { code: kind, message } })
+}
+
 export async function translateDbError (ctx: CrudContext, error: unknown, written: Row[]): Promise<unknown> {
   if (error instanceof FastbaseError) return error
   const violation = ctx.dialect.constraintViolation(error, ctx.table.data)
@@ -21,7 +26,7 @@ export async function translateDbError (ctx: CrudContext, error: unknown, writte
     const column = violation.column ?? (violation.kind === 'foreign_key' ? await missingReference(ctx, written) : undefined)
     const key = column ?? ctx.table.key[0]?.name ?? ctx.table.name
     const message = violation.message ?? (column === undefined && violation.kind === 'foreign_key' ? 'The record is referenced by or references another record.' : MESSAGES[violation.kind])
-    return errors.constraint('Constraint violation', { [key]: { code: violation.kind, message } })
+    return constraintError(violation.kind, key, message)
   }
   // Busy and bad-input errors are not table-specific: plugins/errors.ts maps them.
   return error

@@ -4,6 +4,7 @@ import type { Knex } from 'knex'
 import type { Fragment } from '../dialects/types.js'
 import type { Compiled } from '../expr/index.js'
 import { errors } from '../errors.js'
+import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
@@ -62,12 +63,9 @@ export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<stri
 export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
   const names = Object.keys(rows[0])
   if (or !== 'IGNORE' && or !== 'REPLACE' && names.length > 0) return plainInsert(ctx, trx, rows, names, columns)
-  let query: Knex.QueryBuilder = trx(ctx.table.name).insert(rows)
-  if (or === 'IGNORE') {
-    query = (query as Knex.QueryBuilder).onConflict().ignore() as unknown as Knex.QueryBuilder
-  } else if (or === 'REPLACE') {
-    query = upsert(ctx, trx, query, Object.keys(rows[0]))
-  }
+  if (or === 'REPLACE') return upsert(ctx, trx, rows, columns)
+  const insert = trx(ctx.table.name).insert(rows)
+  const query = or === 'IGNORE' ? insert.onConflict().ignore() as unknown as Knex.QueryBuilder : insert
   return runWriteQuery(trx, ctx.direct, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
 }
 
@@ -87,19 +85,66 @@ function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Recor
   return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
 }
 
-/** REPLACE = upsert on the key (DECISIONS 6); an existing row must pass the updateRule to be replaced. */
-function upsert (ctx: CrudContext, trx: Knex.Transaction, query: Knex.QueryBuilder, written: string[]): Knex.QueryBuilder {
-  if (ctx.table.key.length === 0) throw errors.badRequest('or=REPLACE needs a table with a primary key')
-  const keyNames = ctx.table.key.map((f) => f.name)
-  const created = ctx.table.created?.name
-  const merged = written.filter((name) => !keyNames.includes(name) && name !== created)
-  if (merged.length === 0) return query.onConflict(keyNames).ignore() as unknown as Knex.QueryBuilder
+/**
+ * The unique keys whose columns are all among `written`, in the order an upsert tries them: the
+ * primary key, then unique fields, then unique indexes (partial ones cannot be conflict targets).
+ */
+function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
+  const keys = [
+    ctx.table.key.map((f) => f.name),
+    ...ctx.table.fieldList.filter((f) => f.unique === true).map((f) => [f.name]),
+    ...(ctx.table.data.indexes ?? []).filter((i) => i.unique === true && i.where === undefined).map((i) => typeof i.fields === 'string' ? [i.fields] : i.fields)
+  ]
+  return keys.filter((key) => key.length > 0 && key.every((name) => written.includes(name)))
+}
+
+/**
+ * REPLACE = upsert on the conflicting unique key (DECISIONS 6, 36): the row holding the key is updated
+ * with the other values, keeping its primary key, uid and `created`, and only if it passes the
+ * updateRule. PostgreSQL needs one conflict target per statement, so with several unique keys among
+ * the values each row is first looked up on all of them (SQLite's own REPLACE would delete every row
+ * it meets instead): the key it meets an existing row on is the target; a row meeting two different
+ * rows is a unique-constraint 400, on both dialects.
+ */
+async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], columns: OutputColumn[]): Promise<Row[]> {
+  const written = Object.keys(rows[0])
+  const keys = uniqueKeys(ctx, written)
+  if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
+  const run = (batch: Record<string, Knex.Raw>[], target: string[]) => runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, columns))
+  if (keys.length === 1) return await run(rows, keys[0])
+  const result: Row[] = []
+  for (const row of rows) result.push(...await run([row], await conflictKey(ctx, trx, row, keys)))
+  return result
+}
+
+/** The first of `keys` on which `row` meets an existing row (the first key when it meets none). */
+async function conflictKey (ctx: CrudContext, trx: Knex.Transaction, row: Record<string, Knex.Raw>, keys: string[][]): Promise<string[]> {
+  const bindings: unknown[] = []
+  const matches = keys.map((key) => `(${key.map((name) => {
+    const value = row[name] as unknown as { sql: string, bindings?: unknown[] }
+    bindings.push(...(value.bindings ?? []))
+    return `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${value.sql}`
+  }).join(' AND ')})`)
+  const sql = `SELECT CASE ${matches.map((m, i) => `WHEN ${m} THEN ${i}`).join(' ')} END AS k FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')} LIMIT 2`
+  const met = ctx.dialect.rawRows(await trx.raw(sql, [...bindings, ...bindings] as Knex.RawBinding[])).map((r) => Number(r.k))
+  if (met.length > 1) throw constraintError('unique', keys[Math.max(...met)][0])
+  return keys[met[0] ?? 0]
+}
+
+function upsertQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<string, Knex.Raw>[], written: string[], target: string[], columns: OutputColumn[]): Knex.QueryBuilder {
+  const kept = new Set([...ctx.table.key.map((f) => f.name), ctx.table.uid?.name, ctx.table.created?.name, ...target])
+  const merged = written.filter((name) => !kept.has(name))
   const newValues = new Map<string, Compiled>(merged.map((name) => [name, { kind: 'sql', sql: `excluded.${ctx.dialect.quote(name)}`, bindings: [], field: ctx.table.fields.get(name) }]))
-  const set = Object.fromEntries(merged.map((name) => [name, trx.raw(`excluded.${ctx.dialect.quote(name)}`)]))
-  const rule = ruleCondition(ctx, 'updateRule', { newValues })
-  if (rule === false) return query.onConflict(keyNames).ignore() as unknown as Knex.QueryBuilder
-  const merge = query.onConflict(keyNames).merge(set)
-  return (rule === true ? merge : merge.whereRaw(rule.sql, rule.bindings as Knex.RawBinding[])) as unknown as Knex.QueryBuilder
+  const rule = merged.length === 0 ? false : ruleCondition(ctx, 'updateRule', { newValues })
+  const conflict = db(ctx.table.name).insert(rows).onConflict(target)
+  let query: Knex.QueryBuilder
+  if (rule === false) {
+    query = conflict.ignore() as unknown as Knex.QueryBuilder
+  } else {
+    const merge = conflict.merge(Object.fromEntries(merged.map((name) => [name, db.raw(`excluded.${ctx.dialect.quote(name)}`)])))
+    query = (rule === true ? merge : merge.whereRaw(rule.sql, rule.bindings as Knex.RawBinding[])) as unknown as Knex.QueryBuilder
+  }
+  return columns.length > 0 ? query.returning(selectList(db, ctx, columns)) : query
 }
 
 

@@ -359,7 +359,10 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
       const tctx = withDb(ctx, trx)
       const exists = await trx.from(ctx.table.name).select(trx.raw('1 AS one')).whereRaw(byId.sql, byId.bindings as Knex.RawBinding[]).limit(1)
       if (exists.length === 0) {
-        const inserted = await insert(tctx, { values: { ...body, [uid.name]: uid.type === 'integer' ? Number(id) : id }, returning })
+        // A conflict on another unique key (a slug, an email) updates the row holding it, as insert's
+        // REPLACE does (DECISIONS 36); not with files, which an upsert could not release.
+        const or = fileFields(ctx.table).some((f) => body[f.name] !== undefined) ? undefined : 'REPLACE'
+        const inserted = await insert(tctx, { values: { ...body, [uid.name]: uid.type === 'integer' ? Number(id) : id }, returning, or })
         return inserted[0]
       }
       return await editExisting(tctx, byId, body, returning)
