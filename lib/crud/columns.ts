@@ -194,9 +194,25 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
     const known = columns.some((c) => c.key === name) || ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)
     if (!known) throw errors.expression('order', `Unknown column "${name}"`)
     const desc = sign === '-' || direction?.toLowerCase() === 'desc'
-    return `${ctx.dialect.quote(name)} ${desc ? 'DESC' : 'ASC'}`
+    // SQLite sorts NULL below every value, PostgreSQL above: saying where nulls go makes both answer
+    // alike. Not for never-null columns, so PostgreSQL can still read their order off an index.
+    const field = columns.find((c) => c.key === name)?.field ?? ctx.table.fields.get(name)
+    const nulls = field !== undefined && (field.notNull === true || field.primary === true) ? '' : desc ? ' NULLS LAST' : ' NULLS FIRST'
+    return `${ctx.dialect.quote(name)} ${desc ? 'DESC' : 'ASC'}${nulls}`
   })
   return parts.length > 0 ? parts.join(', ') : undefined
+}
+
+/**
+ * In a grouped or aggregate select every other column must be a group term: PostgreSQL refuses the
+ * rest, and SQLite would answer with a value from an arbitrary row of the group. Refused on both.
+ */
+export function checkGrouping (ctx: CrudContext, columns: OutputColumn[], group: ListSpec): void {
+  const grouped = group === undefined ? [] : names(ctx, 'group', group)
+  if (grouped.length === 0 && !columns.some((c) => c.aggregate)) return
+  // Computed columns are left to the database: `lower(title)` is fine when `title` is grouped.
+  const loose = columns.find((c) => !c.aggregate && (c.nested !== undefined || (c.field !== undefined && !grouped.includes(c.field.name))))
+  if (loose !== undefined) throw errors.expression('select', `"${loose.key}" must be in group or inside an aggregate (count, sum, min, max, avg)`)
 }
 
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {

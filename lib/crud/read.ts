@@ -5,7 +5,7 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
-import { outputColumns, selectList, decodeRow, orderSql, groupSql, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
+import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
   where?: string
@@ -41,6 +41,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const ranks: Fragment[] = []
   const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
   const columns = outputColumns(ctx, 'select', params.select)
+  checkGrouping(ctx, columns, params.group)
   const group = groupSql(ctx, params.group)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   return { columns, condition, group, order: order !== undefined ? { sql: order, bindings: [] } : defaultOrder(ctx, params, columns, group, ranks[0]) }
