@@ -421,6 +421,23 @@ forEachDialect(t, 'teenybase requests', async (t, dialect) => {
     t.equal(noKey.statusCode, 200, 'a generated id is a key too: a plain insert')
   })
 
+  t.test('table write bodies still refuse unknown keys, top-level ones included', async (t) => {
+    const cases: Array<[string, object, string]> = [
+      ['insert', { values: { owner: ann.id, title: 'x' }, retuning: '*' }, 'retuning'],
+      ['insert', { values: { owner: ann.id, title: 'x' }, expr: { title: "'a' || 'b'" } }, 'expr'],
+      ['update', { where: 'true', setValues: { title: 'x' }, limit: 1 }, 'limit'],
+      ['delete', { where: 'true', returnig: 'id' }, 'returnig']
+    ]
+    for (const [op, payload, key] of cases) {
+      const res = await app.inject({ method: 'POST', url: `${API}/table/posts/${op}`, headers: bearer(ann), payload })
+      t.equal(res.statusCode, 400, `${op}: ${key}`)
+      t.same(res.json(), { code: 400, message: 'Validation Error', data: { [key]: { _errors: ['Unknown field'] } } })
+    }
+    const form = await app.inject({ method: 'POST', url: `${API}/table/posts/insert`, headers: { ...FORM_TYPE, ...bearer(ann) }, payload: `values.owner=${ann.id}&values.title=x&submit=Save` })
+    t.same(form.json(), { code: 400, message: 'Validation Error', data: { submit: { _errors: ['Unknown field'] } } }, 'a form too')
+    t.equal((await app.inject({ method: 'GET', url: `${API}/table/posts/select?where=${q("title == 'x'")}` })).json().length, 0, 'nothing was written')
+  })
+
   t.test('health has an ISO timestamp', async (t) => {
     const res = await app.inject({ method: 'GET', url: `${API}/health` })
     t.equal(res.statusCode, 200)
