@@ -69,6 +69,13 @@ export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: 
   return runWriteQuery(trx, ctx.direct, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
 }
 
+/** The SQL text of a value made with `raw`; its bindings are appended to `bindings`. */
+function sqlOf (value: Knex.Raw, bindings: unknown[]): string {
+  const fragment = value as unknown as { sql: string, bindings?: unknown[] }
+  bindings.push(...(fragment.bindings ?? []))
+  return fragment.sql
+}
+
 /**
  * `INSERT INTO t (a, b) VALUES (...), (...) RETURNING ...`, the statement the common insert needs,
  * written here: Knex's insert compiler normalises every row object anew on each call and was a
@@ -77,11 +84,7 @@ export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: 
 function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[]): Promise<Row[]> {
   const q = ctx.dialect.quote
   const bindings: unknown[] = []
-  const tuples = rows.map((row) => `(${names.map((name) => {
-    const value = row[name] as unknown as { sql: string, bindings?: unknown[] }
-    bindings.push(...(value.bindings ?? []))
-    return value.sql
-  }).join(', ')})`)
+  const tuples = rows.map((row) => `(${names.map((name) => sqlOf(row[name], bindings)).join(', ')})`)
   return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
 }
 
@@ -95,7 +98,9 @@ function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
     ...ctx.table.fieldList.filter((f) => f.unique === true).map((f) => [f.name]),
     ...(ctx.table.data.indexes ?? []).filter((i) => i.unique === true && i.where === undefined).map((i) => typeof i.fields === 'string' ? [i.fields] : i.fields)
   ]
-  return keys.filter((key) => key.length > 0 && key.every((name) => written.includes(name)))
+  const present = keys.filter((key) => key.length > 0 && key.every((name) => written.includes(name)))
+  // A primary key may also be declared unique: one key, tried once.
+  return present.filter((key, i) => present.findIndex((other) => other.join() === key.join()) === i)
 }
 
 /**
@@ -120,11 +125,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
 /** The first of `keys` on which `row` meets an existing row (the first key when it meets none). */
 async function conflictKey (ctx: CrudContext, trx: Knex.Transaction, row: Record<string, Knex.Raw>, keys: string[][]): Promise<string[]> {
   const bindings: unknown[] = []
-  const matches = keys.map((key) => `(${key.map((name) => {
-    const value = row[name] as unknown as { sql: string, bindings?: unknown[] }
-    bindings.push(...(value.bindings ?? []))
-    return `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${value.sql}`
-  }).join(' AND ')})`)
+  const matches = keys.map((key) => `(${key.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')})`)
   const sql = `SELECT CASE ${matches.map((m, i) => `WHEN ${m} THEN ${i}`).join(' ')} END AS k FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')} LIMIT 2`
   const met = ctx.dialect.rawRows(await trx.raw(sql, [...bindings, ...bindings] as Knex.RawBinding[])).map((r) => Number(r.k))
   if (met.length > 1) throw constraintError('unique', keys[Math.max(...met)][0])
