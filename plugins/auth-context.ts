@@ -5,7 +5,7 @@
 import fp from 'fastify-plugin'
 import { timingSafeEqual, createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { JWT } from '@fastify/jwt'
+import { unverifiedClaims } from '../lib/auth/token-claims.js'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
@@ -62,19 +62,14 @@ async function authContext (app: FastifyInstance): Promise<void> {
     const allowExpired = request.routeOptions.config?.allowExpiredToken === true
     const known = allowExpired ? undefined : verifiedTokens.get(token)
     if (known !== undefined && known.until > Date.now()) return known
-    const { tables, adminJwt, jwtAlgorithm } = app.fastbase.auth
-    // Options given to verify() replace the namespace's, algorithm pin included: say it again when
-    // an expired token is allowed; otherwise the namespace's own (cached) verifier applies.
-    const verifyWith = (jwt: JWT) => allowExpired
-      ? jwt.verify<Record<string, unknown>>(token, { ignoreExpiration: true, algorithms: [jwtAlgorithm] })
-      : jwt.verify<Record<string, unknown>>(token)
+    const { tables, adminKey } = app.fastbase.auth
     // Only to pick the key (the table named by `cid`); the token is verified with that key below.
-    const unverified = verify(() => adminJwt.decode<Record<string, unknown>>(token))
+    const unverified = unverifiedClaims(token)
     if (unverified === null) throw errors.invalidToken()
     const cid = unverified.cid
     const table = cid === undefined ? undefined : typeof cid === 'string' ? tables.get(cid) : undefined
     if (cid !== undefined && table === undefined) throw errors.invalidToken()
-    const payload = verify(() => verifyWith(table?.jwt ?? adminJwt))
+    const payload = verify(() => (table?.key ?? adminKey).verify(token, { allowExpired }))
     const claims = { table, payload, until: typeof payload.exp === 'number' ? payload.exp * 1000 : 0 }
     if (!allowExpired && claims.until > Date.now()) {
       if (verifiedTokens.size >= VERIFIED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value as string)

@@ -9,9 +9,8 @@ import fastifyCookie from '@fastify/cookie'
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import type { AuthExtension } from '../schemas/config.js'
-import type { TableDescriptor } from '../lib/table.js'
-import { authFieldsOf, type AuthFields } from '../lib/auth/fields.js'
+import { authFieldsOf } from '../lib/auth/fields.js'
+import type { AuthTable, SessionServices, TokenKey } from '../lib/auth/types.js'
 import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
@@ -22,23 +21,12 @@ import { schedulePurge } from '../lib/auth/purge-schedule.js'
 import { ensureInternalTable } from '../lib/db/schema-sync.js'
 import { schemaDialect } from '../lib/dialects/index.js'
 
-export interface AuthTable {
-  table: TableDescriptor
-  ext: AuthExtension
-  fields: AuthFields
-  jwt: JWT
-  /** Access-token lifetime, seconds. */
-  tokenDuration: number
-}
+export type { AuthTable } from '../lib/auth/types.js'
 
-export interface AuthServices {
+export interface AuthServices extends SessionServices {
   tables: Map<string, AuthTable>
-  /** `iss` of every token this deployment signs (config jwtIssuer, teenybase's default '$db'). */
-  issuer: string
-  /** The one algorithm tokens are signed with and verified with (config jwtAlgorithm, default HS256). */
-  jwtAlgorithm: 'HS256' | 'HS384' | 'HS512'
-  adminJwt: JWT
-  sessions: SessionStore
+  /** Admin tokens' key (admin tokens carry no `cid`). */
+  adminKey: TokenKey
   oneTimeTokens: OneTimeTokens
   /** Created on first use: most requests never send mail. */
   mailer: () => Mailer
@@ -70,6 +58,16 @@ async function auth (app: FastifyInstance): Promise<void> {
   // HMAC (HS512 with the same key) is refused, whatever its header claims.
   const algorithm = config.jwtAlgorithm ?? 'HS256'
   const jwtOptions = (secret: string, namespace: string) => ({ secret, namespace, sign: { algorithm }, verify: { algorithms: [algorithm] } })
+  const keyOf = (namespace: string): TokenKey => {
+    const jwt = (app.jwt as unknown as Record<string, JWT>)[namespace]
+    return {
+      sign: (claims, expiresIn) => jwt.sign(claims, expiresIn === undefined ? { algorithm } : { expiresIn, algorithm }),
+      // Options given to verify() replace the namespace's, algorithm pin included: say it again.
+      verify: (token, options) => options?.allowExpired === true
+        ? jwt.verify<Record<string, unknown>>(token, { ignoreExpiration: true, algorithms: [algorithm] })
+        : jwt.verify<Record<string, unknown>>(token)
+    }
+  }
   const tables = new Map<string, AuthTable>()
   for (const table of app.fastbase.tables.values()) {
     if (table.auth === undefined) continue
@@ -82,7 +80,7 @@ async function auth (app: FastifyInstance): Promise<void> {
       table,
       ext: table.auth,
       fields,
-      jwt: (app.jwt as unknown as Record<string, JWT>)[namespace],
+      key: keyOf(namespace),
       tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
     })
   }
@@ -99,9 +97,10 @@ async function auth (app: FastifyInstance): Promise<void> {
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
   app.fastbase.auth = {
     tables,
+    db,
+    dialect: app.fastbase.dialect,
     issuer: config.jwtIssuer ?? '$db',
-    jwtAlgorithm: algorithm,
-    adminJwt: (app.jwt as unknown as Record<string, JWT>).fbAdmin,
+    adminKey: keyOf('fbAdmin'),
     sessions: new SessionStore(db),
     oneTimeTokens: new OneTimeTokens(db),
     mailer: () => (mailer ??= createMailer({

@@ -149,11 +149,11 @@ forEachDialect(t, 'auth', async (t, dialect) => {
     t.equal((await get('/table/users/select', `${h}.${p}.${s.slice(0, -2)}xx`)).statusCode, 401, 'tampered signature')
     const at = app.fastbase.auth.tables.get('users')!
     const now = Math.floor(Date.now() / 1000)
-    const expired = at.jwt.sign({ ...claims, iat: now - 100, exp: now - 10 })
+    const expired = at.key.sign({ ...claims, iat: now - 100, exp: now - 10 })
     t.equal((await get('/table/users/select', expired)).statusCode, 401, 'expired token')
-    const wrongKey = app.fastbase.auth.adminJwt.sign({ ...claims })
+    const wrongKey = app.fastbase.auth.adminKey.sign({ ...claims })
     t.equal((await get('/table/users/select', wrongKey)).statusCode, 401, 'signed with another key')
-    const adminClaim = at.jwt.sign({ ...claims, admin: true })
+    const adminClaim = at.key.sign({ ...claims, admin: true })
     t.same((await get('/table/notes/select', adminClaim)).json(), [], 'an admin claim in a user token grants nothing')
   })
 

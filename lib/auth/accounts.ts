@@ -2,7 +2,7 @@
 // they identify the caller, and what they return is the caller's own record.
 import type { Knex } from 'knex'
 import type { Dialect } from '../dialects/types.js'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from './types.js'
 import { normalizeEmail, teenybaseEmail } from './email-address.js'
 import { roleOf } from './user-context.js'
 

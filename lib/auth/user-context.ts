@@ -3,7 +3,7 @@
 // on every instance at once, and a deleted user's token stops working.
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth-context.js'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from './types.js'
 import { ANONYMOUS } from '../auth-context.js'
 import { SESSIONS } from './store-tables.js'
 import { nowSeconds } from './sessions.js'

@@ -9,7 +9,8 @@ import { errors } from '../../lib/errors.js'
 import { findById, findByIdentity, publicRecord } from '../../lib/auth/accounts.js'
 import { verifyPassword } from '../../lib/auth/passwords.js'
 import { passwordColumns } from '../../lib/auth/password-writes.js'
-import { newSession, sessionBody, SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { openSession, sessionBody } from '../../lib/auth/session-service.js'
 import type { RouteKit } from './index.js'
 
 export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
@@ -30,7 +31,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
       const [created] = await insert(crudContext(request, at), { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
-      return await newSession(app, at, row!)
+      return await openSession(app.fastbase.auth, at, row!)
     })
 
     app.post(`${base}/login-password`, {
@@ -59,7 +60,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
         // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
         await db(at.table.name).where(fields.uid.name, row[fields.uid.name] as string).update(await passwordColumns(fields, body.password))
       }
-      return await newSession(app, at, row)
+      return await openSession(app.fastbase.auth, at, row)
     })
   }
 
@@ -80,7 +81,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
     if (request.auth.sid !== null && request.auth.sid !== refreshed.sid) throw errors.unauthorized('Invalid session')
     const row = await findById(db, at, refreshed.userId)
     if (row === undefined) throw errors.unauthorized('Invalid session')
-    return sessionBody(app, at, publicRecord(app.fastbase.dialect, at, row), refreshed.sid, refreshed.refreshToken)
+    return sessionBody(app.fastbase.auth, at, publicRecord(app.fastbase.dialect, at, row), refreshed.sid, refreshed.refreshToken)
   })
 
   app.post(`${base}/logout`, {

@@ -31,7 +31,7 @@ export function adminLoginRoute (app: FastifyInstance, limited: () => object): v
     const role = matches[0]?.[0]
     if (role === undefined) throw errors.unauthorized('Invalid credentials')
     const host = new URL(config.appUrl).host
-    const token = app.fastbase.auth.adminJwt.sign({ sub: `${role}@${host}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, iss: app.fastbase.auth.issuer }, { expiresIn: ADMIN_TOKEN_DURATION, algorithm: app.fastbase.auth.jwtAlgorithm })
+    const token = app.fastbase.auth.adminKey.sign({ sub: `${role}@${host}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, iss: app.fastbase.auth.issuer }, ADMIN_TOKEN_DURATION)
     return { token, role, expiresIn: ADMIN_TOKEN_DURATION }
   })
 }

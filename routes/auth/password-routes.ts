@@ -7,7 +7,8 @@ import { errors, type FieldErrors } from '../../lib/errors.js'
 import { findById, findByIdentity } from '../../lib/auth/accounts.js'
 import { normalizeEmail, teenybaseEmail } from '../../lib/auth/email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from '../../lib/auth/password-writes.js'
-import { newSession, SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { openSession } from '../../lib/auth/session-service.js'
 import { sendActionEmail } from './send-email.js'
 import type { RouteKit } from './index.js'
 
@@ -105,7 +106,7 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
       // A reset link proves the user reads that mailbox: the email counts as verified.
       await trx(at.table.name).where(fields.uid.name, owner.userId).update(update)
       await sessions.revokeUser(at.table.name, owner.userId, undefined, trx)
-      return await newSession(app, at, (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!, trx)
+      return await openSession(app.fastbase.auth, at, (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!, trx)
     })
   })
 }

@@ -5,7 +5,8 @@ import type { AuthTable } from '../../plugins/auth.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { findById, isVerified, publicRecord } from '../../lib/auth/accounts.js'
-import { newSession, SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { openSession } from '../../lib/auth/session-service.js'
 import { sendActionEmail } from './send-email.js'
 import type { RouteKit } from './index.js'
 
@@ -57,6 +58,6 @@ export function verificationRoutes (app: FastifyInstance, at: AuthTable, kit: Ro
     const fresh = (await findById(db, at, owner.userId))!
     // The signed-in user gets the record; a click from the email (no session) gets a session.
     if (request.auth.uid === owner.userId && request.auth.cid === at.table.name) return { record: publicRecord(app.fastbase.dialect, at, fresh) }
-    return await newSession(app, at, fresh)
+    return await openSession(app.fastbase.auth, at, fresh)
   })
 }

@@ -1,0 +1,36 @@
+// What the auth services work with, free of Fastify and of any JWT library's types: an auth table
+// (its descriptor, extension config, columns by usage, signing key) and the services a flow needs.
+import type { Knex } from 'knex'
+import type { AuthExtension } from '../../schemas/config.js'
+import type { TableDescriptor } from '../table.js'
+import type { Dialect } from '../dialects/types.js'
+import type { AuthFields } from './fields.js'
+import type { SessionStore } from './sessions.js'
+
+export type Row = Record<string, unknown>
+
+/** A signing key: tokens signed with it, and only those, verify with it (one pinned algorithm). */
+export interface TokenKey {
+  /** Signs the claims; with `expiresInSeconds` it sets `exp`, without it the claims' own `exp` (if any) stands. */
+  sign: (claims: Row, expiresInSeconds?: number) => string
+  /** The claims of a token this key signed; throws when the signature or (unless allowed) the expiry fails. */
+  verify: (token: string, options?: { allowExpired?: boolean }) => Row
+}
+
+export interface AuthTable {
+  table: TableDescriptor
+  ext: AuthExtension
+  fields: AuthFields
+  key: TokenKey
+  /** Access-token lifetime, seconds. */
+  tokenDuration: number
+}
+
+/** What opening a session needs (lib/auth/session-service.ts). */
+export interface SessionServices {
+  db: Knex
+  dialect: Dialect
+  sessions: SessionStore
+  /** `iss` of every token this deployment signs. */
+  issuer: string
+}
