@@ -21,7 +21,7 @@ export const errors = {
   tableNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_TABLE_NOT_FOUND', `Table not found - ${name}`),
   routeNotFound: (method: string, url: string) => new FastbaseError(404, 'FB_ERR_ROUTE_NOT_FOUND', `Route not found - ${method} ${url}`),
   recordNotFound: () => new FastbaseError(404, 'FB_ERR_NOT_FOUND', 'Not found'),
-  forbidden: () => new FastbaseError(403, 'FB_ERR_FORBIDDEN', 'Forbidden'),
+  forbidden: (message = 'Forbidden') => new FastbaseError(403, 'FB_ERR_FORBIDDEN', message),
   unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
   invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
   validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),

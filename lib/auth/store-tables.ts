@@ -7,6 +7,7 @@ export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
 export const ONE_TIME_TOKENS = '_fastbase_tokens'
 export const RATE_LIMITS = '_fastbase_rate_limits'
+export const IDENTITIES = '_fastbase_identities'
 
 const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
 const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
@@ -50,6 +51,23 @@ export const authStoreTables: TableData[] = [
       epoch('expires_at')
     ],
     indexes: [{ fields: ['kind', 'table_name', 'user_id'] }, { fields: ['expires_at'] }]
+  },
+  {
+    // Which external account (provider, subject) is which user: the same account always signs in as
+    // the same user, whatever its email does later (DECISIONS 34).
+    name: IDENTITIES,
+    fields: [
+      text('id', { primary: true, notNull: true }),
+      text('table_name', { notNull: true }),
+      text('provider', { notNull: true }),
+      text('subject', { notNull: true }),
+      text('user_id', { notNull: true }),
+      text('email'),
+      text('data'),
+      epoch('created_at'),
+      epoch('last_used_at')
+    ],
+    indexes: [{ fields: ['table_name', 'provider', 'subject'], unique: true }, { fields: ['table_name', 'user_id'] }]
   }
 ]
 

@@ -1,0 +1,130 @@
+// Signing in with an identity another party vouches for (OAuth, one-tap, an external JWT): find the
+// user the identity was linked to, else the user with that email when the provider has verified it,
+// else create one; record the link; open an ordinary session (DECISIONS 29, 34).
+import { randomBytes } from 'node:crypto'
+import type { Knex } from 'knex'
+import { errors } from '../errors.js'
+import { newUid } from '../uid.js'
+import { normalizeEmail } from './email-address.js'
+import { passwordColumns } from './password-writes.js'
+import { nowSeconds } from './sessions.js'
+import { IDENTITIES } from './store-tables.js'
+import { openSession, type SessionResponse } from './session-service.js'
+import type { AuthTable, Row, SessionServices } from './types.js'
+
+export interface ExternalIdentity {
+  /** 'google', 'github', a custom provider's name, or the issuer of an external JWT. */
+  provider: string
+  /** The provider's stable id of the account (`sub`, GitHub's numeric id as text). */
+  subject: string
+  email?: string
+  /** As the provider states it: only a verified address may find an existing account. */
+  emailVerified: boolean
+  name?: string
+  avatarUrl?: string
+  /** Verified claims or userinfo, kept with the link. */
+  raw: Row
+}
+
+// Claims are kept for reference; a provider that sends a huge profile does not fill the table.
+const MAX_KEPT_DATA = 16 * 1024
+const USERNAME_MAX = 32
+const USERNAME_TRIES = 5
+
+/** Finds or creates the user for `identity`, records the link and opens a session. */
+export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity): Promise<SessionResponse> {
+  if (identity.provider === '' || identity.subject === '') throw errors.unauthorized('The identity has no subject')
+  const attempt = async (): Promise<SessionResponse> => await services.db.transaction(async (trx) => {
+    const row = await linkedUser(trx, at, identity) ?? await userByEmail(services, trx, at, identity) ?? await createUser(services, trx, at, identity)
+    await recordLink(trx, at, identity, String(row[at.fields.uid.name]))
+    return await openSession(services, at, row, trx)
+  })
+  try {
+    return await attempt()
+  } catch (err) {
+    // Two first sign-ins of one account at once: one created the user or the link, the other's
+    // insert hit a unique key (the user's or the link's). Once more, it finds what the first one made.
+    if (services.dialect.constraintViolation(err, at.table.data)?.kind !== 'unique') throw err
+    return await attempt()
+  }
+}
+
+async function linkedUser (trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity): Promise<Row | undefined> {
+  const link = await trx(IDENTITIES).where({ table_name: at.table.name, provider: identity.provider, subject: identity.subject }).first()
+  if (link === undefined) return undefined
+  const row: Row | undefined = await trx(at.table.name).where(at.fields.uid.name, link.user_id).first()
+  // The user was deleted: the link goes with them, and the account is matched afresh below.
+  if (row === undefined) await trx(IDENTITIES).where('id', link.id).delete()
+  return row
+}
+
+/**
+ * The account holding the identity's email. Only a provider-verified address may take over an
+ * existing account; an unverified one that names an existing account is refused rather than given
+ * a second account (the email column is unique) or, worse, someone else's.
+ */
+async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity): Promise<Row | undefined> {
+  const email = emailOf(identity)
+  if (email === undefined || at.fields.email === undefined) return undefined
+  const row: Row | undefined = await trx(at.table.name).where(at.fields.email.name, email).first()
+  if (row === undefined) return undefined
+  if (!identity.emailVerified) throw errors.forbidden('An account with this email exists; the provider has not verified the address, so sign in with your password')
+  // The provider has just proven the address: the account's email is verified from now on.
+  const verified = at.fields.verified
+  if (verified !== undefined && row[verified.name] !== true && row[verified.name] !== 1) {
+    await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).update({ [verified.name]: services.dialect.encode(verified, true) })
+    return await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).first()
+  }
+  return row
+}
+
+function emailOf (identity: ExternalIdentity): string | undefined {
+  return identity.email === undefined || identity.email === '' ? undefined : normalizeEmail(identity.email)
+}
+
+async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity): Promise<Row> {
+  const { fields } = at
+  const email = emailOf(identity)
+  if (email === undefined && fields.email?.notNull === true) throw errors.badRequest('The provider did not share an email address, which this app needs to create an account')
+  const uid = newUid()
+  const local = email?.split('@')[0]
+  const values: Row = { [fields.uid.name]: uid }
+  if (fields.email !== undefined && email !== undefined) values[fields.email.name] = email
+  if (fields.verified !== undefined) values[fields.verified.name] = email !== undefined && identity.emailVerified
+  if (fields.name !== undefined) values[fields.name.name] = (identity.name ?? local ?? 'User').slice(0, 255)
+  if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at, identity.name ?? local ?? 'user')
+  // No password anyone knows: the account signs in through its provider until a reset sets one.
+  if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
+  const encoded = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, services.dialect.encode(at.table.fields.get(name)!, value)]))
+  await trx(at.table.name).insert(encoded)
+  return await trx(at.table.name).where(fields.uid.name, uid).first()
+}
+
+/** A username from the identity's name or email (letters, digits, `_`; starts with a letter), made unique. */
+async function freeUsername (trx: Knex.Transaction, at: AuthTable, from: string): Promise<string> {
+  const column = at.fields.username!.name
+  const base = (`u${from}`.normalize('NFKD').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^u(?=[A-Za-z])/, '')).slice(0, USERNAME_MAX - 7)
+  for (let i = 0; i < USERNAME_TRIES; i++) {
+    const candidate = i === 0 ? base : `${base}_${randomBytes(3).toString('hex')}`
+    if (await trx(at.table.name).where(column, candidate).first() === undefined) return candidate
+  }
+  return `${base}_${randomBytes(6).toString('hex')}`.slice(0, USERNAME_MAX)
+}
+
+async function recordLink (trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, userId: string): Promise<void> {
+  const now = nowSeconds()
+  const updated = await trx(IDENTITIES).where({ table_name: at.table.name, provider: identity.provider, subject: identity.subject }).update({ last_used_at: now, email: identity.email ?? null })
+  if (updated > 0) return
+  const data = JSON.stringify(identity.raw)
+  await trx(IDENTITIES).insert({
+    id: newUid(),
+    table_name: at.table.name,
+    provider: identity.provider,
+    subject: identity.subject,
+    user_id: userId,
+    email: identity.email ?? null,
+    data: data.length <= MAX_KEPT_DATA ? data : null,
+    created_at: now,
+    last_used_at: now
+  })
+}

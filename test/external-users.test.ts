@@ -1,0 +1,64 @@
+// Find-or-create for external identities (lib/auth/external-users.ts), below the routes that use it:
+// the same external account is always the same user, a verified email finds an existing account,
+// an unverified one never does, and the sessions it opens are ordinary ones.
+import t from 'tap'
+import { buildApp, forEachDialect } from './helper.js'
+import { baseFields, authFields } from '../lib/config/helpers.js'
+import { signInExternal, type ExternalIdentity } from '../lib/auth/external-users.js'
+import { IDENTITIES } from '../lib/auth/store-tables.js'
+import type { DatabaseSettings } from '../schemas/config.js'
+
+const config: DatabaseSettings = {
+  appUrl: 'http://localhost:3000', jwtSecret: 'external-users-secret', rateLimit: false,
+  tables: [{
+    name: 'users', autoSetUid: true, fields: [...baseFields, ...authFields],
+    extensions: [{ name: 'auth', jwtSecret: 'users-key' }, { name: 'rules', listRule: 'auth.uid == id', viewRule: 'auth.uid == id', createRule: 'true', updateRule: 'auth.uid == id' }]
+  }]
+}
+
+const google = (subject: string, email?: string, emailVerified = true, name?: string): ExternalIdentity =>
+  ({ provider: 'google', subject, email, emailVerified, name, raw: { sub: subject, email } })
+
+forEachDialect(t, 'find or create by identity and verified email', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect })
+  const at = app.fastbase.auth.tables.get('users')!
+  const services = app.fastbase.auth
+  const db = app.fastbase.db
+
+  const first = await signInExternal(services, at, google('g-1', 'Ada.Lovelace@Example.com', true, 'Ada Lovelace'))
+  t.match(first.record, { email: 'ada.lovelace@example.com', email_verified: true, name: 'Ada Lovelace', username: 'Ada_Lovelace' }, 'a new user from the identity')
+  t.notOk('password' in first.record)
+  const me = await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${first.record.id}`, headers: { authorization: `Bearer ${first.token}` } })
+  t.equal(me.statusCode, 200, 'an ordinary session: the token authenticates')
+  const refreshed = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/refresh-token', headers: { authorization: `Bearer ${first.token}` }, payload: { refresh_token: first.refresh_token } })
+  t.equal(refreshed.statusCode, 200, 'and refreshes')
+
+  const again = await signInExternal(services, at, google('g-1', 'changed@example.com', true))
+  t.equal(again.record.id, first.record.id, 'the same account is the same user, whatever its email says now')
+
+  const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/sign-up', payload: { username: 'grace', email: 'grace@example.com', password: 'correct horse battery', name: 'Grace' } })
+  t.equal(signUp.statusCode, 200, signUp.body)
+  const linked = await signInExternal(services, at, { provider: 'github', subject: '42', email: 'GRACE@example.com', emailVerified: true, raw: {} })
+  t.equal(linked.record.id, signUp.json().record.id, 'a verified email finds the password account')
+  t.equal(linked.record.email_verified, true, 'and marks its address verified')
+
+  await t.rejects(signInExternal(services, at, { provider: 'other', subject: 'x', email: 'grace@example.com', emailVerified: false, raw: {} }),
+    { statusCode: 403 }, 'an unverified email never signs into an existing account')
+  const unverified = await signInExternal(services, at, { provider: 'other', subject: 'y', email: 'new@example.com', emailVerified: false, raw: {} })
+  t.equal(unverified.record.email_verified, false, 'an unverified new address makes an unverified account')
+
+  await t.rejects(signInExternal(services, at, { provider: 'other', subject: 'z', emailVerified: true, raw: {} }), { statusCode: 400 }, 'no email for a table that needs one')
+  await t.rejects(signInExternal(services, at, { provider: 'google', subject: '', emailVerified: true, raw: {} }), { statusCode: 401 })
+
+  const clash = await signInExternal(services, at, google('g-2', 'grace@other.example', true, 'grace'))
+  t.match(clash.record.username, /^grace_[0-9a-f]{6}$/, 'a taken username gets a suffix')
+
+  const [a, b] = await Promise.all([signInExternal(services, at, google('g-3', 'race@example.com')), signInExternal(services, at, google('g-3', 'race@example.com'))])
+  t.equal(a.record.id, b.record.id, 'two first sign-ins at once make one user')
+  t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-3' })).length, 1, 'and one link')
+
+  await db('users').where('id', first.record.id).delete()
+  const afresh = await signInExternal(services, at, google('g-1', 'ada.lovelace@example.com'))
+  t.not(afresh.record.id, first.record.id, 'a deleted user: the link goes, a new account is made')
+  t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-1' })).length, 1)
+})
