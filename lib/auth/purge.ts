@@ -1,10 +1,10 @@
 // Deletes auth rows nothing can use any more: expired sessions with their refresh tokens, expired
-// one-time tokens (used ones are deleted when used), and rate-limit counters whose window has passed.
+// one-time tokens (used ones are deleted when used), used OAuth states, and rate-limit counters whose window has passed.
 // In batches, so no statement holds its locks for long. Safe from several instances at once: each batch
 // re-checks its condition on the rows it deletes, so a row another instance changed meanwhile (a hit
 // starting a new rate-limit window) is left alone, and a row another instance deleted counts once.
 import type { Knex } from 'knex'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS } from './store-tables.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS, OAUTH_STATES } from './store-tables.js'
 import { nowSeconds } from './sessions.js'
 
 /**
@@ -31,6 +31,8 @@ function purges (knex: Knex): Purge[] {
     // Revoked sessions too: they are kept until their expiry like the others.
     { table: SESSIONS, key: 'id', expired: expiredSessions },
     { table: ONE_TIME_TOKENS, key: 'hash', expired: (q) => q.where('expires_at', '<=', cutoff) },
+    // A used OAuth state is refused by its own signed expiry once past it; the margin covers clock skew.
+    { table: OAUTH_STATES, key: 'id', expired: (q) => q.where('expires_at', '<=', cutoff) },
     // The database's clock, as the counters use it (PostgreSQL only: the table exists nowhere else).
     { table: RATE_LIMITS, key: 'key', expired: (q) => q.where('reset_at', '<=', knex.raw('CURRENT_TIMESTAMP')) }
   ]

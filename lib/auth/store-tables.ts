@@ -8,6 +8,7 @@ export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
 export const ONE_TIME_TOKENS = '_fastbase_tokens'
 export const RATE_LIMITS = '_fastbase_rate_limits'
 export const IDENTITIES = '_fastbase_identities'
+export const OAUTH_STATES = '_fastbase_oauth_states'
 
 const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
 const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
@@ -68,6 +69,13 @@ export const authStoreTables: TableData[] = [
       epoch('last_used_at')
     ],
     indexes: [{ fields: ['table_name', 'provider', 'subject'], unique: true }, { fields: ['table_name', 'user_id'] }]
+  },
+  {
+    // OAuth states already used (lib/auth/oauth-used-states.ts). A state is signed and carries its own
+    // expiry, so only its id is kept, until the purge.
+    name: OAUTH_STATES,
+    fields: [text('id', { primary: true, notNull: true }), epoch('expires_at')],
+    indexes: [{ fields: ['expires_at'] }]
   }
 ]
 
