@@ -16,6 +16,9 @@ const config: DatabaseSettings = {
   }]
 }
 
+/** The status of the error a sign-in was refused with (0: it was not refused). */
+const refusal = async (attempt: Promise<unknown>): Promise<number> => await attempt.then(() => 0, (err: { statusCode?: number }) => err.statusCode ?? -1)
+
 const google = (subject: string, email?: string, emailVerified = true, name?: string): ExternalIdentity =>
   ({ provider: 'google', subject, email, emailVerified, name, raw: { sub: subject, email } })
 
@@ -42,13 +45,13 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   t.equal(linked.record.id, signUp.json().record.id, 'a verified email finds the password account')
   t.equal(linked.record.email_verified, true, 'and marks its address verified')
 
-  await t.rejects(signInExternal(services, at, { provider: 'other', subject: 'x', email: 'grace@example.com', emailVerified: false, raw: {} }),
-    { statusCode: 403 }, 'an unverified email never signs into an existing account')
+  t.equal(await refusal(signInExternal(services, at, { provider: 'other', subject: 'x', email: 'grace@example.com', emailVerified: false, raw: {} })),
+    403, 'an unverified email never signs into an existing account')
   const unverified = await signInExternal(services, at, { provider: 'other', subject: 'y', email: 'new@example.com', emailVerified: false, raw: {} })
   t.equal(unverified.record.email_verified, false, 'an unverified new address makes an unverified account')
 
-  await t.rejects(signInExternal(services, at, { provider: 'other', subject: 'z', emailVerified: true, raw: {} }), { statusCode: 400 }, 'no email for a table that needs one')
-  await t.rejects(signInExternal(services, at, { provider: 'google', subject: '', emailVerified: true, raw: {} }), { statusCode: 401 })
+  t.equal(await refusal(signInExternal(services, at, { provider: 'other', subject: 'z', emailVerified: true, raw: {} })), 400, 'no email for a table that needs one')
+  t.equal(await refusal(signInExternal(services, at, { provider: 'google', subject: '', emailVerified: true, raw: {} })), 401, 'no subject')
 
   const clash = await signInExternal(services, at, google('g-2', 'grace@other.example', true, 'grace'))
   t.match(clash.record.username, /^grace_[0-9a-f]{6}$/, 'a taken username gets a suffix')
@@ -57,7 +60,7 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   t.equal(a.record.id, b.record.id, 'two first sign-ins at once make one user')
   t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-3' })).length, 1, 'and one link')
 
-  await db('users').where('id', first.record.id).delete()
+  await db('users').where('id', String(first.record.id)).delete()
   const afresh = await signInExternal(services, at, google('g-1', 'ada.lovelace@example.com'))
   t.not(afresh.record.id, first.record.id, 'a deleted user: the link goes, a new account is made')
   t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-1' })).length, 1)

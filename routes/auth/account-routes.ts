@@ -1,6 +1,6 @@
 // sign-up, login-password, refresh-token and logout of one auth table.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { insertRecordSchema } from '../../schemas/record.js'
 import { errorResponses } from '../../schemas/tables.js'
@@ -11,7 +11,7 @@ import { verifyPassword } from '../../lib/auth/passwords.js'
 import { passwordColumns } from '../../lib/auth/password-writes.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession, sessionBody } from '../../lib/auth/session-service.js'
-import type { RouteKit } from './index.js'
+import { clearAuthCookie, type RouteKit } from './kit.js'
 
 export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, crudContext } = kit
@@ -94,9 +94,4 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
     clearAuthCookie(app, reply)
     return { success: true }
   })
-}
-
-export function clearAuthCookie (app: FastifyInstance, reply: FastifyReply): void {
-  const cookie = app.fastbase.config.authCookie
-  if (cookie !== undefined) void reply.clearCookie(cookie.name, { path: cookie.path ?? '/', domain: cookie.domain })
 }

@@ -5,20 +5,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { crudContext, type CrudContext } from '../../lib/crud/context.js'
-import { accountRoutes, clearAuthCookie } from './account-routes.js'
+import { accountRoutes } from './account-routes.js'
+import { clearAuthCookie, type RouteKit } from './kit.js'
 import { passwordRoutes } from './password-routes.js'
 import { verificationRoutes } from './verification-routes.js'
+import { externalRoutes } from './external-routes.js'
 import { adminLoginRoute } from './admin-login.js'
 import { SuccessSchema } from './session-response.js'
-
-/** What every auth route module needs from the registration. */
-export interface RouteKit {
-  base: string
-  tags: string[]
-  /** Route config with this table's rate limit (none when `rateLimit: false`). */
-  limited: () => { rateLimit?: { max: number, timeWindow: number } }
-  crudContext: (request: FastifyRequest, at: AuthTable) => CrudContext
-}
 
 export default async function authRoutes (app: FastifyInstance): Promise<void> {
   const { auth } = app.fastbase
@@ -32,6 +25,7 @@ export default async function authRoutes (app: FastifyInstance): Promise<void> {
     accountRoutes(app, at, kit)
     passwordRoutes(app, at, kit)
     verificationRoutes(app, at, kit)
+    await externalRoutes(app, at, kit)
   }
 
   app.post('/auth/logout', {

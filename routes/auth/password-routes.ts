@@ -10,7 +10,7 @@ import { checkCurrentPassword, newPassword, passwordColumns } from '../../lib/au
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession } from '../../lib/auth/session-service.js'
 import { sendActionEmail } from './send-email.js'
-import type { RouteKit } from './index.js'
+import type { RouteKit } from './kit.js'
 
 const DEFAULT_RESET_TOKEN_TTL = 3600
 const DEFAULT_RESET_EMAIL_GAP = 120

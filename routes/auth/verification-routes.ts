@@ -8,7 +8,7 @@ import { findById, isVerified, publicRecord } from '../../lib/auth/accounts.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession } from '../../lib/auth/session-service.js'
 import { sendActionEmail } from './send-email.js'
-import type { RouteKit } from './index.js'
+import type { RouteKit } from './kit.js'
 
 const DEFAULT_VERIFY_TOKEN_TTL = 3600
 const DEFAULT_VERIFY_EMAIL_GAP = 120

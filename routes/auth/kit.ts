@@ -1,0 +1,37 @@
+// What every auth route module shares: the per-table registration kit and the auth cookie. Its own
+// file, so route modules never import routes/auth/index.ts (which imports them).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthTable } from '../../plugins/auth.js'
+import type { CrudContext } from '../../lib/crud/context.js'
+
+export interface RouteKit {
+  base: string
+  tags: string[]
+  /** Route config with this table's rate limit (none when `rateLimit: false`). */
+  limited: () => { rateLimit?: { max: number, timeWindow: number } }
+  crudContext: (request: FastifyRequest, at: AuthTable) => CrudContext
+}
+
+/**
+ * Sets the config's `authCookie` to an access token (sign-ins that end in a browser redirect or a
+ * one-tap post). Secure, HttpOnly and SameSite=Lax unless the config says otherwise, as in teenybase.
+ * Returns false when no auth cookie is configured.
+ */
+export function setAuthCookie (app: FastifyInstance, reply: FastifyReply, token: string): boolean {
+  const cookie = app.fastbase.config.authCookie
+  if (cookie === undefined) return false
+  void reply.setCookie(cookie.name, token, {
+    httpOnly: cookie.httpOnly ?? true,
+    secure: cookie.secure ?? true,
+    sameSite: (cookie.sameSite ?? 'Lax').toLowerCase() as 'lax' | 'strict' | 'none',
+    path: cookie.path ?? '/',
+    domain: cookie.domain,
+    maxAge: cookie.maxAge
+  })
+  return true
+}
+
+export function clearAuthCookie (app: FastifyInstance, reply: FastifyReply): void {
+  const cookie = app.fastbase.config.authCookie
+  if (cookie !== undefined) void reply.clearCookie(cookie.name, { path: cookie.path ?? '/', domain: cookie.domain })
+}
