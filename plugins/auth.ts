@@ -10,7 +10,8 @@ import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { authFieldsOf } from '../lib/auth/fields.js'
-import type { AuthTable, SessionServices, TokenKey } from '../lib/auth/types.js'
+import type { AccountServices, AuthTable, TokenKey } from '../lib/auth/types.js'
+import { actionEmailSender } from '../lib/auth/action-emails.js'
 import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
@@ -23,7 +24,7 @@ import { schemaDialect } from '../lib/dialects/index.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 
-export interface AuthServices extends SessionServices {
+export interface AuthServices extends AccountServices {
   tables: Map<string, AuthTable>
   /** Admin tokens' key (admin tokens carry no `cid`). */
   adminKey: TokenKey
@@ -94,6 +95,12 @@ async function auth (app: FastifyInstance): Promise<void> {
   await app.register(fastifyJwt, jwtOptions(config.jwtSecret + adminSuffix, 'fbAdmin'))
 
   let mailer: Mailer | undefined
+  const mailerOnce = (): Mailer => (mailer ??= createMailer({
+    smtpUrl: config.email?.smtp ?? options.smtpUrl,
+    outboxDir: join(options.dataDir, 'outbox'),
+    from: config.email?.from ?? `${config.appName ?? 'fastbase'} <no-reply@${new URL(config.appUrl).hostname}>`,
+    log: app.log
+  }))
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
   app.fastbase.auth = {
     tables,
@@ -103,12 +110,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     adminKey: keyOf('fbAdmin'),
     sessions: new SessionStore(db),
     oneTimeTokens: new OneTimeTokens(db),
-    mailer: () => (mailer ??= createMailer({
-      smtpUrl: config.email?.smtp ?? options.smtpUrl,
-      outboxDir: join(options.dataDir, 'outbox'),
-      from: config.email?.from ?? `${config.appName ?? 'fastbase'} <no-reply@${new URL(config.appUrl).hostname}>`,
-      log: app.log
-    })),
+    mailer: mailerOnce,
+    sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
   // Started once the app is ready: an app that fails to start has nothing to purge with.

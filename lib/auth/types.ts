@@ -6,6 +6,8 @@ import type { TableDescriptor } from '../table.js'
 import type { Dialect } from '../dialects/types.js'
 import type { AuthFields } from './fields.js'
 import type { SessionStore } from './sessions.js'
+import type { OneTimeTokens } from './one-time-tokens.js'
+import type { ActionEmailKind } from './mailer.js'
 
 export type Row = Record<string, unknown>
 
@@ -33,4 +35,11 @@ export interface SessionServices {
   sessions: SessionStore
   /** `iss` of every token this deployment signs. */
   issuer: string
+}
+
+/** What the password-reset and verification flows need besides sessions. */
+export interface AccountServices extends SessionServices {
+  oneTimeTokens: OneTimeTokens
+  /** Renders the table's template for `kind` and sends it (lib/auth/action-emails.ts). */
+  sendActionEmail: (at: AuthTable, kind: ActionEmailKind, to: string, token: string) => Promise<void>
 }

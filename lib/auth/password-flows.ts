@@ -1,0 +1,61 @@
+// Changing and resetting a password. Reset links prove the mailbox, so a confirmed reset also marks
+// the address verified; every path revokes the sessions the old password opened.
+import { errors, type FieldErrors } from '../errors.js'
+import { findById, findByIdentity } from './accounts.js'
+import { normalizeEmail, teenybaseEmail } from './email-address.js'
+import { checkCurrentPassword, newPassword, passwordColumns } from './password-writes.js'
+import { openSession, type SessionResponse } from './session-service.js'
+import type { AccountServices, AuthTable, Row } from './types.js'
+
+const DEFAULT_RESET_TOKEN_TTL = 3600
+const DEFAULT_RESET_EMAIL_GAP = 120
+
+/** The new password of a body (with its confirm field), or a 400 naming what is wrong. */
+function checkedPassword (at: AuthTable, body: Row): string {
+  const fieldErrors: FieldErrors = {}
+  const password = newPassword(at.fields, body, fieldErrors)
+  if (password === undefined || Object.keys(fieldErrors).length > 0) throw errors.validation(fieldErrors)
+  return password
+}
+
+/** Writes the password only (DECISIONS 14) and revokes the user's other sessions. */
+export async function changePassword (services: AccountServices, at: AuthTable, uid: string, sid: string | undefined, body: Row): Promise<void> {
+  const password = checkedPassword(at, body)
+  await checkCurrentPassword(services.db, at.table.name, at.fields, uid, body)
+  await services.db(at.table.name).where(at.fields.uid.name, uid).update(await passwordColumns(at.fields, password))
+  await services.sessions.revokeUser(at.table.name, uid, sid)
+}
+
+/**
+ * Emails a reset link when `email` names an account (as typed, or teenybase's form of it; never by
+ * username), at most once per gap. The link goes to the address stored, never to the one typed.
+ * Callers answer success either way and need not wait: nothing here tells whether the account exists.
+ */
+export async function requestPasswordReset (services: AccountServices, at: AuthTable, email: string): Promise<void> {
+  const emailField = at.fields.email!
+  const row = await findByIdentity(services.db, at, email)
+  const stored = row?.[emailField.name]
+  if (row === undefined || (stored !== normalizeEmail(email) && stored !== teenybaseEmail(email))) return
+  const uid = String(row[at.fields.uid.name])
+  const since = await services.oneTimeTokens.sinceLast('reset_password', at.table.name, uid)
+  if (since !== undefined && since < (at.ext.passwordResetEmailDuration ?? DEFAULT_RESET_EMAIL_GAP)) return
+  const token = await services.oneTimeTokens.issue('reset_password', at.table.name, { userId: uid, email: stored as string }, at.ext.passwordResetTokenDuration ?? DEFAULT_RESET_TOKEN_TTL)
+  await services.sendActionEmail(at, 'passwordReset', stored as string, token)
+}
+
+/** Sets the password a reset token allows, revokes every session and opens a new one. */
+export async function confirmPasswordReset (services: AccountServices, at: AuthTable, body: Row): Promise<SessionResponse> {
+  const { fields } = at
+  // Checked before the token is consumed, so a typo does not burn the token.
+  const password = checkedPassword(at, body)
+  const owner = await services.oneTimeTokens.consume('reset_password', at.table.name, body.token as string)
+  if (owner === undefined) throw errors.badRequest('Invalid or expired token')
+  const row = await findById(services.db, at, owner.userId)
+  if (row === undefined || row[fields.email!.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
+  return await services.db.transaction(async (trx) => {
+    const verified = fields.verified === undefined ? {} : { [fields.verified.name]: services.dialect.encode(fields.verified, true) }
+    await trx(at.table.name).where(fields.uid.name, owner.userId).update({ ...await passwordColumns(fields, password), ...verified })
+    await services.sessions.revokeUser(at.table.name, owner.userId, undefined, trx)
+    return await openSession(services, at, (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!, trx)
+  })
+}
