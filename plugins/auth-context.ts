@@ -32,6 +32,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route accepts an expired (but genuine) access token: refresh-token and logout. */
     allowExpiredToken?: boolean
+    /**
+     * The route signs the caller in with a credential another party issued and reads it itself
+     * (login-token's bearer JWT, one-tap): this hook reads no token there, and the request stays anonymous.
+     */
+    externalCredential?: boolean
   }
 }
 
@@ -95,6 +100,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
   // Not async: most requests carry no token and need no promise.
   app.addHook('onRequest', (request, _reply, done) => {
     request.auth = ANONYMOUS
+    if (request.routeOptions.config?.externalCredential === true) return done()
     const token = tokenOf(request)
     if (token === undefined) return done()
     resolve(request, token).then((auth) => { request.auth = auth; done() }, done)

@@ -220,7 +220,8 @@ export const ActionSchema = Type.Object({
 export const AuthProviderSchema = Type.Object({
   /** A preset or custom provider name; entries that only trust external JWTs may give just `issuer`. */
   name: Type.Optional(Type.String({ minLength: 1 })),
-  clientId: Type.Optional(Type.String()),
+  /** Several: each is an accepted ID-token audience; the redirect flow uses the first. */
+  clientId: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
   clientSecret: Type.Optional(Type.String()),
   redirectUrl: Type.Optional(Type.String()),
   issuer: Type.Optional(Type.String()),

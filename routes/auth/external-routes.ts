@@ -1,0 +1,119 @@
+// Signing in with a token another party issued, for one auth table: `<provider>-login` (one-tap: an
+// ID token posted as a form with Google's double-submit CSRF cookie, or as JSON `{ token }`) and
+// `login-token` (an external JWT in `Authorization: Bearer`). Which tokens are trusted, and how they
+// are verified, is lib/auth/id-tokens.ts; who they sign in is lib/auth/external-users.ts.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { AuthTable } from '../../plugins/auth.js'
+import { secretEquals } from '../../plugins/auth-context.js'
+import { urlencodedBodies } from '../../plugins/request-parsing.js'
+import { errorResponses } from '../../schemas/tables.js'
+import { errors } from '../../lib/errors.js'
+import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries, type TrustedIssuer } from '../../lib/auth/id-tokens.js'
+import { signInExternal } from '../../lib/auth/external-users.js'
+import { SessionResponseSchema } from './session-response.js'
+import { setAuthCookie, type RouteKit } from './kit.js'
+
+const FORM = 'application/x-www-form-urlencoded'
+/** The cookie Google Identity Services sets beside the form it posts. */
+const CSRF_COOKIE = 'g_csrf_token'
+/** A provider name is a path segment: `<name>-login`. */
+const ROUTE_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+const OneTapBody = Type.Object({
+  credential: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'The ID token (form post from Google Identity Services)' })),
+  g_csrf_token: Type.Optional(Type.String({ maxLength: 1024, description: `Must equal the ${CSRF_COOKIE} cookie (form posts)` })),
+  token: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'The ID token (JSON body; no CSRF cookie needed)' }))
+}, { title: 'One-tap credential' })
+
+// One verifier per app: its JWKS cache serves every auth table.
+const verifiers = new WeakMap<object, Promise<IdTokenVerifier>>()
+
+function verifierOf (app: FastifyInstance): Promise<IdTokenVerifier> {
+  let verifier = verifiers.get(app.fastbase)
+  if (verifier === undefined) {
+    verifier = IdTokenVerifier.create(providerEntries(app.fastbase.config as { authProviders?: unknown, jwtAllowedIssuers?: unknown }), { ownIssuer: app.fastbase.auth.issuer })
+    verifiers.set(app.fastbase, verifier)
+  }
+  return verifier
+}
+
+export async function externalRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): Promise<void> {
+  const { base, tags, limited } = kit
+  const verifier = await verifierOf(app)
+  const services = app.fastbase.auth
+
+  app.post(`${base}/login-token`, {
+    // The bearer token is the external JWT, read here: the auth hook must not take it for a fastbase token.
+    config: { ...limited(), externalCredential: true },
+    schema: {
+      tags,
+      summary: 'Exchange an external JWT (Authorization: Bearer) from a trusted issuer for a session',
+      description: 'The issuer must be configured in authProviders with a secret (HS256) or a jwksUrl; exp is required, aud must name the clientId when one is configured.',
+      security: [{ bearerAuth: [] }],
+      response: { 200: SessionResponseSchema, ...errorResponses }
+    }
+  }, async (request) => {
+    const token = bearerOf(request)
+    if (token === undefined) throw errors.unauthorized('Authorization header required')
+    return await signInExternal(services, at, await verifier.verifyExternalToken(token))
+  })
+
+  const providers = verifier.oneTapProviders().filter((p) => ROUTE_NAME.test(p.name!))
+  if (providers.length === 0) return
+  // Forms are parsed in this scope only: the other auth routes stay JSON.
+  await app.register(async (scope) => {
+    urlencodedBodies(scope)
+    for (const provider of providers) oneTapRoute(scope, at, kit, verifier, provider)
+  })
+}
+
+function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, provider: TrustedIssuer): void {
+  const { base, tags, limited } = kit
+  const name = provider.name!
+  app.post(`${base}/${name}-login`, {
+    // A stale auth cookie must not stand in the way of signing in again.
+    config: { ...limited(), externalCredential: true },
+    schema: {
+      tags,
+      summary: `Sign in with a ${name} ID token (one-tap)`,
+      description: `A form post (credential, g_csrf_token equal to the ${CSRF_COOKIE} cookie) as Google Identity Services sends it, or JSON { token }. Sets the auth cookie when authCookie is configured.`,
+      consumes: [FORM, 'application/json'],
+      body: OneTapBody,
+      response: { 200: SessionResponseSchema, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const body = (request.body ?? {}) as { credential?: unknown, g_csrf_token?: unknown, token?: unknown }
+    let token: string
+    if (isForm(request)) {
+      if (typeof body.credential !== 'string' || body.credential === '') throw errors.badRequest('credential is required')
+      if (typeof body.g_csrf_token !== 'string' || body.g_csrf_token === '') throw errors.badRequest('g_csrf_token is required')
+      // Double submit: a cross-site page can post the form but cannot set or read this cookie.
+      const cookie = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[CSRF_COOKIE]
+      if (cookie === undefined || cookie === '' || !secretEquals(cookie, body.g_csrf_token)) throw errors.forbidden('CSRF token mismatch')
+      token = body.credential
+    } else {
+      // JSON cannot be posted cross-site without the page's consent (CORS), so no CSRF cookie is needed.
+      if (typeof body.token !== 'string' || body.token === '') throw errors.badRequest('token is required')
+      token = body.token
+    }
+    const session = await signInExternal(app.fastbase.auth, at, await verifier.verifyIdToken(name, token))
+    setAuthCookie(app, reply, session.token)
+    return session
+  })
+}
+
+function isForm (request: FastifyRequest): boolean {
+  const type = request.headers['content-type']
+  return typeof type === 'string' && type.split(';')[0].trim().toLowerCase() === FORM
+}
+
+/** The raw bearer token (`Authorization`, else `X-Authorization`); a header without the scheme is the token itself, as everywhere. */
+function bearerOf (request: FastifyRequest): string | undefined {
+  for (const name of ['authorization', 'x-authorization'] as const) {
+    const header = request.headers[name]
+    const value = typeof header === 'string' ? header.trim() : ''
+    if (value !== '') return /^Bearer\s+(.+)$/i.exec(value)?.[1].trim() ?? value
+  }
+  return undefined
+}
