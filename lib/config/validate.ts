@@ -10,6 +10,7 @@ import {
 } from '../../schemas/config.js'
 import { formatPath } from './paths.js'
 import { adaptTeenybaseKeys } from './teenybase.js'
+import { oauthConfigProblems } from '../auth/oauth-providers.js'
 
 /** A usable config with the warnings to log once at start (teenybase keys dropped), or every problem. */
 export type ValidationResult = { config: DatabaseSettings, warnings: string[] } | { problems: string[] }
@@ -626,7 +627,7 @@ function checkActions (c: DatabaseSettings): string[] {
 
 const CROSS_CHECKS: Check[] = [
   checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkProviders, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
+  checkExtensions, checkProviders, oauthConfigProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
 ]
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { clearAuthCookie, type RouteKit } from './kit.js'
 import { passwordRoutes } from './password-routes.js'
 import { verificationRoutes } from './verification-routes.js'
 import { externalRoutes } from './external-routes.js'
+import { oauthRoutes } from './oauth-routes.js'
 import { adminLoginRoute } from './admin-login.js'
 import { SuccessSchema } from './session-response.js'
 
@@ -26,6 +27,7 @@ export default async function authRoutes (app: FastifyInstance): Promise<void> {
     passwordRoutes(app, at, kit)
     verificationRoutes(app, at, kit)
     await externalRoutes(app, at, kit)
+    oauthRoutes(app, at, kit)
   }
 
   app.post('/auth/logout', {

@@ -1,0 +1,329 @@
+// The OAuth providers of the redirect flow (DECISIONS 34): presets with their real endpoints, custom
+// providers from their own URLs or from their OpenID discovery document (fetched once, cached), and the
+// start-up checks of `authProviders` for the flow. URLs come from the config (or the discovery document
+// of the issuer the config names), never from a caller. Free of Fastify.
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
+import { FastbaseError } from '../errors.js'
+import { checkRedirect, redirectPolicy, allowedEntryProblem } from './redirects.js'
+
+/** How the signed-in user is read after the code exchange. */
+export type IdentitySource = 'id_token' | 'github' | 'discord' | 'userinfo'
+
+export interface OAuthProvider {
+  name: string
+  clientId: string
+  clientSecret: string
+  authorizeUrl: string
+  tokenUrl: string
+  userinfoUrl?: string
+  /** ID tokens (source `id_token`): their key set and accepted `iss` values. */
+  jwksUrl?: string
+  issuers: string[]
+  scopes: string[]
+  source: IdentitySource
+  /** Client credentials in the token request's body (`body`) or as HTTP Basic (`header`). */
+  tokenAuth: 'body' | 'header'
+  /** Whether the ID token must carry back the `nonce` sent (presets that document echoing it). */
+  requireNonce: boolean
+  /** Default post-login redirect (checked against appUrl and allowedRedirectUrls at start-up). */
+  redirectUrl?: string
+  /** Extra authorize parameters. */
+  authorizeParams: Record<string, string>
+}
+
+type Preset = Omit<OAuthProvider, 'name' | 'clientId' | 'clientSecret' | 'redirectUrl'>
+
+export const OAUTH_PRESETS: Readonly<Record<string, Preset>> = {
+  google: {
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    userinfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+    jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+    // Google writes `iss` with and without the scheme.
+    issuers: ['https://accounts.google.com', 'accounts.google.com'],
+    scopes: ['openid', 'email', 'profile'],
+    source: 'id_token',
+    tokenAuth: 'body',
+    requireNonce: true,
+    authorizeParams: {}
+  },
+  github: {
+    authorizeUrl: 'https://github.com/login/oauth/authorize',
+    tokenUrl: 'https://github.com/login/oauth/access_token',
+    userinfoUrl: 'https://api.github.com/user',
+    issuers: [],
+    scopes: ['read:user', 'user:email'],
+    source: 'github',
+    tokenAuth: 'body',
+    requireNonce: false,
+    authorizeParams: {}
+  },
+  discord: {
+    authorizeUrl: 'https://discord.com/oauth2/authorize',
+    tokenUrl: 'https://discord.com/api/oauth2/token',
+    userinfoUrl: 'https://discord.com/api/users/@me',
+    issuers: [],
+    scopes: ['identify', 'email'],
+    source: 'discord',
+    tokenAuth: 'body',
+    requireNonce: false,
+    authorizeParams: {}
+  },
+  linkedin: {
+    authorizeUrl: 'https://www.linkedin.com/oauth/v2/authorization',
+    tokenUrl: 'https://www.linkedin.com/oauth/v2/accessToken',
+    userinfoUrl: 'https://api.linkedin.com/v2/userinfo',
+    jwksUrl: 'https://www.linkedin.com/oauth/openid/jwks',
+    issuers: ['https://www.linkedin.com/oauth'],
+    scopes: ['openid', 'profile', 'email'],
+    source: 'id_token',
+    tokenAuth: 'body',
+    // LinkedIn does not document echoing `nonce`; PKCE and the state still bind the code to the flow.
+    requireNonce: false,
+    authorizeParams: {}
+  }
+}
+
+/** The GitHub API's address list (primary and verified flags). */
+export const GITHUB_EMAILS_URL = 'https://api.github.com/user/emails'
+
+/** What the flow reads from an `authProviders` entry (the schema lets other keys through). */
+export interface ProviderEntry {
+  name?: string
+  clientId?: string | string[]
+  clientSecret?: string
+  redirectUrl?: string
+  issuer?: string
+  authorizeUrl?: string
+  tokenUrl?: string
+  userinfoUrl?: string
+  jwksUrl?: string
+  scopes?: string[]
+}
+
+/** Outbound requests to providers give up after this long, ms. */
+export const PROVIDER_TIMEOUT = 10_000
+/** Longest provider answer read, bytes. */
+export const MAX_PROVIDER_RESPONSE = 1024 * 1024
+const URL_KEYS = ['authorizeUrl', 'tokenUrl', 'userinfoUrl', 'jwksUrl', 'issuer'] as const
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
+const firstClientId = (value: unknown): string | undefined => text(Array.isArray(value) ? value[0] : value)
+
+/** An entry the redirect flow serves: a name and a client secret (teenybase's rule), with a client id. */
+function isRedirectEntry (entry: ProviderEntry): boolean {
+  return text(entry.name) !== undefined && text(entry.clientSecret) !== undefined && firstClientId(entry.clientId) !== undefined
+}
+
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'https:' || url.protocol === 'http:'
+  } catch {
+    return false
+  }
+}
+
+/** Start-up problems of `authProviders` and `allowedRedirectUrls` as the redirect flow reads them (lib/config/validate.ts). */
+export function oauthConfigProblems (config: { appUrl?: unknown, authProviders?: unknown, allowedRedirectUrls?: unknown }): string[] {
+  const problems: string[] = []
+  const allowed = Array.isArray(config.allowedRedirectUrls) ? config.allowedRedirectUrls.filter((u): u is string => typeof u === 'string') : []
+  for (const [i, entry] of allowed.entries()) {
+    const problem = allowedEntryProblem(entry)
+    if (problem !== undefined) problems.push(`allowedRedirectUrls[${i}]: ${problem}`)
+  }
+  const entries = Array.isArray(config.authProviders) ? config.authProviders : []
+  const policy = typeof config.appUrl === 'string' ? redirectPolicy(config.appUrl, allowed) : undefined
+  for (const [i, raw] of entries.entries()) {
+    if (raw === null || typeof raw !== 'object') continue
+    const entry = raw as ProviderEntry
+    const path = `authProviders[${i}]`
+    const name = text(entry.name)
+    if (text(entry.clientSecret) === undefined) continue
+    // A client secret is there for the redirect flow: say what else it needs.
+    if (name === undefined) problems.push(`${path}.name: is required for the OAuth redirect flow (clientSecret is set)`)
+    if (firstClientId(entry.clientId) === undefined) problems.push(`${path}.clientId: is required for the OAuth redirect flow (clientSecret is set)`)
+    for (const key of URL_KEYS) {
+      const value = text(entry[key])
+      if (value !== undefined && !isHttpUrl(value)) problems.push(`${path}.${key}: must be an absolute http(s) URL`)
+    }
+    if (name !== undefined && OAUTH_PRESETS[name] === undefined) {
+      const endpoints = text(entry.authorizeUrl) !== undefined && text(entry.tokenUrl) !== undefined
+      if (!endpoints && text(entry.issuer) === undefined) {
+        problems.push(`${path}: custom provider ${JSON.stringify(name)} needs authorizeUrl and tokenUrl, or issuer (its OpenID discovery document gives them)`)
+      } else if (endpoints && text(entry.userinfoUrl) === undefined && (text(entry.jwksUrl) === undefined || text(entry.issuer) === undefined)) {
+        problems.push(`${path}: custom provider ${JSON.stringify(name)} needs userinfoUrl, or jwksUrl and issuer to verify its ID tokens`)
+      }
+    }
+    const redirect = text(entry.redirectUrl)
+    if (redirect !== undefined && policy !== undefined && checkRedirect(policy, redirect) === undefined) {
+      problems.push(`${path}.redirectUrl: must be under appUrl or an allowedRedirectUrls entry (same scheme, host and port; path prefix)`)
+    }
+  }
+  return problems
+}
+
+/** A provider failed in a way that is not the caller's fault (unreachable, malformed answer). */
+export const providerUnavailable = (what: string): FastbaseError => new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', `The identity provider did not answer: ${what}`)
+
+interface Discovery { authorizeUrl: string, tokenUrl: string, userinfoUrl?: string, jwksUrl?: string, issuer: string }
+
+/** One app's providers: the entries the flow serves, discovery documents and key sets cached per URL. */
+export class OAuthProviders {
+  private readonly entries = new Map<string, ProviderEntry>()
+  private readonly discoveries = new Map<string, Promise<Discovery>>()
+  private readonly keySets = new Map<string, JWTVerifyGetKey>()
+
+  constructor (entries: unknown[] = [], private readonly timeoutMs = PROVIDER_TIMEOUT) {
+    for (const raw of entries) {
+      if (raw === null || typeof raw !== 'object') continue
+      const entry = raw as ProviderEntry
+      // The first entry of a name wins, as for one-tap.
+      if (isRedirectEntry(entry) && !this.entries.has(entry.name!)) this.entries.set(entry.name!, entry)
+    }
+  }
+
+  /** Names of the providers the redirect flow serves. */
+  names (): string[] {
+    return [...this.entries.keys()]
+  }
+
+  /** The provider, its preset and config merged (config wins); undefined when the flow does not serve it. */
+  async get (name: string): Promise<OAuthProvider | undefined> {
+    const entry = this.entries.get(name)
+    if (entry === undefined) return undefined
+    const preset = OAUTH_PRESETS[name]
+    const configured = {
+      authorizeUrl: text(entry.authorizeUrl),
+      tokenUrl: text(entry.tokenUrl),
+      userinfoUrl: text(entry.userinfoUrl),
+      jwksUrl: text(entry.jwksUrl)
+    }
+    const scopes = Array.isArray(entry.scopes) && entry.scopes.length > 0 ? entry.scopes : undefined
+    const issuer = text(entry.issuer)
+    const base = {
+      name,
+      clientId: firstClientId(entry.clientId)!,
+      clientSecret: entry.clientSecret!,
+      redirectUrl: text(entry.redirectUrl)
+    }
+    if (preset !== undefined) {
+      return {
+        ...preset,
+        ...base,
+        authorizeUrl: configured.authorizeUrl ?? preset.authorizeUrl,
+        tokenUrl: configured.tokenUrl ?? preset.tokenUrl,
+        userinfoUrl: configured.userinfoUrl ?? preset.userinfoUrl,
+        jwksUrl: configured.jwksUrl ?? preset.jwksUrl,
+        issuers: issuer === undefined ? preset.issuers : [issuer],
+        scopes: scopes ?? preset.scopes
+      }
+    }
+    // A custom provider: its own URLs, anything missing from the discovery document of its issuer.
+    const needsDiscovery = configured.authorizeUrl === undefined || configured.tokenUrl === undefined ||
+      (configured.userinfoUrl === undefined && configured.jwksUrl === undefined)
+    const found = needsDiscovery && issuer !== undefined ? await this.discover(issuer) : undefined
+    const jwksUrl = configured.jwksUrl ?? found?.jwksUrl
+    const authorizeUrl = configured.authorizeUrl ?? found?.authorizeUrl
+    const tokenUrl = configured.tokenUrl ?? found?.tokenUrl
+    // Config validation refuses such an entry; a discovery document lacking them is the provider's fault.
+    if (authorizeUrl === undefined || tokenUrl === undefined) throw providerUnavailable('no authorization or token endpoint')
+    const oidc = jwksUrl !== undefined && issuer !== undefined
+    const userinfoUrl = configured.userinfoUrl ?? found?.userinfoUrl
+    if (!oidc && userinfoUrl === undefined) throw providerUnavailable('no way to read the user (userinfo endpoint or ID token keys)')
+    return {
+      ...base,
+      authorizeUrl,
+      tokenUrl,
+      userinfoUrl,
+      jwksUrl,
+      issuers: issuer === undefined ? [] : [issuer],
+      scopes: scopes ?? (oidc ? ['openid', 'email', 'profile'] : []),
+      source: oidc ? 'id_token' : 'userinfo',
+      tokenAuth: 'header',
+      requireNonce: oidc,
+      authorizeParams: {}
+    }
+  }
+
+  /** The key set at `url`, one per URL (jose caches the keys and refetches on an unknown `kid`). */
+  keySet (url: string): JWTVerifyGetKey {
+    let keySet = this.keySets.get(url)
+    if (keySet === undefined) {
+      keySet = createRemoteJWKSet(new URL(url), { timeoutDuration: this.timeoutMs, cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 })
+      this.keySets.set(url, keySet)
+    }
+    return keySet
+  }
+
+  /** `{issuer}/.well-known/openid-configuration`, fetched once (a failure is retried by the next request). */
+  private async discover (issuer: string): Promise<Discovery> {
+    let pending = this.discoveries.get(issuer)
+    if (pending === undefined) {
+      pending = readDiscovery(issuer, this.timeoutMs)
+      this.discoveries.set(issuer, pending)
+      pending.catch(() => this.discoveries.delete(issuer))
+    }
+    return await pending
+  }
+}
+
+async function readDiscovery (issuer: string, timeoutMs: number): Promise<Discovery> {
+  const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
+  const doc = await fetchJson(url, { headers: { accept: 'application/json' } }, timeoutMs)
+  if (doc.status !== 200 || doc.body === null || typeof doc.body !== 'object') throw providerUnavailable('no OpenID discovery document')
+  const body = doc.body as Record<string, unknown>
+  // OpenID Connect Discovery 1.0 §4.3: the document's issuer is exactly the one it was fetched for.
+  if (body.issuer !== issuer) throw providerUnavailable('the discovery document names another issuer')
+  const endpoint = (key: string): string | undefined => {
+    const value = text(body[key])
+    return value !== undefined && isHttpUrl(value) ? value : undefined
+  }
+  const authorizeUrl = endpoint('authorization_endpoint')
+  const tokenUrl = endpoint('token_endpoint')
+  if (authorizeUrl === undefined || tokenUrl === undefined) throw providerUnavailable('the discovery document lacks its endpoints')
+  return { issuer, authorizeUrl, tokenUrl, userinfoUrl: endpoint('userinfo_endpoint'), jwksUrl: endpoint('jwks_uri') }
+}
+
+/**
+ * A GET with a timeout, no redirects followed, and a size cap; the status and the parsed JSON body
+ * (null when the body is not JSON). A network failure or timeout is a 502.
+ */
+export async function fetchJson (url: string, init: { headers: Record<string, string> }, timeoutMs = PROVIDER_TIMEOUT): Promise<{ status: number, body: unknown }> {
+  let response: Response
+  try {
+    response = await fetch(url, { headers: init.headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) })
+  } catch {
+    throw providerUnavailable(new URL(url).host)
+  }
+  const raw = await cappedText(response, url)
+  let body: unknown = null
+  try {
+    body = JSON.parse(raw)
+  } catch {}
+  return { status: response.status, body }
+}
+
+/** The body as text, read no further than MAX_PROVIDER_RESPONSE bytes. */
+async function cappedText (response: Response, url: string): Promise<string> {
+  if (response.body === null) return ''
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      size += value.byteLength
+      if (size > MAX_PROVIDER_RESPONSE) {
+        await reader.cancel()
+        throw providerUnavailable('answer too large')
+      }
+      chunks.push(value)
+    }
+  } catch (err) {
+    if (err instanceof FastbaseError) throw err
+    throw providerUnavailable(new URL(url).host)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}

@@ -1,0 +1,120 @@
+// The OAuth redirect flow of one auth table: `GET oauth/{provider}` (to the provider) and
+// `GET oauth/{provider}/callback` (back from it). The flow itself is lib/auth/oauth-flow.ts; these
+// routes compute the callback URL, keep the state cookie and turn results into redirects.
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AuthTable } from '../../plugins/auth.js'
+import { errorResponses } from '../../schemas/tables.js'
+import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
+import { OAuthCallbackError, finishFlow, startFlow, type CallbackQuery, type FlowContext } from '../../lib/auth/oauth-flow.js'
+import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth-state.js'
+import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/redirects.js'
+import { SessionResponseSchema } from './session-response.js'
+import { setAuthCookie, type RouteKit } from './kit.js'
+
+/** The cookie holding the browser's nonce between the start and the callback (scoped to the callback's path). */
+export const STATE_COOKIE = 'fastbase_oauth_state'
+
+const RedirectSchema = Type.Null({ description: 'Redirect (Location header)' })
+
+// One provider registry per app: its discovery documents and key sets serve every auth table.
+const registries = new WeakMap<object, OAuthProviders>()
+
+function providersOf (app: FastifyInstance): OAuthProviders {
+  let providers = registries.get(app.fastbase)
+  if (providers === undefined) {
+    providers = new OAuthProviders((app.fastbase.config as { authProviders?: unknown[] }).authProviders ?? [])
+    registries.set(app.fastbase, providers)
+  }
+  return providers
+}
+
+export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
+  const { base, tags, limited } = kit
+  const { config } = app.fastbase
+  const providers = providersOf(app)
+  if (providers.names().length === 0) return
+  const ctx: FlowContext = {
+    at,
+    services: app.fastbase.auth,
+    providers,
+    key: stateKey(`${config.jwtSecret}${at.ext.jwtSecret}`),
+    policy: redirectPolicy(config.appUrl, config.allowedRedirectUrls)
+  }
+  const names = providers.names()
+  const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64, description: `Configured provider: ${names.join(', ')}` }) })
+  // A stale auth cookie must not stand in the way of signing in again: these routes read no token.
+  const routeConfig = { ...limited(), externalCredential: true }
+
+  /** The redirect_uri registered at the provider: this server's origin and the callback route. */
+  const callbackPath = (request: FastifyRequest, provider: string): string =>
+    `${request.routeOptions.url!.replace(/\/callback$/, '').replace(':provider', encodeURIComponent(provider))}/callback`
+  const stateCookie = (request: FastifyRequest, path: string) => ({ path, httpOnly: true, sameSite: 'lax' as const, secure: request.protocol === 'https' })
+
+  app.get(`${base}/oauth/:provider`, {
+    config: routeConfig,
+    schema: {
+      tags,
+      summary: 'Start signing in with an OAuth provider (redirects to it)',
+      description: `Redirects (302) to the provider's authorization page with a signed state and a PKCE challenge, and sets the ${STATE_COOKIE} cookie. ` +
+        '`redirect` (after sign-in) must be under appUrl or an allowedRedirectUrls entry; without it the provider\'s redirectUrl, else appUrl. ' +
+        'Register `<this server\'s origin>' + `/api/v1${base}/oauth/<provider>/callback\` at the provider.`,
+      params: ProviderParams,
+      querystring: Type.Object({ redirect: Type.Optional(Type.String({ maxLength: MAX_REDIRECT_LENGTH, description: 'Where to go after signing in' })) }),
+      response: { 302: RedirectSchema, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const { provider } = request.params as { provider: string }
+    const { redirect } = request.query as { redirect?: string }
+    const path = callbackPath(request, provider)
+    const started = await startFlow(ctx, provider, { redirect, callback: `${request.protocol}://${request.host}${path}` })
+    void reply.setCookie(STATE_COOKIE, started.nonce, { ...stateCookie(request, path), maxAge: STATE_LIFETIME })
+    return await noStore(reply).redirect(started.location, 302)
+  })
+
+  app.get(`${base}/oauth/:provider/callback`, {
+    config: routeConfig,
+    schema: {
+      tags,
+      summary: 'Finish signing in with an OAuth provider (the provider redirects here)',
+      description: 'Checks the state and the state cookie, exchanges the code, reads the user and signs them in. With authCookie configured: sets it and redirects (302) ' +
+        'to the flow\'s redirect; a refusal after the state was verified redirects there too, with `error` and `error_description` query parameters. ' +
+        'Without authCookie: answers the session as JSON. A missing, tampered, expired or used state is a 400, a state cookie that is missing or from another sign-in a 403.',
+      params: ProviderParams,
+      querystring: Type.Object({
+        code: Type.Optional(Type.String({ maxLength: 4096 })),
+        state: Type.Optional(Type.String({ maxLength: 8192 })),
+        error: Type.Optional(Type.String({ maxLength: 256 })),
+        error_description: Type.Optional(Type.String({ maxLength: 2048 })),
+        iss: Type.Optional(Type.String({ maxLength: 2048 }))
+      }),
+      response: { 200: SessionResponseSchema, 302: RedirectSchema, ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const { provider } = request.params as { provider: string }
+    const path = callbackPath(request, provider)
+    const nonce = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[STATE_COOKIE]
+    noStore(reply)
+    // Cleared once the state proved to be this browser's: a forged callback (someone else's state, or
+    // none) does not end the sign-in this browser has under way.
+    const clearState = () => reply.clearCookie(STATE_COOKIE, stateCookie(request, path))
+    try {
+      const { session, redirect } = await finishFlow(ctx, provider, request.query as CallbackQuery, nonce)
+      clearState()
+      if (!setAuthCookie(app, reply, session.token)) return session
+      return await reply.redirect(redirect, 302)
+    } catch (err) {
+      if (!(err instanceof OAuthCallbackError)) throw err
+      clearState()
+      if (config.authCookie === undefined) throw err.error
+      const target = new URL(err.redirect)
+      target.searchParams.set('error', err.code)
+      target.searchParams.set('error_description', err.error.message)
+      return await reply.redirect(target.href, 302)
+    }
+  })
+}
+
+function noStore (reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store')
+}
