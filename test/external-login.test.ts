@@ -312,6 +312,13 @@ t.test('a provider key that cannot verify as configured stops the start', async 
   await t.rejects(buildApp(t, withProvider({ issuer: 'https://x.test', secret: 'abc', algorithm: 'RS256' })), /HS256 only/)
   await t.rejects(buildApp(t, withProvider({ issuer: 'https://x.test', jwksUrl: 'http://127.0.0.1:9/certs', algorithm: 'HS256' })), /JWKS verifies only/)
   await t.rejects(buildApp(t, withProvider({ issuer: '$db', secret: 'abc' })), /own issuer/)
+  // Google's issuer without a clientId trusts nothing: any Google app's token would do.
+  for (const google of [{ name: 'google', jwksUrl: 'http://127.0.0.1:9/certs' }, { issuer: 'https://accounts.google.com', jwksUrl: 'http://127.0.0.1:9/certs' }]) {
+    const app = await buildApp(t, withProvider(google))
+    t.equal((await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/google-login', payload: { token: 'x' } })).statusCode, 404, 'no one-tap route')
+    const token = await new SignJWT({ sub: 's', email: 'e@example.com' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://accounts.google.com').setAudience('any-app').setExpirationTime('10m').sign(privateKey)
+    t.equal((await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-token', headers: { authorization: `Bearer ${token}` } })).statusCode, 401, 'login-token does not trust the issuer')
+  }
   // A public JWK or PEM is fine.
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportJWK(publicKey) }))
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportSPKI(publicKey) }))

@@ -60,6 +60,8 @@ export interface VerifierOptions {
   /** `iss` of this deployment's own tokens: never trusted as external. */
   ownIssuer: string
   jwksTimeoutMs?: number
+  /** Told about entries that trust nothing (and why). */
+  warn?: (message: string) => void
 }
 
 const stringList = (value: unknown): string[] => (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '')
@@ -155,7 +157,11 @@ export class IdTokenVerifier {
     if (issuers.length === 0 || (!hasSecret && jwksUrl === undefined)) return undefined
     if (issuers.includes(this.options.ownIssuer)) throw new Error(`${path}.issuer: ${this.options.ownIssuer} is this deployment's own issuer, not an external one`)
     // A preset issuer is shared by every app of that provider: without an audience any of their tokens would do.
-    if (preset !== undefined && p.issuer === undefined && audiences.length === 0) return undefined
+    const shared = preset !== undefined || issuers.some((i) => Object.values(ID_TOKEN_PRESETS).some((known) => known.issuers.includes(i)))
+    if (shared && audiences.length === 0) {
+      this.options.warn?.(`${path}: ${name ?? issuers[0]} tokens are trusted only with a clientId (their audience); this entry trusts none`)
+      return undefined
+    }
     const provider = name ?? issuers[0]
     const algorithm = typeof p.algorithm === 'string' && p.algorithm !== '' ? p.algorithm : undefined
     if (algorithm === 'none') throw new Error(`${path}.algorithm: none is never accepted`)
