@@ -3,7 +3,6 @@
 // in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
 // A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
 import fp from 'fastify-plugin'
-import { timingSafeEqual, createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { unverifiedClaims } from '../lib/auth/token-claims.js'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
@@ -11,14 +10,10 @@ import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import type { AuthTable } from './auth.js'
 
-/** Constant-time comparison of secrets of any length (hashing first equalises the lengths). */
-const sha256Digest = (s: string): Buffer => createHash('sha256').update(s).digest()
+import { matchesDigest, secretDigest } from '../lib/auth/secret-compare.js'
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
 
-/** Constant-time comparison of two secrets of any length (compared as digests). */
-export function secretEquals (a: string, b: string): boolean {
-  return timingSafeEqual(sha256Digest(a), sha256Digest(b))
-}
+export { secretEquals } from '../lib/auth/secret-compare.js'
 
 // In this order: `Authorization` wins when both are sent.
 const AUTHORIZATION_HEADERS = ['authorization', 'x-authorization'] as const
@@ -43,7 +38,7 @@ declare module 'fastify' {
 async function authContext (app: FastifyInstance): Promise<void> {
   const { options, config } = app.fastbase
   const serviceToken = options.adminServiceToken
-  const serviceDigest = serviceToken === undefined ? undefined : sha256Digest(serviceToken)
+  const serviceDigest = serviceToken === undefined ? undefined : secretDigest(serviceToken)
   // A token shaped like a JWT is compared with the service token only if that one is JWT-shaped too.
   const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
   const cookieName = config.authCookie?.name
@@ -84,7 +79,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
   }
 
   async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
-    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && timingSafeEqual(sha256Digest(token), serviceDigest)) return adminContext('superadmin')
+    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && matchesDigest(token, serviceDigest)) return adminContext('superadmin')
     const { table: authTable, payload } = claimsOf(request, token)
     if (authTable === undefined) {
       const role = payload.aud as AdminRole

@@ -36,7 +36,6 @@ export interface AuthServices extends AccountServices {
 }
 
 const DEFAULT_TOKEN_DURATION = 3600
-export const ADMIN_TOKEN_DURATION = 3 * 3600
 const DEFAULT_RATE_MAX = 20
 const DEFAULT_RATE_WINDOW_MS = 60_000
 

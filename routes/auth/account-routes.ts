@@ -1,4 +1,5 @@
-// sign-up, login-password, refresh-token and logout of one auth table.
+// sign-up, login-password, refresh-token and logout of one auth table (the flows: lib/auth/account-flows.ts;
+// sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
@@ -6,18 +7,16 @@ import { insertRecordSchema } from '../../schemas/record.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { insert } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
-import { findById, findByIdentity, publicRecord } from '../../lib/auth/accounts.js'
-import { verifyPassword } from '../../lib/auth/passwords.js'
-import { passwordColumns } from '../../lib/auth/password-writes.js'
+import { findById } from '../../lib/auth/accounts.js'
+import { loginWithPassword, refreshSession } from '../../lib/auth/account-flows.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
-import { openSession, sessionBody } from '../../lib/auth/session-service.js'
+import { openSession } from '../../lib/auth/session-service.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'
 
 export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, crudContext } = kit
   const { fields } = at
   const db = app.fastbase.db
-  const invalidLogin = () => errors.badRequest('Invalid username or password')
 
   if (fields.password !== undefined) {
     // The insert schema, except that keys naming no field are dropped instead of refused (DECISIONS 36).
@@ -51,16 +50,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
       const body = request.body as { identity?: string, email?: string, username?: string, password: string }
       const identity = body.identity ?? body.email ?? body.username
       if (identity === undefined) throw errors.validation({ identity: { _errors: ['Required'] } })
-      const row = await findByIdentity(db, at, identity)
-      const stored = row?.[fields.password!.name] as string | undefined
-      // verifyPassword spends the same time on a missing user: no account enumeration by timing.
-      const result = await verifyPassword(body.password, stored, fields.salt === undefined ? undefined : row?.[fields.salt.name] as string | undefined)
-      if (row === undefined || !result.ok) throw invalidLogin()
-      if (result.needsRehash) {
-        // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
-        await db(at.table.name).where(fields.uid.name, row[fields.uid.name] as string).update(await passwordColumns(fields, body.password))
-      }
-      return await openSession(app.fastbase.auth, at, row)
+      return await loginWithPassword(app.fastbase.auth, at, identity, body.password)
     })
   }
 
@@ -74,14 +64,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
     }
   }, async (request) => {
     const { refresh_token: refreshToken } = request.body as { refresh_token: string }
-    const maxRefresh = at.ext.maxTokenRefresh ?? 0
-    const refreshed = await app.fastbase.auth.sessions.refresh(at.table.name, refreshToken, maxRefresh)
-    if (refreshed === undefined) throw errors.unauthorized('Invalid session')
-    // An access token sent along must belong to the same session.
-    if (request.auth.sid !== null && request.auth.sid !== refreshed.sid) throw errors.unauthorized('Invalid session')
-    const row = await findById(db, at, refreshed.userId)
-    if (row === undefined) throw errors.unauthorized('Invalid session')
-    return sessionBody(app.fastbase.auth, at, publicRecord(app.fastbase.dialect, at, row), refreshed.sid, refreshed.refreshToken)
+    return await refreshSession(app.fastbase.auth, at, refreshToken, request.auth.sid)
   })
 
   app.post(`${base}/logout`, {

@@ -1,0 +1,35 @@
+// Password login and session refresh.
+import { errors } from '../errors.js'
+import { findById, findByIdentity, publicRecord } from './accounts.js'
+import { passwordColumns } from './password-writes.js'
+import { verifyPassword } from './passwords.js'
+import { openSession, sessionBody, type SessionResponse } from './session-service.js'
+import type { AuthTable, SessionServices } from './types.js'
+
+/** A session for the account `identity` (email or username) names, when `password` is its password. */
+export async function loginWithPassword (services: SessionServices, at: AuthTable, identity: string, password: string): Promise<SessionResponse> {
+  const { fields } = at
+  const row = await findByIdentity(services.db, at, identity)
+  const stored = row?.[fields.password!.name] as string | undefined
+  // verifyPassword spends the same time on a missing user: no account enumeration by timing.
+  const result = await verifyPassword(password, stored, fields.salt === undefined ? undefined : row?.[fields.salt.name] as string | undefined)
+  if (row === undefined || !result.ok) throw errors.badRequest('Invalid username or password')
+  if (result.needsRehash) {
+    // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
+    await services.db(at.table.name).where(fields.uid.name, row[fields.uid.name] as string).update(await passwordColumns(fields, password))
+  }
+  return await openSession(services, at, row)
+}
+
+/**
+ * New tokens for a refresh token (rotated; see SessionStore.refresh). An access token sent along
+ * (`callerSid`) must belong to the same session.
+ */
+export async function refreshSession (services: SessionServices, at: AuthTable, refreshToken: string, callerSid: string | null): Promise<SessionResponse> {
+  const refreshed = await services.sessions.refresh(at.table.name, refreshToken, at.ext.maxTokenRefresh ?? 0)
+  if (refreshed === undefined) throw errors.unauthorized('Invalid session')
+  if (callerSid !== null && callerSid !== refreshed.sid) throw errors.unauthorized('Invalid session')
+  const row = await findById(services.db, at, refreshed.userId)
+  if (row === undefined) throw errors.unauthorized('Invalid session')
+  return sessionBody(services, at, publicRecord(services.dialect, at, row), refreshed.sid, refreshed.refreshToken)
+}
