@@ -242,11 +242,13 @@ t.test('external sign-ins', async (t) => {
       const signUp = await call('/table/users/auth/sign-up', { json: { username: 'grace', email: 'grace@example.com', name: 'Grace', password: 'correct horse', passwordConfirm: 'correct horse' } })
       t.equal(signUp.status, 200, JSON.stringify(signUp.body))
       t.equal(signUp.body.verified, false)
-      // An unverified address never reaches the existing account.
+      // An unverified address never reaches the existing account (nor signs in at all).
       const unverified = await call('/table/users/auth/google-login', { json: { token: await idToken({ sub: 'g-grace', email: 'grace@example.com', email_verified: false }) } })
-      t.equal(unverified.status, 403)
+      t.same(unverified.body, { code: 400, message: 'Email not verified' })
       const missingClaim = await call('/table/users/auth/google-login', { json: { token: await idToken({ sub: 'g-grace', email: 'grace@example.com', email_verified: undefined }) } })
-      t.equal(missingClaim.status, 403, 'an ID token without email_verified does not vouch for the address')
+      t.equal(missingClaim.status, 400, 'an ID token without email_verified does not vouch for the address')
+      const partnerUnverified = await loginToken(await hsToken({ sub: 'p-grace', email: 'grace@example.com', email_verified: 'false' }, { aud: 'fastbase-app' }))
+      t.equal(partnerUnverified.status, 400)
       // The provider verified it: the same user, now verified.
       const oneTap = await oneTapForm(await idToken({ sub: 'g-grace', email: 'grace@example.com' }))
       t.equal(oneTap.status, 200)
@@ -258,11 +260,16 @@ t.test('external sign-ins', async (t) => {
       // login-token with another issuer's identity for that verified email: the same user too.
       const partner = await loginToken(await hsToken({ sub: 'p-grace', email: 'grace@example.com', email_verified: true }, { aud: 'fastbase-app' }))
       t.equal(partner.body.record.id, signUp.body.record.id)
-      // A new unverified address creates a new, unverified account.
+      // A new unverified address creates no account: whoever holds the token has not proven it.
       const fresh = await loginToken(await hsToken({ sub: 'p-new', email: 'newbie@example.com', email_verified: false }, { aud: 'fastbase-app' }))
-      t.equal(fresh.status, 200)
-      t.equal(fresh.body.verified, false)
-      t.not(fresh.body.record.id, signUp.body.record.id)
+      t.equal(fresh.status, 400)
+      const later = await call('/table/users/auth/sign-up', { json: { username: 'newbie', email: 'newbie@example.com', name: 'N', password: 'correct horse', passwordConfirm: 'correct horse' } })
+      t.equal(later.status, 200, 'the address is still free for its owner')
+      // A new verified address creates a new, verified account.
+      const created = await loginToken(await hsToken({ sub: 'p-new2', email: 'Newer@Example.com', email_verified: true, name: 'Newer Person' }, { aud: 'fastbase-app' }))
+      t.equal(created.status, 200)
+      t.equal(created.body.verified, true)
+      t.not(created.body.record.id, signUp.body.record.id)
     })
 
     await t.test('external sessions refresh and log out like password sessions', async (t) => {
@@ -312,6 +319,7 @@ t.test('a provider key that cannot verify as configured stops the start', async 
   await t.rejects(buildApp(t, withProvider({ issuer: 'https://x.test', secret: 'abc', algorithm: 'RS256' })), /HS256 only/)
   await t.rejects(buildApp(t, withProvider({ issuer: 'https://x.test', jwksUrl: 'http://127.0.0.1:9/certs', algorithm: 'HS256' })), /JWKS verifies only/)
   await t.rejects(buildApp(t, withProvider({ issuer: '$db', secret: 'abc' })), /own issuer/)
+  await t.rejects(buildApp(t, { ...base, authProviders: [], jwtAllowedIssuers: [{ issuer: 'https://x.test', secret: 'abc', algorithm: 'RS256' }] } as DatabaseSettings), /jwtAllowedIssuers\[0\]\.algorithm/)
   // Google's issuer without a clientId trusts nothing: any Google app's token would do.
   for (const google of [{ name: 'google', jwksUrl: 'http://127.0.0.1:9/certs' }, { issuer: 'https://accounts.google.com', jwksUrl: 'http://127.0.0.1:9/certs' }]) {
     const app = await buildApp(t, withProvider(google))

@@ -67,9 +67,11 @@ export interface VerifierOptions {
 const stringList = (value: unknown): string[] => (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '')
 
 /** The provider entries of a config: `authProviders`, then `jwtAllowedIssuers` (a bare string there names an issuer without a key, which trusts nothing). */
-export function providerEntries (config: { authProviders?: unknown, jwtAllowedIssuers?: unknown }): ProviderConfig[] {
-  const list = [...(Array.isArray(config.authProviders) ? config.authProviders : []), ...(Array.isArray(config.jwtAllowedIssuers) ? config.jwtAllowedIssuers : [])]
-  return list.filter((p): p is ProviderConfig => p !== null && typeof p === 'object' && !Array.isArray(p))
+export function providerEntries (config: { authProviders?: unknown, jwtAllowedIssuers?: unknown }): Array<{ entry: ProviderConfig, path: string }> {
+  const entries = (key: 'authProviders' | 'jwtAllowedIssuers') => (Array.isArray(config[key]) ? config[key] as unknown[] : [])
+    .map((entry, i) => ({ entry: entry as ProviderConfig, path: `${key}[${i}]` }))
+    .filter(({ entry }) => entry !== null && typeof entry === 'object' && !Array.isArray(entry))
+  return [...entries('authProviders'), ...entries('jwtAllowedIssuers')]
 }
 
 export class IdTokenVerifier {
@@ -79,10 +81,10 @@ export class IdTokenVerifier {
   private constructor (private readonly options: VerifierOptions) {}
 
   /** The verifier for these provider entries; a key that cannot be used as configured is an error here, at start-up. */
-  static async create (providers: ProviderConfig[], options: VerifierOptions): Promise<IdTokenVerifier> {
+  static async create (providers: Array<{ entry: ProviderConfig, path: string }>, options: VerifierOptions): Promise<IdTokenVerifier> {
     const verifier = new IdTokenVerifier(options)
-    for (const [index, provider] of providers.entries()) {
-      const trusted = await verifier.trust(provider, `authProviders[${index}]`)
+    for (const { entry, path } of providers) {
+      const trusted = await verifier.trust(entry, path)
       if (trusted !== undefined) verifier.trusted.push(trusted)
     }
     return verifier

@@ -10,7 +10,7 @@ import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries, type TrustedIssuer } from '../../lib/auth/id-tokens.js'
-import { signInExternal } from '../../lib/auth/external-users.js'
+import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
 import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 
@@ -56,7 +56,7 @@ export async function externalRoutes (app: FastifyInstance, at: AuthTable, kit: 
   }, async (request) => {
     const token = bearerOf(request)
     if (token === undefined) throw errors.unauthorized('Authorization header required')
-    return await signInExternal(services, at, await verifier.verifyExternalToken(token))
+    return await signInExternal(services, at, vouchedFor(await verifier.verifyExternalToken(token)))
   })
 
   const providers = verifier.oneTapProviders().filter((p) => ROUTE_NAME.test(p.name!))
@@ -97,10 +97,20 @@ function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifi
       if (typeof body.token !== 'string' || body.token === '') throw errors.badRequest('token is required')
       token = body.token
     }
-    const session = await signInExternal(app.fastbase.auth, at, await verifier.verifyIdToken(name, token))
+    const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)))
     setAuthCookie(app, reply, session.token)
     return session
   })
+}
+
+/**
+ * An identity whose email the issuer does not vouch for signs in nobody (teenybase refuses it too).
+ * Creating an account under an address nobody proved would let the token's holder keep a link to an
+ * account the address's owner later takes over by a password reset.
+ */
+function vouchedFor (identity: ExternalIdentity): ExternalIdentity {
+  if (identity.email !== undefined && !identity.emailVerified) throw errors.badRequest('Email not verified')
+  return identity
 }
 
 function isForm (request: FastifyRequest): boolean {
