@@ -270,6 +270,19 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
         .setProtectedHeader({ alg: 'RS256', kid }).setIssuer(p.issuer).setAudience(CLIENT_ID).setIssuedAt(now).setExpirationTime(now + 600).sign(privateKey)
     })
 
+    // An authorization response naming another issuer (RFC 9207), and a code the provider does not know.
+    const mixUp = await startFlow(base, 'google')
+    const mixUrl = new URL(mixUp.callback)
+    mixUrl.searchParams.set('iss', 'https://evil.example')
+    const mixed = await get(mixUrl.href, mixUp.jar)
+    t.equal(location(mixed).searchParams.get('error_description'), 'The response comes from another issuer')
+    const badCode = await startFlow(base, 'google')
+    const badUrl = new URL(badCode.callback)
+    badUrl.searchParams.set('code', 'not-a-code')
+    const exchanged = await get(badUrl.href, badCode.jar)
+    t.equal(exchanged.status, 302)
+    t.match(location(exchanged).searchParams.get('error_description'), /^Token exchange failed/)
+
     // Unknown provider, and one configured for one-tap only.
     for (const name of ['nope', 'onetap']) {
       const unknown = await get(`${base}/api/v1/table/users/auth/oauth/${name}`)
@@ -382,6 +395,22 @@ forEachDialect(t, 'oauth across two instances on one database', async (t, dialec
   const replay = await get(flow.callback, jar)
   t.equal(replay.status, 400)
   t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
+})
+
+t.test('rate limited like the other auth routes', async (t) => {
+  const p = await provider(t)
+  const app = await buildApp(t, configWith(p, { rateLimit: { max: 2, timeWindow: 60_000 } }))
+  const codes = []
+  for (let i = 0; i < 3; i++) codes.push((await app.inject({ method: 'GET', url: '/api/v1/table/users/auth/oauth/google' })).statusCode)
+  t.same(codes, [302, 302, 429])
+  const callback = await app.inject({ method: 'GET', url: '/api/v1/table/users/auth/oauth/google/callback' })
+  t.equal(callback.statusCode, 400, 'the callback has its own counter')
+})
+
+t.test('a config whose redirect-flow provider lacks its client id does not start', async (t) => {
+  const p = await provider(t)
+  const config = configWith(p, { authProviders: [{ name: 'github', clientSecret: 'x' }] })
+  await t.rejects(buildApp(t, config), /authProviders\[0\]\.clientId: is required for the OAuth redirect flow/)
 })
 
 t.test('OpenAPI document lists the flow', async (t) => {
