@@ -175,6 +175,8 @@ t.test('external sign-ins', async (t) => {
       await refused(await idToken(claims, { aud: 'another-app.apps.googleusercontent.com' }), 'wrong audience')
       await refused(await idToken(claims, { iss: 'https://evil.example' }), 'wrong issuer')
       await refused(await idToken(claims, { iss: ACME_ISSUER, aud: 'acme-web' }), 'another provider\'s token')
+      await refused(await idToken(claims, { aud: [GOOGLE_CLIENT, 'another-app'] }), 'several audiences, issued to another party')
+      t.equal((await call('/table/users/auth/google-login', { json: { token: await idToken({ ...claims, azp: GOOGLE_CLIENT }, { aud: [GOOGLE_CLIENT, 'another-app'] }) } })).status, 200, 'several audiences, azp = our client')
       await refused(await idToken(claims, { exp: now() - 120 }), 'expired')
       await refused(await idToken(claims, { key: otherKeys.privateKey }), 'bad signature (another key, same kid)')
       await refused(await idToken(claims, { key: otherKeys.privateKey, kid: 'unknown' }), 'unknown kid')

@@ -99,8 +99,11 @@ export class IdTokenVerifier {
   async verifyIdToken (name: string, token: string): Promise<ExternalIdentity> {
     const provider = this.trusted.find((p) => p.oneTap && p.name === name)
     if (provider === undefined) throw errors.invalidToken()
+    const claims = await this.check(provider, token)
+    // OpenID Connect: with several audiences, the party the token was issued to (`azp`) must be us.
+    if (Array.isArray(claims.aud) && claims.aud.length > 1 && !provider.audiences.includes(claims.azp as string)) throw errors.invalidToken()
     // An ID token without `email_verified` does not vouch for the address.
-    return identityOf(provider, await this.check(provider, token), false)
+    return identityOf(provider, claims, false)
   }
 
   /**
