@@ -333,3 +333,13 @@ t.test('a provider key that cannot verify as configured stops the start', async 
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportJWK(publicKey) }))
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportSPKI(publicKey) }))
 })
+
+t.test('one-tap and login-token are rate limited like login', async (t) => {
+  const config = { ...configWith('http://127.0.0.1:9/certs', 'http://127.0.0.1:9/certs'), rateLimit: { max: 2, timeWindow: 60_000 } } as DatabaseSettings
+  const app = await buildApp(t, config)
+  for (const [url, headers] of [['/api/v1/table/users/auth/login-token', { authorization: 'Bearer x.y.z' }], ['/api/v1/table/users/auth/google-login', {}]] as const) {
+    const codes: number[] = []
+    for (let i = 0; i < 3; i++) codes.push((await app.inject({ method: 'POST', url, headers, payload: { token: 'x.y.z' } })).statusCode)
+    t.same(codes, [401, 401, 429], url)
+  }
+})
