@@ -2,6 +2,8 @@
 // provider (oauth2-mock-server) beside it, driven by a small cookie jar over fetch.
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { OAuth2Server } from 'oauth2-mock-server'
 import { SignJWT, generateKeyPair } from 'jose'
 import { buildApp, forEachDialect, sharedDatabase } from './helper.js'
@@ -395,6 +397,55 @@ forEachDialect(t, 'oauth across two instances on one database', async (t, dialec
   const replay = await get(flow.callback, jar)
   t.equal(replay.status, 400)
   t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
+})
+
+t.test('GitHub and Discord presets read the user from their APIs', async (t) => {
+  const p = await provider(t)
+  // Their APIs on loopback: the presets' endpoints overridden (as for GitHub Enterprise).
+  const seen: string[] = []
+  let emails: unknown[] = [{ email: 'octo@old.example', primary: false, verified: true }, { email: 'octo@example.com', primary: true, verified: true }]
+  const api = createServer((req, res) => {
+    seen.push(`${req.url} ${req.headers.authorization?.slice(0, 6)} ${req.headers['user-agent']}`)
+    const body = req.url === '/gh/user'
+      ? { id: 583231, login: 'octocat', name: 'The Octocat', avatar_url: 'https://avatars.example/u/583231' }
+      : req.url === '/gh/user/emails'
+        ? emails
+        : req.url === '/discord/users/@me' ? { id: '80351110224678912', username: 'nelly', global_name: 'Nelly', email: 'nelly@example.com', verified: true, avatar: '8342729096ea3675442027381ff50dfe' } : null
+    res.writeHead(body === null ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+  })
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => api.close(() => resolve())))
+  const apiBase = `http://127.0.0.1:${(api.address() as AddressInfo).port}`
+  const endpoints = { authorizeUrl: `${p.issuer}/authorize`, tokenUrl: `${p.issuer}/token` }
+  const app = await buildApp(t, configWith(p, {
+    authCookie: undefined,
+    authProviders: [
+      { name: 'github', clientId: CLIENT_ID, clientSecret: 'shh', ...endpoints, userinfoUrl: `${apiBase}/gh/user` },
+      { name: 'discord', clientId: CLIENT_ID, clientSecret: 'shh', ...endpoints, userinfoUrl: `${apiBase}/discord/users/@me` }
+    ]
+  }))
+  const base = await listening(app)
+  const gh = await startFlow(base, 'github')
+  t.equal(gh.authorize.searchParams.get('scope'), 'read:user user:email')
+  t.equal(gh.authorize.searchParams.get('nonce'), null)
+  const session = await (await get(gh.callback, gh.jar)).json() as { record: Record<string, unknown> }
+  t.match(session.record, { email: 'octo@example.com', email_verified: true, name: 'The Octocat' }, 'the primary verified address')
+  t.match(seen, [/^\/gh\/user Bearer fastbase$/, /^\/gh\/user\/emails Bearer fastbase$/])
+  const link = await app.fastbase.db('_fastbase_identities').where({ provider: 'github' }).first()
+  t.equal(link.subject, '583231', 'GitHub\'s numeric id as text')
+
+  // No verified address: an unverified account is created (nothing existing is reached).
+  emails = [{ email: 'octo2@example.com', primary: true, verified: false }]
+  await app.fastbase.db('_fastbase_identities').del()
+  await app.fastbase.db('users').del()
+  const gh2 = await startFlow(base, 'github')
+  const unverified = await (await get(gh2.callback, gh2.jar)).json() as { record: Record<string, unknown> }
+  t.match(unverified, { record: { email: 'octo2@example.com', email_verified: false } })
+
+  const dc = await startFlow(base, 'discord')
+  t.equal(dc.authorize.searchParams.get('scope'), 'identify email')
+  const nelly = await (await get(dc.callback, dc.jar)).json() as { record: Record<string, unknown> }
+  t.match(nelly.record, { email: 'nelly@example.com', email_verified: true, name: 'Nelly' })
 })
 
 t.test('rate limited like the other auth routes', async (t) => {

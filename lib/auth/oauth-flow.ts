@@ -11,7 +11,7 @@ import type { AuthTable, Row, SessionServices } from './types.js'
 import { checkRedirect, type RedirectPolicy } from './redirects.js'
 import { idTokenNonce, nonceMatches, pkceVerifier, readState, startState, type OAuthState } from './oauth-state.js'
 import { claimState } from './oauth-used-states.js'
-import { GITHUB_EMAILS_URL, PROVIDER_TIMEOUT, fetchJson, providerUnavailable, type OAuthProvider, type OAuthProviders } from './oauth-providers.js'
+import { PROVIDER_TIMEOUT, githubEmailsUrl, fetchJson, providerUnavailable, type OAuthProvider, type OAuthProviders } from './oauth-providers.js'
 
 /** What one auth table's flow needs. */
 export interface FlowContext {
@@ -241,13 +241,14 @@ async function fromGitHub (ctx: FlowContext, provider: OAuthProvider, accessToke
   // The address list needs the user:email scope; without it no address counts as verified.
   let emails: unknown = []
   try {
-    emails = await providerApi(ctx, GITHUB_EMAILS_URL, accessToken)
+    emails = await providerApi(ctx, githubEmailsUrl(provider.userinfoUrl!), accessToken)
   } catch (err) {
     if (!(err instanceof FastbaseError) || err.statusCode >= 500) throw err
   }
   const list = Array.isArray(emails) ? emails.filter((e): e is Row => e !== null && typeof e === 'object') : []
   const verified = list.find((e) => e.primary === true && e.verified === true) ?? list.find((e) => e.verified === true)
-  const email = text(verified?.email) ?? text(user.email)
+  // Without a verified address: the public profile address, else the primary one, both unverified.
+  const email = text(verified?.email) ?? text(user.email) ?? text(list.find((e) => e.primary === true)?.email)
   return {
     provider: provider.name,
     subject: String(user.id),

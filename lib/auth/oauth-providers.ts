@@ -84,8 +84,8 @@ export const OAUTH_PRESETS: Readonly<Record<string, Preset>> = {
   }
 }
 
-/** The GitHub API's address list (primary and verified flags). */
-export const GITHUB_EMAILS_URL = 'https://api.github.com/user/emails'
+/** The GitHub API's address list (primary and verified flags), beside its `/user` (GitHub Enterprise too). */
+export const githubEmailsUrl = (userinfoUrl: string): string => `${userinfoUrl.replace(/\/+$/, '')}/emails`
 
 /** What the flow reads from an `authProviders` entry (the schema lets other keys through). */
 export interface ProviderEntry {
