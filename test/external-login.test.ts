@@ -46,7 +46,9 @@ function configWith (jwksUrl: string, deadJwksUrl: string): DatabaseSettings {
       { name: 'google', clientId: GOOGLE_CLIENT, jwksUrl },
       { name: 'acme', issuer: ACME_ISSUER, clientId: ['acme-web', 'acme-ios'], jwksUrl },
       { issuer: HS_ISSUER, secret: HS_SECRET, clientId: 'fastbase-app' },
-      { name: 'down', issuer: 'https://down.test', clientId: 'down-app', jwksUrl: deadJwksUrl }
+      { name: 'down', issuer: 'https://down.test', clientId: 'down-app', jwksUrl: deadJwksUrl },
+      // A second entry of a name adds its client id to that name's route.
+      { name: 'google', clientId: 'second-client.apps.googleusercontent.com', jwksUrl }
     ],
     jwtAllowedIssuers: [{ issuer: LEGACY_ISSUER, secret: LEGACY_SECRET }],
     tables: [{
@@ -173,6 +175,7 @@ t.test('external sign-ins', async (t) => {
       }
       const claims = { sub: 'g-bad', email: 'bad@example.com' }
       await refused(await idToken(claims, { aud: 'another-app.apps.googleusercontent.com' }), 'wrong audience')
+      t.equal((await call('/table/users/auth/google-login', { json: { token: await idToken(claims, { aud: 'second-client.apps.googleusercontent.com' }) } })).status, 200, 'the second google entry\'s client id')
       await refused(await idToken(claims, { iss: 'https://evil.example' }), 'wrong issuer')
       await refused(await idToken(claims, { iss: ACME_ISSUER, aud: 'acme-web' }), 'another provider\'s token')
       await refused(await idToken(claims, { aud: [GOOGLE_CLIENT, 'another-app'] }), 'several audiences, issued to another party')

@@ -90,20 +90,27 @@ export class IdTokenVerifier {
     return verifier
   }
 
-  /** Providers that get a `<name>-login` route. */
-  oneTapProviders (): TrustedIssuer[] {
-    return this.trusted.filter((p) => p.oneTap)
+  /** Names of the providers that get a `<name>-login` route. */
+  oneTapNames (): string[] {
+    return [...new Set(this.trusted.filter((p) => p.oneTap).map((p) => p.name!))]
   }
 
   /** A one-tap credential: an ID token of provider `name`, with `aud` one of its clientIds. */
   async verifyIdToken (name: string, token: string): Promise<ExternalIdentity> {
-    const provider = this.trusted.find((p) => p.oneTap && p.name === name)
-    if (provider === undefined) throw errors.invalidToken()
-    const claims = await this.check(provider, token)
-    // OpenID Connect: with several audiences, the party the token was issued to (`azp`) must be us.
-    if (Array.isArray(claims.aud) && claims.aud.length > 1 && !provider.audiences.includes(claims.azp as string)) throw errors.invalidToken()
-    // An ID token without `email_verified` does not vouch for the address.
-    return identityOf(provider, claims, false)
+    let failure: unknown = errors.invalidToken()
+    // Several entries may share a name (one per client id, say): any of them may accept the token.
+    for (const provider of this.trusted.filter((p) => p.oneTap && p.name === name)) {
+      try {
+        const claims = await this.check(provider, token)
+        // OpenID Connect: with several audiences, the party the token was issued to (`azp`) must be us.
+        if (Array.isArray(claims.aud) && claims.aud.length > 1 && !provider.audiences.includes(claims.azp as string)) throw errors.invalidToken()
+        // An ID token without `email_verified` does not vouch for the address.
+        return identityOf(provider, claims, false)
+      } catch (error) {
+        failure = error
+      }
+    }
+    throw failure
   }
 
   /**

@@ -9,7 +9,7 @@ import { secretEquals } from '../../plugins/auth-context.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
-import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries, type TrustedIssuer } from '../../lib/auth/id-tokens.js'
+import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/id-tokens.js'
 import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
 import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
@@ -59,18 +59,21 @@ export async function externalRoutes (app: FastifyInstance, at: AuthTable, kit: 
     return await signInExternal(services, at, vouchedFor(await verifier.verifyExternalToken(token)))
   })
 
-  const providers = verifier.oneTapProviders().filter((p) => ROUTE_NAME.test(p.name!))
-  if (providers.length === 0) return
+  const names = verifier.oneTapNames().filter((name) => {
+    if (ROUTE_NAME.test(name)) return true
+    app.log.warn(`authProviders: "${name.slice(0, 64)}" gets no one-tap route (a name in it is letters, digits, _ and - only)`)
+    return false
+  })
+  if (names.length === 0) return
   // Forms are parsed in this scope only: the other auth routes stay JSON.
   await app.register(async (scope) => {
     urlencodedBodies(scope)
-    for (const provider of providers) oneTapRoute(scope, at, kit, verifier, provider)
+    for (const name of names) oneTapRoute(scope, at, kit, verifier, name)
   })
 }
 
-function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, provider: TrustedIssuer): void {
+function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
   const { base, tags, limited } = kit
-  const name = provider.name!
   app.post(`${base}/${name}-login`, {
     // A stale auth cookie must not stand in the way of signing in again.
     config: { ...limited(), externalCredential: true },
