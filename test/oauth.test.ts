@@ -163,6 +163,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.match(stateCookie.attributes, /Max-Age=600/)
     t.notOk(q.get('state')!.includes(stateCookie.value), 'the nonce is not in the state')
     t.equal(flow.start.headers.get('cache-control'), 'no-store')
+    t.equal(flow.start.headers.get('referrer-policy'), 'no-referrer')
 
     const done = await get(flow.callback, jar)
     t.equal(done.status, 302, await done.clone().text())

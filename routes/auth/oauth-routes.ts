@@ -115,6 +115,7 @@ export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit)
   })
 }
 
+/** Nothing here is cached, and the callback's address (code, state) is not passed on as a Referer. */
 function noStore (reply: FastifyReply): FastifyReply {
-  return reply.header('cache-control', 'no-store')
+  return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
 }
