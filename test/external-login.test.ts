@@ -10,6 +10,7 @@ import { SignJWT, UnsecuredJWT, exportJWK, exportSPKI, generateKeyPair, type JWK
 import { buildApp, forEachDialect } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
+import { ID_TOKEN_PRESETS } from '../lib/auth/id-tokens.js'
 
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
 
@@ -345,4 +346,9 @@ t.test('one-tap and login-token are rate limited like login', async (t) => {
     for (let i = 0; i < 3; i++) codes.push((await app.inject({ method: 'POST', url, headers, payload: { token: 'x.y.z' } })).statusCode)
     t.same(codes, [401, 401, 429], url)
   }
+})
+
+t.test('presets: Google\'s issuers and key set', async (t) => {
+  t.same(ID_TOKEN_PRESETS.google, { issuers: ['https://accounts.google.com', 'accounts.google.com'], jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs' })
+  t.notOk(ID_TOKEN_PRESETS.github, 'GitHub issues no ID tokens')
 })

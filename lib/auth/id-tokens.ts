@@ -8,6 +8,7 @@
 import { createRemoteJWKSet, decodeJwt, importJWK, importSPKI, jwtVerify, errors as jose, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose'
 import { FastbaseError, errors } from '../errors.js'
 import type { ExternalIdentity } from './external-users.js'
+import { OAUTH_PRESETS } from './oauth-providers.js'
 
 /** An `authProviders` entry as far as token trust reads it (the config schema lets other keys through). */
 export interface ProviderConfig {
@@ -20,13 +21,14 @@ export interface ProviderConfig {
 }
 
 /**
- * ID-token settings of the presets that issue ID tokens; config values override them. Kept here until
- * lib/auth/oauth-providers.ts (the redirect flow's presets) holds them too.
+ * The presets that issue ID tokens (Google, LinkedIn), with their issuers and key sets, from the redirect
+ * flow's presets (lib/auth/oauth-providers.ts); config values override them.
  */
-export const ID_TOKEN_PRESETS: Readonly<Record<string, { issuers: readonly string[], jwksUrl: string }>> = {
-  // Google writes `iss` with and without the scheme.
-  google: { issuers: ['https://accounts.google.com', 'accounts.google.com'], jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs' }
-}
+export const ID_TOKEN_PRESETS: Readonly<Record<string, { issuers: readonly string[], jwksUrl: string }>> = Object.fromEntries(
+  Object.entries(OAUTH_PRESETS)
+    .filter(([, preset]) => preset.source === 'id_token' && preset.jwksUrl !== undefined && preset.issuers.length > 0)
+    .map(([name, preset]) => [name, { issuers: preset.issuers, jwksUrl: preset.jwksUrl! }])
+)
 
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
 /** Seconds of clock difference accepted on `exp`, `nbf` and `iat`. */
