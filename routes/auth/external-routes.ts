@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
-import { secretEquals } from '../../plugins/auth-context.js'
+import { secretEquals } from '../../lib/auth/secret-compare.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
