@@ -449,6 +449,26 @@ t.test('GitHub and Discord presets read the user from their APIs', async (t) => 
   t.match(nelly.record, { email: 'nelly@example.com', email_verified: true, name: 'Nelly' })
 })
 
+t.test('discovery failures are the provider\'s (502), and are not kept', async (t) => {
+  const p = await provider(t)
+  const dead = createServer()
+  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
+  const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}`
+  await new Promise<void>((resolve) => dead.close(() => resolve()))
+  const app = await buildApp(t, configWith(p, {
+    authProviders: [
+      { name: 'gone', clientId: CLIENT_ID, clientSecret: 'shh', issuer: deadUrl },
+      // The document names the issuer without the trailing slash: not the issuer configured.
+      { name: 'other', clientId: CLIENT_ID, clientSecret: 'shh', issuer: `${p.issuer}/` }
+    ]
+  }))
+  for (const name of ['gone', 'other']) {
+    const r = await app.inject({ method: 'GET', url: `/api/v1/table/users/auth/oauth/${name}` })
+    t.equal(r.statusCode, 502, name)
+    t.match(r.json(), { code: 502, message: /identity provider did not answer/ }, name)
+  }
+})
+
 t.test('rate limited like the other auth routes', async (t) => {
   const p = await provider(t)
   const app = await buildApp(t, configWith(p, { rateLimit: { max: 2, timeWindow: 60_000 } }))
