@@ -449,7 +449,7 @@ t.test('GitHub and Discord presets read the user from their APIs', async (t) => 
   t.match(nelly.record, { email: 'nelly@example.com', email_verified: true, name: 'Nelly' })
 })
 
-t.test('discovery failures are the provider\'s (502), and are not kept', async (t) => {
+t.test('discovery failures are the provider\'s (502)', async (t) => {
   const p = await provider(t)
   const dead = createServer()
   await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve))
