@@ -45,7 +45,8 @@ function configWith (jwksUrl: string, deadJwksUrl: string): DatabaseSettings {
     authProviders: [
       // The preset's issuer, this test's key set instead of Google's.
       { name: 'google', clientId: GOOGLE_CLIENT, jwksUrl },
-      { name: 'acme', issuer: ACME_ISSUER, clientId: ['acme-web', 'acme-ios'], jwksUrl },
+      // Each client id of a list may come from the environment.
+      { name: 'acme', issuer: ACME_ISSUER, clientId: ['acme-web', '$ACME_IOS_CLIENT'], jwksUrl },
       { issuer: HS_ISSUER, secret: HS_SECRET, clientId: 'fastbase-app' },
       { name: 'down', issuer: 'https://down.test', clientId: 'down-app', jwksUrl: deadJwksUrl },
       // A second entry of a name adds its client id to that name's route.
@@ -93,7 +94,7 @@ t.test('external sign-ins', async (t) => {
   }
 
   await forEachDialect(t, 'one-tap and login-token', async (t, dialect) => {
-    const app: FastifyInstance = await buildApp(t, configWith(jwks.url, deadUrl), { dialect })
+    const app: FastifyInstance = await buildApp(t, configWith(jwks.url, deadUrl), { dialect, env: { ACME_IOS_CLIENT: 'acme-ios' } })
     await app.listen({ port: 0, host: '127.0.0.1' })
     const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/v1`
 
@@ -340,7 +341,7 @@ t.test('a provider key that cannot verify as configured stops the start', async 
 
 t.test('one-tap and login-token are rate limited like login', async (t) => {
   const config = { ...configWith('http://127.0.0.1:9/certs', 'http://127.0.0.1:9/certs'), rateLimit: { max: 2, timeWindow: 60_000 } } as DatabaseSettings
-  const app = await buildApp(t, config)
+  const app = await buildApp(t, config, { env: { ACME_IOS_CLIENT: 'acme-ios' } })
   for (const [url, headers] of [['/api/v1/table/users/auth/login-token', { authorization: 'Bearer x.y.z' }], ['/api/v1/table/users/auth/google-login', {}]] as const) {
     const codes: number[] = []
     for (let i = 0; i < 3; i++) codes.push((await app.inject({ method: 'POST', url, headers, payload: { token: 'x.y.z' } })).statusCode)

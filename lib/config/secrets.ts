@@ -21,10 +21,13 @@ const SECRET_POSITIONS: readonly Pattern[] = [
   ['tables', '*', 'extensions', '*', 'jwtSecret'],
   ['email', 'smtp'],
   ['authProviders', '*', 'clientId'],
+  // clientId may be a list (every entry an accepted ID-token audience).
+  ['authProviders', '*', 'clientId', '*'],
   ['authProviders', '*', 'clientSecret'],
   ['authProviders', '*', 'secret'],
   // The deprecated spelling of authProviders (teenybase merges the two).
   ['jwtAllowedIssuers', '*', 'clientId'],
+  ['jwtAllowedIssuers', '*', 'clientId', '*'],
   ['jwtAllowedIssuers', '*', 'clientSecret'],
   ['jwtAllowedIssuers', '*', 'secret'],
   ['storage', '**'],
