@@ -338,6 +338,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const unverified = await startFlow(base, 'google')
     const refused = await get(unverified.callback, unverified.jar)
     t.equal(location(refused).searchParams.get('error'), 'login_failed')
+    t.equal(location(refused).searchParams.get('error_description'), 'Email not verified')
     t.equal([...unverified.jar.cookies.values()].find((c) => c.name === 'acme_auth'), undefined)
     // Verified: the same user.
     p.idClaims = { sub: 'grace-google', email: 'Grace@example.com', email_verified: true }
@@ -435,13 +436,15 @@ t.test('GitHub and Discord presets read the user from their APIs', async (t) => 
   const link = await app.fastbase.db('_fastbase_identities').where({ provider: 'github' }).first()
   t.equal(link.subject, '583231', 'GitHub\'s numeric id as text')
 
-  // No verified address: an unverified account is created (nothing existing is reached).
+  // No verified address: refused, nothing created.
   emails = [{ email: 'octo2@example.com', primary: true, verified: false }]
   await app.fastbase.db('_fastbase_identities').del()
   await app.fastbase.db('users').del()
   const gh2 = await startFlow(base, 'github')
-  const unverified = await (await get(gh2.callback, gh2.jar)).json() as { record: Record<string, unknown> }
-  t.match(unverified, { record: { email: 'octo2@example.com', email_verified: false } })
+  const unverified = await get(gh2.callback, gh2.jar)
+  t.equal(unverified.status, 400)
+  t.same(await unverified.json(), { code: 400, message: 'Email not verified' })
+  t.equal((await app.fastbase.db('users').count({ n: '*' }).first())?.n, 0, 'no account created')
 
   const dc = await startFlow(base, 'discord')
   t.equal(dc.authorize.searchParams.get('scope'), 'identify email')

@@ -107,6 +107,9 @@ export async function finishFlow (ctx: FlowContext, providerName: string, query:
   const claims = await verifiedState(ctx, provider, query.state, cookieNonce)
   try {
     const identity = await identityFrom(ctx, provider, claims, query, cookieNonce!)
+    // As one-tap and login-token (and teenybase): an account created under an address nobody proved
+    // would keep this provider link after the address's owner takes the account over by a reset.
+    if (identity.email !== undefined && !identity.emailVerified) throw errors.badRequest('Email not verified')
     return { session: await signInExternal(ctx.services, ctx.at, identity), redirect: claims.redirect }
   } catch (err) {
     // A refusal (the provider's, the token's, the sign-in's) goes back to the app; a 5xx stays one.
@@ -247,7 +250,7 @@ async function fromGitHub (ctx: FlowContext, provider: OAuthProvider, accessToke
   }
   const list = Array.isArray(emails) ? emails.filter((e): e is Row => e !== null && typeof e === 'object') : []
   const verified = list.find((e) => e.primary === true && e.verified === true) ?? list.find((e) => e.verified === true)
-  // Without a verified address: the public profile address, else the primary one, both unverified.
+  // Without a verified address: the profile or primary address, unverified (finishFlow refuses it).
   const email = text(verified?.email) ?? text(user.email) ?? text(list.find((e) => e.primary === true)?.email)
   return {
     provider: provider.name,
