@@ -334,7 +334,12 @@ t.test('a provider key that cannot verify as configured stops the start', async 
     const token = await new SignJWT({ sub: 's', email: 'e@example.com' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://accounts.google.com').setAudience('any-app').setExpirationTime('10m').sign(privateKey)
     t.equal((await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-token', headers: { authorization: `Bearer ${token}` } })).statusCode, 401, 'login-token does not trust the issuer')
   }
-  // A public JWK or PEM is fine.
+  // A public JWK or PEM is fine; an EC JWK without `alg` is ES256 by its curve.
+  const ec = await generateKeyPair('ES256', { extractable: true })
+  const { kty, crv, x, y } = await exportJWK(ec.publicKey)
+  const ecApp = await buildApp(t, withProvider({ issuer: 'https://ec.test', secret: { kty, crv, x, y } }))
+  const ecToken = await new SignJWT({ sub: 'ec-1', email: 'ec@example.com' }).setProtectedHeader({ alg: 'ES256' }).setIssuer('https://ec.test').setExpirationTime('10m').sign(ec.privateKey)
+  t.equal((await ecApp.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-token', headers: { authorization: `Bearer ${ecToken}` } })).statusCode, 200, 'ES256 with an inline EC JWK')
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportJWK(publicKey) }))
   await buildApp(t, withProvider({ issuer: 'https://x.test', secret: await exportSPKI(publicKey) }))
 })

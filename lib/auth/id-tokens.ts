@@ -38,6 +38,8 @@ const JWKS_TIMEOUT = 5000
 /** Keys are kept this long (ms); an unknown `kid` refetches, at most once per cooldown. */
 const JWKS_MAX_AGE = 10 * 60_000
 const JWKS_COOLDOWN = 30_000
+/** Shorter HS256 secrets are accepted with a warning. */
+const MIN_SECRET_LENGTH = 32
 /** Longest token read: ID tokens are a few kilobytes at most. */
 export const MAX_TOKEN_LENGTH = 16_384
 
@@ -181,6 +183,7 @@ export class IdTokenVerifier {
     if (algorithm === 'none') throw new Error(`${path}.algorithm: none is never accepted`)
     if (hasSecret) {
       const { key, algorithms } = await staticKey(secret!, algorithm, path)
+      if (algorithms[0] === 'HS256' && (secret as string).length < MIN_SECRET_LENGTH) this.options.warn?.(`${path}.secret: shorter than ${MIN_SECRET_LENGTH} characters; an HS256 secret that short can be guessed`)
       return { provider, name, issuers, audiences, algorithms, key, oneTap: false }
     }
     if (algorithm !== undefined && !ASYMMETRIC_ALGORITHMS.includes(algorithm)) throw new Error(`${path}.algorithm: a JWKS verifies only ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
@@ -209,7 +212,7 @@ async function staticKey (secret: string | Record<string, unknown>, algorithm: s
     return { key: new TextEncoder().encode(secret), algorithms: ['HS256'] }
   }
   const jwk = typeof secret === 'string' ? undefined : secret as JWK
-  const alg = algorithm ?? (typeof jwk?.alg === 'string' ? jwk.alg : 'RS256')
+  const alg = algorithm ?? (typeof jwk?.alg === 'string' ? jwk.alg : defaultAlgorithm(jwk))
   if (!ASYMMETRIC_ALGORITHMS.includes(alg)) throw new Error(`${path}.algorithm: a public key verifies only ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
   try {
     if (jwk === undefined) {
@@ -221,6 +224,13 @@ async function staticKey (secret: string | Record<string, unknown>, algorithm: s
   } catch (error) {
     throw new Error(`${path}.secret: ${(error as Error).message}`)
   }
+}
+
+/** The algorithm a JWK without `alg` is used with: its key type's usual one. */
+function defaultAlgorithm (jwk: JWK | undefined): string {
+  if (jwk?.kty === 'EC') return ({ 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' } as Record<string, string>)[jwk.crv ?? ''] ?? 'ES256'
+  if (jwk?.kty === 'OKP') return 'EdDSA'
+  return 'RS256'
 }
 
 const TOKEN_ERRORS = [jose.JWTExpired, jose.JWTClaimValidationFailed, jose.JWSSignatureVerificationFailed, jose.JOSEAlgNotAllowed,
