@@ -101,7 +101,7 @@ function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifi
       token = body.token
     }
     const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)))
-    setAuthCookie(app, reply, session.token)
+    setAuthCookie(app, reply, session.token, at.tokenDuration)
     return session
   })
 }

@@ -15,9 +15,11 @@ export interface RouteKit {
 /**
  * Sets the config's `authCookie` to an access token (sign-ins that end in a browser redirect or a
  * one-tap post). Secure, HttpOnly and SameSite=Lax unless the config says otherwise, as in teenybase.
+ * Without a configured maxAge the cookie lives as long as the token (`lifetime`, seconds): a cookie
+ * holding an expired token would make every request a 401 until it is cleared.
  * Returns false when no auth cookie is configured.
  */
-export function setAuthCookie (app: FastifyInstance, reply: FastifyReply, token: string): boolean {
+export function setAuthCookie (app: FastifyInstance, reply: FastifyReply, token: string, lifetime: number): boolean {
   const cookie = app.fastbase.config.authCookie
   if (cookie === undefined) return false
   void reply.setCookie(cookie.name, token, {
@@ -26,7 +28,7 @@ export function setAuthCookie (app: FastifyInstance, reply: FastifyReply, token:
     sameSite: (cookie.sameSite ?? 'Lax').toLowerCase() as 'lax' | 'strict' | 'none',
     path: cookie.path ?? '/',
     domain: cookie.domain,
-    maxAge: cookie.maxAge
+    maxAge: cookie.maxAge ?? lifetime
   })
   return true
 }

@@ -101,7 +101,7 @@ export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit)
     try {
       const { session, redirect } = await finishFlow(ctx, provider, request.query as CallbackQuery, nonce)
       clearState()
-      if (!setAuthCookie(app, reply, session.token)) return session
+      if (!setAuthCookie(app, reply, session.token, at.tokenDuration)) return session
       return await reply.redirect(redirect, 302)
     } catch (err) {
       if (!(err instanceof OAuthCallbackError)) throw err
