@@ -6,7 +6,7 @@ import type { Knex } from 'knex'
 import { buildApp, forEachDialect, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS } from '../lib/auth/store-tables.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS, OAUTH_STATES } from '../lib/auth/store-tables.js'
 import { nowSeconds } from '../lib/auth/sessions.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE } from '../lib/db/schema-sync.js'
 import { KEEP_EXPIRED_FOR, purgeExpired } from '../lib/auth/purge.js'
@@ -129,6 +129,9 @@ forEachDialect(t, 'purgeExpired', async (t, dialect) => {
   for (let i = 0; i < 3; i++) await oneTimeTokens.issue('reset_password', 'users', { userId: `old${i}`, email: null }, 3600)
   await db(ONE_TIME_TOKENS).where('user_id', 'like', 'old%').update({ expires_at: longAgo() })
 
+  // Used OAuth states: one still within its expiry, two long past it.
+  await db(OAUTH_STATES).insert([{ id: 'live-state', expires_at: nowSeconds() + 600 }, { id: 'old-1', expires_at: longAgo() }, { id: 'old-2', expires_at: longAgo() }])
+
   // Rate-limit counters (PostgreSQL): one live window, three passed.
   if (dialect === 'postgres') {
     const store = new DatabaseRateLimitStore(db, () => {})
@@ -143,11 +146,13 @@ forEachDialect(t, 'purgeExpired', async (t, dialect) => {
     [REFRESH_TOKENS]: 5,
     [SESSIONS]: 5,
     [ONE_TIME_TOKENS]: 3,
+    [OAUTH_STATES]: 2,
     ...(dialect === 'postgres' ? { [RATE_LIMITS]: 3 } : {})
   }, 'the expired rows, in batches of two')
   t.same(await ids(db, SESSIONS, 'id'), keptSessions, 'live, revoked-unexpired and recently expired sessions stay')
   t.equal((await db(REFRESH_TOKENS).select('hash')).length, keptRefreshTokens, 'their refresh tokens stay, used ones too (replay detection)')
   t.same(await ids(db, ONE_TIME_TOKENS, 'user_id'), ['u1', 'u2'], 'live and recently expired one-time tokens stay')
+  t.same(await ids(db, OAUTH_STATES, 'id'), ['live-state'], 'a used state stays until it could no longer verify')
   if (dialect === 'postgres') t.same(await ids(db, RATE_LIMITS, 'key'), ['live'], 'the live rate-limit window stays')
   t.equal((await sessions.refresh('users', (await sessions.create('users', 'u1')).refreshToken, 3))?.userId, 'u1', 'sessions still work')
 
