@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { authFieldsOf } from '../lib/auth/fields.js'
 import type { AccountServices, AuthTable, TokenKey } from '../lib/auth/types.js'
 import { actionEmailSender } from '../lib/auth/action-emails.js'
+import { RemoteKeySets } from '../lib/auth/key-sets.js'
 import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
@@ -28,6 +29,8 @@ export interface AuthServices extends AccountServices {
   tables: Map<string, AuthTable>
   /** Admin tokens' key (admin tokens carry no `cid`). */
   adminKey: TokenKey
+  /** Identity providers' public keys, one cache per URL for every flow (lib/auth/key-sets.ts). */
+  keySets: RemoteKeySets
   oneTimeTokens: OneTimeTokens
   /** Created on first use: most requests never send mail. */
   mailer: () => Mailer
@@ -107,6 +110,7 @@ async function auth (app: FastifyInstance): Promise<void> {
     dialect: app.fastbase.dialect,
     issuer: config.jwtIssuer ?? '$db',
     adminKey: keyOf('fbAdmin'),
+    keySets: new RemoteKeySets(),
     sessions: new SessionStore(db),
     oneTimeTokens: new OneTimeTokens(db),
     mailer: mailerOnce,

@@ -5,7 +5,8 @@
 // (`clientId`), and one family of algorithms per key, so a token can never choose how it is checked:
 // an HMAC secret verifies only HS256, a public key or JWKS only asymmetric algorithms, `none` never.
 // Free of Fastify: the routes (routes/auth/external-routes.ts) build one verifier per app.
-import { createRemoteJWKSet, decodeJwt, importJWK, importSPKI, jwtVerify, errors as jose, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { decodeJwt, importJWK, importSPKI, jwtVerify, errors as jose, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import type { RemoteKeySets } from './key-sets.js'
 import { FastbaseError, errors } from '../errors.js'
 import type { ExternalIdentity } from './external-users.js'
 import { OAUTH_PRESETS } from './oauth-providers.js'
@@ -34,10 +35,6 @@ export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384
 /** Seconds of clock difference accepted on `exp`, `nbf` and `iat`. */
 export const CLOCK_TOLERANCE = 30
 /** A provider's key set is fetched at most this slowly (ms) before the token is refused. */
-const JWKS_TIMEOUT = 5000
-/** Keys are kept this long (ms); an unknown `kid` refetches, at most once per cooldown. */
-const JWKS_MAX_AGE = 10 * 60_000
-const JWKS_COOLDOWN = 30_000
 /** Shorter HS256 secrets are accepted with a warning. */
 const MIN_SECRET_LENGTH = 32
 /** Longest token read: ID tokens are a few kilobytes at most. */
@@ -63,7 +60,8 @@ export interface TrustedIssuer {
 export interface VerifierOptions {
   /** `iss` of this deployment's own tokens: never trusted as external. */
   ownIssuer: string
-  jwksTimeoutMs?: number
+  /** The app's key sets, shared with the OAuth flow. */
+  keySets: RemoteKeySets
   /** Told about entries that trust nothing (and why). */
   warn?: (message: string) => void
 }
@@ -80,8 +78,6 @@ export function providerEntries (config: { authProviders?: unknown, jwtAllowedIs
 
 export class IdTokenVerifier {
   readonly trusted: TrustedIssuer[] = []
-  private readonly keySets = new Map<string, JWTVerifyGetKey>()
-
   private constructor (private readonly options: VerifierOptions) {}
 
   /** The verifier for these provider entries; a key that cannot be used as configured is an error here, at start-up. */
@@ -193,11 +189,7 @@ export class IdTokenVerifier {
     } catch {
       throw new Error(`${path}.jwksUrl: not a URL`)
     }
-    let keySet = this.keySets.get(url.href)
-    if (keySet === undefined) {
-      keySet = createRemoteJWKSet(url, { timeoutDuration: this.options.jwksTimeoutMs ?? JWKS_TIMEOUT, cacheMaxAge: JWKS_MAX_AGE, cooldownDuration: JWKS_COOLDOWN })
-      this.keySets.set(url.href, keySet)
-    }
+    const keySet = this.options.keySets.get(url)
     return { provider, name, issuers, audiences, algorithms: algorithm === undefined ? ASYMMETRIC_ALGORITHMS : [algorithm], key: keySet, oneTap: name !== undefined && audiences.length > 0 }
   }
 }

@@ -2,7 +2,8 @@
 // providers from their own URLs or from their OpenID discovery document (fetched once, cached), and the
 // start-up checks of `authProviders` for the flow. URLs come from the config (or the discovery document
 // of the issuer the config names), never from a caller. Free of Fastify.
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose'
+import type { JWTVerifyGetKey } from 'jose'
+import type { RemoteKeySets } from './key-sets.js'
 import { FastbaseError } from '../errors.js'
 import { checkRedirect, redirectPolicy, allowedEntryProblem } from './redirects.js'
 
@@ -172,9 +173,7 @@ interface Discovery { authorizeUrl: string, tokenUrl: string, userinfoUrl?: stri
 export class OAuthProviders {
   private readonly entries = new Map<string, ProviderEntry>()
   private readonly discoveries = new Map<string, Promise<Discovery>>()
-  private readonly keySets = new Map<string, JWTVerifyGetKey>()
-
-  constructor (entries: unknown[] = [], private readonly timeoutMs = PROVIDER_TIMEOUT) {
+  constructor (entries: unknown[], private readonly keySets: RemoteKeySets, private readonly timeoutMs = PROVIDER_TIMEOUT) {
     for (const raw of entries) {
       if (raw === null || typeof raw !== 'object') continue
       const entry = raw as ProviderEntry
@@ -246,14 +245,9 @@ export class OAuthProviders {
     }
   }
 
-  /** The key set at `url`, one per URL (jose caches the keys and refetches on an unknown `kid`). */
+  /** The key set at `url` (shared with one-tap and login-token). */
   keySet (url: string): JWTVerifyGetKey {
-    let keySet = this.keySets.get(url)
-    if (keySet === undefined) {
-      keySet = createRemoteJWKSet(new URL(url), { timeoutDuration: this.timeoutMs, cacheMaxAge: 10 * 60_000, cooldownDuration: 30_000 })
-      this.keySets.set(url, keySet)
-    }
-    return keySet
+    return this.keySets.get(url)
   }
 
   /** `{issuer}/.well-known/openid-configuration`, fetched once (a failure is retried by the next request). */

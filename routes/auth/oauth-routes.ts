@@ -23,7 +23,7 @@ const registries = new WeakMap<object, OAuthProviders>()
 function providersOf (app: FastifyInstance): OAuthProviders {
   let providers = registries.get(app.fastbase)
   if (providers === undefined) {
-    providers = new OAuthProviders((app.fastbase.config as { authProviders?: unknown[] }).authProviders ?? [])
+    providers = new OAuthProviders((app.fastbase.config as { authProviders?: unknown[] }).authProviders ?? [], app.fastbase.auth.keySets)
     registries.set(app.fastbase, providers)
   }
   return providers
