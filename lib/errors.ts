@@ -1,6 +1,29 @@
 // Every error fastbase raises on purpose, in one table: a stable FB_ERR_* code, a status and a message.
 // The HTTP body is always { code: <status>, message, data? } (plugins/errors.ts renders it).
 
+/**
+ * A config that cannot be used (load, validation, compiling rules and actions at start): the one
+ * config error, FB_ERR_CONFIG. Not an HTTP error: it stops the start.
+ * The message lists every problem, one per line.
+ */
+export class ConfigError extends Error {
+  declare readonly code: 'FB_ERR_CONFIG'
+  declare readonly problems: string[]
+
+  constructor (problems: string[]) {
+    const message = `Invalid fastbase config:\n${problems.map((p) => `  - ${p}`).join('\n')}`
+    super(message)
+    // Not enumerable, so console.error (what fastify-cli does) prints the list once, not again as properties.
+    Object.defineProperties(this, {
+      name: { value: 'ConfigError', configurable: true, writable: true },
+      code: { value: 'FB_ERR_CONFIG' },
+      problems: { value: problems }
+    })
+    // fastify-cli prints `err.stack`; a stack trace would only bury the list of problems.
+    this.stack = message
+  }
+}
+
 export class FastbaseError extends Error {
   constructor (
     readonly statusCode: number,

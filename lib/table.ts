@@ -5,7 +5,7 @@ import { parseExpression, type Expr } from './expr/parse.js'
 import { ExpressionError } from './expr/errors.js'
 import { compile } from './expr/compile.js'
 import { ANONYMOUS, authGlobals } from './auth-context.js'
-import { ConfigError } from './config/validate.js'
+import { ConfigError } from './errors.js'
 import { searchIndexOf, type SearchIndex } from './fts.js'
 
 export const RULE_NAMES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const

@@ -3,7 +3,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { ConfigError } from './validate.js'
+import { ConfigError } from '../errors.js'
 
 const LOADERS: Record<string, (file: string) => Promise<unknown>> = {
   '.json': loadJson,

@@ -2,7 +2,7 @@
 // the environment variable NAME, so configs can be committed without their secrets. Only secret
 // positions are resolved: elsewhere `$` is ordinary text (e.g. teenybase's `jwtIssuer: '$db'`).
 // Problems name the config path and the variable, never a value.
-import { clonePlain, isPlainObject } from './validate.js'
+import { clonePlain, isPlainObject } from './plain.js'
 import { formatPath } from './paths.js'
 
 export type Env = Record<string, string | undefined>

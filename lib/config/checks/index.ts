@@ -1,0 +1,16 @@
+// Cross-field checks: what the schema cannot say (names that must be unique, references that must
+// exist, combinations of keys). Each returns `path: message` lines; all of them always run.
+import type { Check } from './common.js'
+import { checkActions } from './actions.js'
+import { checkExtensions, checkProviders } from './auth.js'
+import { checkDefaults, checkSelectValues, checkTypes } from './fields.js'
+import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
+import { oauthConfigProblems } from '../../auth/oauth-providers.js'
+
+export type { Check } from './common.js'
+
+/** In this order (problems at one path keep it after sorting by path). */
+export const CROSS_CHECKS: Check[] = [
+  checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
+  checkExtensions, checkProviders, oauthConfigProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
+]

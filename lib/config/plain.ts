@@ -1,0 +1,23 @@
+// Plain data helpers shared by the config modules (validation, secrets): what counts as a plain
+// object, and a deep copy of plain data that never touches the caller's object.
+
+export function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+export function isPlainObject (value: unknown): value is Record<string, unknown> {
+  if (!isObject(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** Copies arrays and plain objects; anything else (functions, class instances) is kept as is for the schema to reject. */
+export function clonePlain (value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(clonePlain)
+  if (!isPlainObject(value)) return value
+  const copy: Record<string, unknown> = {}
+  for (const [key, member] of Object.entries(value)) {
+    if (member !== undefined) copy[key] = clonePlain(member)
+  }
+  return copy
+}
