@@ -18,6 +18,7 @@ import authRoutes from './routes/auth/index.js'
 import actionRoutes from './routes/actions.js'
 import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
+import adminRoutes from './routes/admin.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 
 export interface FastbaseOptions {
@@ -48,7 +49,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
   await app.register(apiScope(healthRoutes), { prefix })
-  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes]) await app.register(apiScope(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
+  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes]) await app.register(apiScope(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
   await app.register(panelRoutes)
 }
 

@@ -14,7 +14,9 @@ const database: FastifyPluginAsync = async (app) => {
     await connection.prepare()
     // Session and one-time-token tables exist only where some table has the auth extension.
     const needsAuthStore = app.fastbase.config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
-    await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log, { internalTables: needsAuthStore ? authStoreTables : [] })
+    // Also run by `POST /setup-db` (routes/admin.ts), which recreates tables dropped since.
+    app.fastbase.syncSchema = async () => await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log, { internalTables: needsAuthStore ? authStoreTables : [] })
+    await app.fastbase.syncSchema()
   } catch (err) {
     // The app never becomes ready, so onClose would not release the pool.
     await connection.close()

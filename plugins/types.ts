@@ -10,6 +10,7 @@ import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
+import type { SyncResult } from '../lib/db/schema-sync.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -33,6 +34,8 @@ export interface Fastbase {
   limits: Limits
   db: Knex
   dialect: Dialect
+  /** Creates the config and internal tables the database lacks (the start-up sync; `POST /setup-db`). */
+  syncSchema: () => Promise<SyncResult>
   /** Where table operations run (lib/crud/context.ts#crudContext). */
   executor: Executor
   tables: Map<string, TableDescriptor>
