@@ -12,20 +12,10 @@ import { loadConfigFile } from '../lib/config/load.js'
 import { resolveSecrets, type Env } from '../lib/config/secrets.js'
 import { validateConfig } from '../lib/config/validate.js'
 import { ConfigError } from '../lib/errors.js'
-import { packageRoot } from '../lib/package.js'
+import { bundledExampleConfig, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
 
 export { ConfigError }
-
-/**
- * Public, well-known values for the secrets the bundled example references, so `npm start` works
- * with zero set-up. Used only for the bundled example, only where the variable is unset, never in
- * production, and always with a warning.
- */
-const EXAMPLE_DEV_SECRETS: Readonly<Record<string, string>> = {
-  JWT_SECRET: 'dev-only-insecure-jwt-secret-change-me',
-  JWT_SECRET_USERS: 'dev-only-insecure-users-secret-change-me'
-}
 
 interface ConfigSource {
   /** What the log and errors call it: a file path or "the config object". */
@@ -63,17 +53,14 @@ function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
     const file = resolve(path)
     return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
   }
-  const example = join(packageRoot, 'example', 'fastbase.config.ts')
+  const example = bundledExampleConfig
   return { label: example, load: async () => await loadConfigFile(example), bundledExample: true }
 }
 
 /** `env` plus development values for the example's unset secrets (not in production: there a missing secret is an error). */
 function withExampleDefaults (env: Env, log: FastifyBaseLogger): Env {
-  if (env.NODE_ENV === 'production') return env
-  const filled: Env = { ...env }
-  for (const [name, value] of Object.entries(EXAMPLE_DEV_SECRETS)) {
-    if (nonEmpty(env[name]) !== undefined) continue
-    filled[name] = value
+  const { env: filled, filled: names } = withExampleSecrets(env)
+  for (const name of names) {
     log.warn(`${name} is not set: the bundled example config uses a public development value. Set ${name} before exposing this server.`)
   }
   return filled

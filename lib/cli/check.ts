@@ -1,0 +1,99 @@
+// `fastbase check [config]`: the server's start-up checks without starting it. The same loader
+// (lib/config/load.ts), `$NAME` secrets (lib/config/secrets.ts), validator (validateConfig) and
+// rule and action compilers the server runs at start.
+import { readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { loadConfigFile } from '../config/load.js'
+import { resolveSecrets, type Env } from '../config/secrets.js'
+import { validateConfig } from '../config/validate.js'
+import { bundledExampleConfig, withExampleSecrets } from '../config/example.js'
+import { ConfigError } from '../errors.js'
+import { describeTables } from '../table.js'
+import { compileActions } from '../actions/run.js'
+import { dialectFor } from '../dialects/index.js'
+import { isPostgresUrl } from '../dialects/postgres-connection.js'
+import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
+
+export const check: Command = {
+  summary: 'validate a config and list every problem',
+  help: `Usage: fastbase check [config] [--env-file <file>]
+
+Validates a config the way the server does at start (load, $NAME secrets, schema, cross-field
+checks, rules and actions compiled) and prints every problem and every teenybase-compatibility
+warning, one per line. Prints "config OK: N tables, M actions" when there is no problem.
+
+  config              a .json, .js, .mjs or .ts config. Default: FASTBASE_CONFIG, then the
+                      bundled example (as npm start does)
+  --env-file <file>   read variables from a .env file first (variables already set win)
+
+Environment: the config's $NAME secrets; DATABASE_URL picks the SQL dialect rules are compiled for
+(postgres://... = PostgreSQL, anything else = SQLite).
+Exit codes: 0 config OK, 1 problems found, 2 usage error.`,
+  run: async (args) => {
+    const { values, positionals } = parse(args, { 'env-file': { type: 'string' } })
+    atMost(positionals, 1)
+    let env: Env = process.env
+    if (typeof values['env-file'] === 'string') env = { ...(await readEnvFile(values['env-file'])), ...process.env }
+    const given = positionals[0] ?? (env.FASTBASE_CONFIG !== '' ? env.FASTBASE_CONFIG : undefined)
+    const file = given === undefined ? bundledExampleConfig : resolve(given)
+    if (given === undefined) {
+      const example = withExampleSecrets(env)
+      env = example.env
+      for (const name of example.filled) err(`note: ${name} is not set: the bundled example uses a public development value (as npm start does)`)
+    }
+    const result = checkConfig(await loadConfigFile(file).catch(problemsOf), env)
+    for (const warning of result.warnings) err(`warning: ${warning}`)
+    if (result.problems.length > 0) {
+      err(`${file}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}`)
+      for (const problem of result.problems) err(`  - ${problem}`)
+      return EXIT.failed
+    }
+    out(`config OK: ${result.tables} table${result.tables === 1 ? '' : 's'}, ${result.actions} action${result.actions === 1 ? '' : 's'} (${file})`)
+    return EXIT.ok
+  }
+}
+
+class LoadProblems { constructor (readonly problems: string[]) {} }
+
+function problemsOf (error: unknown): LoadProblems {
+  if (error instanceof ConfigError) return new LoadProblems(error.problems)
+  throw error
+}
+
+interface CheckResult { problems: string[], warnings: string[], tables: number, actions: number }
+
+function checkConfig (raw: unknown, env: Env): CheckResult {
+  if (raw instanceof LoadProblems) return { problems: raw.problems, warnings: [], tables: 0, actions: 0 }
+  const secrets = resolveSecrets(raw, env)
+  const result = validateConfig(secrets.config)
+  if ('problems' in result || secrets.problems.length > 0) {
+    return { problems: [...secrets.problems, ...('problems' in result ? result.problems : [])], warnings: 'warnings' in result ? result.warnings : [], tables: 0, actions: 0 }
+  }
+  const { config, warnings } = result
+  const dialect = dialectFor(isPostgresUrl(env.DATABASE_URL ?? '') ? 'postgres' : 'sqlite')
+  const problems: string[] = []
+  try {
+    const tables = describeTables(config.tables, dialect)
+    compileActions(config.actions ?? [], tables, dialect)
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error
+    problems.push(...error.problems)
+  }
+  return { problems, warnings, tables: config.tables.length, actions: config.actions?.length ?? 0 }
+}
+
+/** `KEY=value` lines of a .env file (`#` comments, optional `export `, single or double quotes). */
+async function readEnvFile (path: string): Promise<Env> {
+  const text = await readFile(path, 'utf8').catch(() => { throw new UsageError(`--env-file ${path}: cannot read the file`) })
+  const env: Env = {}
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line)
+    if (match === null) continue
+    let value = match[2]
+    const quoted = /^(["'])(.*)\1$/.exec(value)
+    if (quoted !== null) value = quoted[2]
+    else value = value.replace(/\s+#.*$/, '')
+    env[match[1]] = value
+  }
+  return env
+}

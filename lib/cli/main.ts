@@ -1,0 +1,63 @@
+// `fastbase <command>`: dispatch, `--help`, and the exit codes of every command (lib/cli/io.ts).
+import { packageVersion } from '../package.js'
+import { check } from './check.js'
+import { exec } from './exec.js'
+import { init } from './init.js'
+import { EXIT, UsageError, err, out, type Command } from './io.js'
+
+const migrate: Command = {
+  summary: 'apply schema migrations (not built yet)',
+  help: `Usage: fastbase migrate
+
+Not built yet. Today the server creates missing tables when it starts; changed tables are not
+altered. Exit code 1.`,
+  run: async () => {
+    err('fastbase migrate: migrations are not built yet. The server creates missing tables when it starts; changed tables are not altered.')
+    return EXIT.failed
+  }
+}
+
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate }
+
+const HELP = `Usage: fastbase <command> [options]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(9)}${c.summary}`).join('\n')}
+
+Options:
+  -h, --help     show help (also after a command: fastbase check --help)
+  -v, --version  print the version
+
+Exit codes: 0 ok, 1 problems found or the command failed, 2 usage error.`
+
+export async function main (argv: string[]): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    if (name === 'help' && rest[0] !== undefined && COMMANDS[rest[0]] !== undefined) out(COMMANDS[rest[0]].help)
+    else out(HELP)
+    return EXIT.ok
+  }
+  if (name === '--version' || name === '-v') {
+    out(packageVersion)
+    return EXIT.ok
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+  if (command === undefined) {
+    err(`fastbase: unknown command "${name}"\n\n${HELP}`)
+    return EXIT.usage
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    out(command.help)
+    return EXIT.ok
+  }
+  try {
+    return await command.run(rest)
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err(`fastbase ${name}: ${error.message}\nRun "fastbase ${name} --help" for usage.`)
+      return EXIT.usage
+    }
+    err(`fastbase ${name}: ${(error as Error)?.message ?? String(error)}`)
+    return EXIT.failed
+  }
+}

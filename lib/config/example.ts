@@ -1,0 +1,30 @@
+// The bundled example project (example/fastbase.config.ts): what the server and `fastbase check`
+// use when no config is given, and the public development values for its secrets.
+import { join } from 'node:path'
+import { packageRoot } from '../package.js'
+import type { Env } from './secrets.js'
+
+export const bundledExampleConfig = join(packageRoot, 'example', 'fastbase.config.ts')
+
+/**
+ * Public, well-known values for the secrets the bundled example references, so `npm start` works
+ * with zero set-up. Used only for the bundled example, only where the variable is unset, never in
+ * production, and always with a warning.
+ */
+export const EXAMPLE_DEV_SECRETS: Readonly<Record<string, string>> = {
+  JWT_SECRET: 'dev-only-insecure-jwt-secret-change-me',
+  JWT_SECRET_USERS: 'dev-only-insecure-users-secret-change-me'
+}
+
+/** `env` plus development values for the example's unset secrets, and the names filled (none in production). */
+export function withExampleSecrets (env: Env): { env: Env, filled: string[] } {
+  if (env.NODE_ENV === 'production') return { env, filled: [] }
+  const filled: string[] = []
+  const result: Env = { ...env }
+  for (const [name, value] of Object.entries(EXAMPLE_DEV_SECRETS)) {
+    if (typeof env[name] === 'string' && env[name] !== '') continue
+    result[name] = value
+    filled.push(name)
+  }
+  return { env: result, filled }
+}
