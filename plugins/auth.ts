@@ -136,6 +136,13 @@ async function auth (app: FastifyInstance): Promise<void> {
 async function sharedRateLimits (app: FastifyInstance): Promise<FastifyRateLimitStoreCtor> {
   const { db } = app.fastbase
   await ensureInternalTable(db, schemaDialect('postgres'), rateLimitTable)
+  // `POST /setup-db` recreates the counters too when they were dropped.
+  const syncSchema = app.fastbase.syncSchema
+  app.fastbase.syncSchema = async () => {
+    const counters = await ensureInternalTable(db, schemaDialect('postgres'), rateLimitTable)
+    const result = await syncSchema()
+    return counters ? { ...result, created: [rateLimitTable.name, ...result.created] } : result
+  }
   const store = databaseRateLimitStore(db, (err) => app.log.warn({ err }, 'rate limit store failed'))
   // The plugin's typings say child() gets the route's options; it gets the merged limit settings with
   // the route under `routeInfo` (@fastify/rate-limit index.js), which is what the store reads.

@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import { generateKeyPair, exportJWK } from 'jose'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
-import { ONE_TIME_TOKENS } from '../lib/auth/store-tables.js'
+import { ONE_TIME_TOKENS, RATE_LIMITS } from '../lib/auth/store-tables.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 const ENV_JWT_SECRET = 'env-jwt-secret-value-0123456789abcdef'
@@ -180,4 +180,23 @@ forEachDialect(t, 'admin endpoints', async (t, dialect) => {
     }
     t.ok(setupDoc.responses['200'].content['application/json'].schema.properties.created, 'setup-db answer schema')
   })
+})
+
+// On PostgreSQL rate-limit counters live in a table of their own (shared by every instance); SQLite keeps them in memory.
+forEachDialect(t, 'setup-db and the rate-limit counters', async (t, dialect) => {
+  const app = await buildApp(t, {
+    jwtSecret: '',
+    appUrl: 'https://app.example.com',
+    rateLimit: { max: 1000, timeWindow: 60_000 },
+    tables: [{ name: 'notes', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true }] }]
+  }, { dialect })
+  const db = app.fastbase.db
+  t.equal(await db.schema.hasTable(RATE_LIMITS), dialect === 'postgres', 'the counters table exists where it is used')
+  await db.schema.dropTableIfExists(RATE_LIMITS)
+  const res = await app.inject({ method: 'POST', url: '/api/v1/setup-db', headers: bearer(adminToken), payload: {} })
+  t.equal(res.statusCode, 200)
+  t.same(res.json().created, dialect === 'postgres' ? [RATE_LIMITS] : [])
+  t.equal(await db.schema.hasTable(RATE_LIMITS), dialect === 'postgres')
+  const again = await app.inject({ method: 'POST', url: '/api/v1/setup-db', headers: bearer(adminToken) })
+  t.same(again.json().created, [], 'nothing the second time')
 })

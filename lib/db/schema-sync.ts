@@ -103,10 +103,13 @@ export async function syncSchema (knex: Knex, dialect: SchemaDialect, config: Da
  * Creates one of fastbase's own tables when it is missing, outside the migration history like
  * `_fastbase_migrations` itself: for state a plugin keeps whatever the config holds (the rate-limit
  * counters). Under the schema lock, so instances starting together do not both create it.
+ * Answers whether it created the table.
  */
-export async function ensureInternalTable (knex: Knex, dialect: SchemaDialect, table: TableData): Promise<void> {
-  await knex.transaction(async (trx) => {
+export async function ensureInternalTable (knex: Knex, dialect: SchemaDialect, table: TableData): Promise<boolean> {
+  return await knex.transaction(async (trx) => {
     await run(trx, dialect.schemaLock())
-    if (!(await trx.schema.hasTable(table.name))) await run(trx, dialect.createTable(table, []))
+    if (await trx.schema.hasTable(table.name)) return false
+    await run(trx, dialect.createTable(table, []))
+    return true
   })
 }
