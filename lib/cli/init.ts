@@ -171,7 +171,7 @@ DATABASE_URL=
 function readme (name: string): string {
   return `# ${name}
 
-A backend served by [fastbase](https://github.com/) from one config file, \`fastbase.config.ts\`.
+A backend served by fastbase from one config file, \`fastbase.config.ts\`.
 
 ## Run
 
