@@ -1,0 +1,421 @@
+// Migration planner (DECISIONS 21, 28, 32): diffs the config last applied against the next one and
+// turns the difference into named, dialect-specific steps. Pure logic: no database, no Fastify.
+// NOT wired into start-up or routes yet.
+//
+// Tables and fields are matched by name, or by `lastName` (rename hint) when the applied config has
+// no table/field of the new name. Statements come from the dialect DDL (lib/dialects/*-ddl.ts):
+// pieces of a table (a column definition, an index, a trigger) are taken from the CREATE statements
+// of a table reduced to that piece, so names and quoting are the ones ddl.ts uses.
+import type { DatabaseSettings, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
+import { constraintName, indexName, referencedField, sortByDependencies, triggerName, type SchemaDialect } from '../dialects/ddl.js'
+import { sqliteDdl } from '../dialects/sqlite-ddl.js'
+import { postgresDdl } from '../dialects/postgres-ddl.js'
+import { quote } from '../dialects/common.js'
+import { searchIndexOf, ftsTableName } from '../fts.js'
+import { ftsStatements } from '../dialects/sqlite-fts.js'
+import { searchIndexName, searchStatements } from '../dialects/postgres-fts.js'
+
+export type PlanDialect = 'sqlite' | 'postgres'
+
+export type StepKind =
+  | 'create_table' | 'drop_table' | 'rename_table'
+  | 'add_column' | 'drop_column' | 'rename_column' | 'alter_column'
+  | 'add_index' | 'drop_index' | 'add_trigger' | 'drop_trigger' | 'search'
+  | 'rebuild_table'
+
+export interface Step {
+  /** Stable, descriptive name, e.g. `add_column_posts_views`. */
+  name: string
+  table: string
+  kind: StepKind
+  /** True when the step may lose data or fail on existing rows: it waits for an explicit apply. */
+  destructive: boolean
+  /** Why a destructive step waits. */
+  reason?: string
+  /** Statements, run in order in one transaction. */
+  sql: string[]
+}
+
+export interface Plan { steps: Step[] }
+
+function ddlOf (dialect: PlanDialect): SchemaDialect {
+  return dialect === 'sqlite' ? sqliteDdl : postgresDdl
+}
+
+// ---- pieces of a table's DDL ----
+
+interface CreateParts { before: string[], create: string, after: string[] }
+
+/** The table's CREATE statements split around the CREATE TABLE itself. */
+function createParts (table: TableData, tables: TableData[], dialect: PlanDialect): CreateParts {
+  const statements = ddlOf(dialect).createTable(table, tables)
+  const at = statements.findIndex((s) => s.startsWith('CREATE TABLE '))
+  return { before: statements.slice(0, at), create: statements[at], after: statements.slice(at + 1) }
+}
+
+function bare (table: TableData): TableData {
+  return { ...table, indexes: [], triggers: [], fullTextSearch: undefined }
+}
+
+/** Column definition of `field` in `table` (`"c" TYPE ... constraints`) and its prerequisites. */
+function columnDefinition (tableName: string, field: TableField, tables: TableData[], dialect: PlanDialect): { before: string[], definition: string } {
+  const parts = createParts({ name: tableName, fields: [field] }, tables, dialect)
+  const head = `CREATE TABLE ${quote(tableName)} (\n  `
+  return { before: parts.before, definition: parts.create.slice(head.length, -'\n)'.length) }
+}
+
+/** `TYPE [COLLATE ...]` of a column. A PostgreSQL foreign key takes the type of what it references. */
+function columnTypeSql (tableName: string, field: TableField, tables: TableData[], dialect: PlanDialect): string {
+  const base = dialect === 'postgres' ? (referencedField(field, tables) ?? field) : field
+  const stripped: TableField = { name: field.name, type: base.type, sqlType: base.sqlType, ...(field.collate ? { collate: field.collate } : {}) }
+  return columnDefinition(tableName, stripped, tables, dialect).definition.slice(quote(field.name).length + 1)
+}
+
+/** The definition of one constraint clause alone (`CONSTRAINT "n" ...`, or ` DEFAULT ...`). */
+function clauseOf (tableName: string, field: TableField, extra: Partial<TableField>, tables: TableData[], dialect: PlanDialect, marker: string): string {
+  const stripped: TableField = { name: field.name, type: field.type, sqlType: field.sqlType, ...(field.collate ? { collate: field.collate } : {}), ...extra }
+  const definition = columnDefinition(tableName, stripped, tables, dialect).definition
+  return definition.slice(definition.indexOf(marker) + marker.length)
+}
+
+function indexStatement (table: TableData, index: TableIndex, tables: TableData[], dialect: PlanDialect): string {
+  return createParts({ ...bare(table), indexes: [index] }, tables, dialect).after[0]
+}
+
+function triggerStatements (table: TableData, trigger: TableTrigger, tables: TableData[], dialect: PlanDialect): string[] {
+  return createParts({ ...bare(table), triggers: [trigger] }, tables, dialect).after
+}
+
+function searchSql (table: TableData, dialect: PlanDialect): string[] {
+  const index = searchIndexOf(table)
+  if (index === undefined) return []
+  return dialect === 'sqlite' ? ftsStatements(index) : searchStatements(index)
+}
+
+function dropSearchSql (tableName: string, dialect: PlanDialect): string[] {
+  if (dialect === 'postgres') return [`DROP INDEX IF EXISTS ${quote(searchIndexName(tableName))}`]
+  const fts = ftsTableName(tableName)
+  return [
+    ...['ai', 'ad', 'au'].map((s) => `DROP TRIGGER IF EXISTS ${quote(`${fts}_${s}`)}`),
+    `DROP TABLE IF EXISTS ${quote(fts)}`
+  ]
+}
+
+function dialectTriggers (table: TableData, dialect: PlanDialect): TableTrigger[] {
+  return (table.triggers ?? []).filter((t) => t.dialect === undefined || t.dialect === dialect)
+}
+
+function dropTriggerSql (tableName: string, name: string, dialect: PlanDialect): string[] {
+  if (dialect === 'sqlite') return [`DROP TRIGGER IF EXISTS ${quote(name)}`]
+  return [`DROP TRIGGER IF EXISTS ${quote(name)} ON ${quote(tableName)}`, `DROP FUNCTION IF EXISTS ${quote(name)}()`]
+}
+
+// ---- matching ----
+
+function findMatch<T extends { name: string, lastName?: string }> (item: T, applied: T[]): T | undefined {
+  return applied.find((a) => a.name === item.name) ??
+    (item.lastName !== undefined ? applied.find((a) => a.name === item.lastName) : undefined)
+}
+
+function same (a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null)
+}
+
+function isPrimary (field: TableField): boolean {
+  return field.primary === true || field.autoIncrement === true
+}
+
+function primaryKey (table: TableData): Array<[string, boolean]> {
+  return table.fields.filter(isPrimary).map((f) => [f.name, f.autoIncrement === true])
+}
+
+// A constant SQLite may take as the default of an added column: a number, a string, NULL, TRUE/FALSE.
+const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|FALSE)$/i
+
+// ---- the planner ----
+
+/**
+ * Steps that take a database from the `applied` config to `next` (from nothing when `applied` is
+ * undefined). The same config twice gives no steps.
+ */
+export function planMigrations (applied: DatabaseSettings | undefined, next: DatabaseSettings, dialect: PlanDialect): Plan {
+  const nextTables = sortByDependencies(next.tables)
+  if (applied === undefined) {
+    return { steps: nextTables.map((t) => createTableStep(t, next.tables, dialect)) }
+  }
+  const appliedTables = applied.tables
+  const steps: Step[] = []
+  const pairs: Array<{ before: TableData, after: TableData }> = []
+  const created: TableData[] = []
+  for (const table of nextTables) {
+    const before = findMatch(table, appliedTables)
+    if (before === undefined) created.push(table)
+    else pairs.push({ before, after: table })
+  }
+  // 1. table renames, 2. new tables (referenced first), 3. changes per table, 4. dropped tables.
+  for (const { before, after } of pairs) {
+    if (before.name !== after.name) steps.push(renameTableStep(before, after, dialect))
+  }
+  for (const table of created) steps.push(createTableStep(table, next.tables, dialect))
+  for (const { before, after } of pairs) steps.push(...tableSteps(before, after, appliedTables, next.tables, dialect))
+  const kept = new Set(pairs.map((p) => p.before.name))
+  const dropped = sortByDependencies(appliedTables.filter((t) => !kept.has(t.name))).reverse()
+  for (const table of dropped) {
+    steps.push({
+      name: `drop_table_${table.name}`,
+      table: table.name,
+      kind: 'drop_table',
+      destructive: true,
+      reason: `table ${table.name} is no longer in the config: dropping it deletes its rows`,
+      sql: [
+        ...(searchIndexOf(table) !== undefined && dialect === 'sqlite' ? dropSearchSql(table.name, dialect) : []),
+        `DROP TABLE ${quote(table.name)}`,
+        // PostgreSQL trigger functions outlive their table.
+        ...(dialect === 'postgres' ? dialectTriggers(table, dialect).map((tr) => `DROP FUNCTION IF EXISTS ${quote(triggerName(table.name, tr))}()`) : [])
+      ]
+    })
+  }
+  return { steps }
+}
+
+function createTableStep (table: TableData, tables: TableData[], dialect: PlanDialect): Step {
+  return { name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables) }
+}
+
+function renameTableStep (before: TableData, after: TableData, dialect: PlanDialect): Step {
+  const sql = [`ALTER TABLE ${quote(before.name)} RENAME TO ${quote(after.name)}`]
+  if (dialect === 'postgres') {
+    // Constraint names carry the table name (ddl.ts `constraintName`); the error mapping relies on it.
+    for (const field of before.fields) {
+      for (const [suffix, present] of [['key', field.unique], ['check', field.check !== undefined], ['fkey', field.foreignKey]] as const) {
+        if (present) sql.push(`ALTER TABLE ${quote(after.name)} RENAME CONSTRAINT ${quote(constraintName(before.name, field.name, suffix))} TO ${quote(constraintName(after.name, field.name, suffix))}`)
+      }
+    }
+  }
+  return { name: `rename_table_${before.name}_to_${after.name}`, table: after.name, kind: 'rename_table', destructive: false, sql }
+}
+
+interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[] }
+
+/** Steps for a table kept (and possibly renamed already): `before` is its applied shape. */
+function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect): Step[] {
+  const t = after.name
+  const steps: Step[] = []
+  const renames: Step[] = []
+  const adds: Step[] = []
+  const changes: ColumnChange[] = []
+  // Name of each applied field in the next config (after renames).
+  const matched = new Map<string, TableField>()
+  for (const field of after.fields) {
+    const old = findMatch(field, before.fields)
+    if (old === undefined) continue
+    matched.set(old.name, field)
+    if (old.name !== field.name) {
+      const sql = [`ALTER TABLE ${quote(t)} RENAME COLUMN ${quote(old.name)} TO ${quote(field.name)}`]
+      if (dialect === 'postgres') {
+        for (const [suffix, present] of [['key', old.unique], ['check', old.check !== undefined], ['fkey', old.foreignKey]] as const) {
+          // The table was renamed first (with its constraints).
+          if (present) sql.push(`ALTER TABLE ${quote(t)} RENAME CONSTRAINT ${quote(constraintName(t, old.name, suffix))} TO ${quote(constraintName(t, field.name, suffix))}`)
+        }
+      }
+      renames.push({ name: `rename_column_${t}_${old.name}_to_${field.name}`, table: t, kind: 'rename_column', destructive: false, sql })
+    }
+  }
+  // Added columns.
+  const addedByAlter: string[] = []
+  let rebuildAdds: ColumnChange[] = []
+  for (const field of after.fields) {
+    if (findMatch(field, before.fields) !== undefined) continue
+    const { before: prereq, definition } = columnDefinition(t, { ...field, primary: undefined }, tables, dialect)
+    const addSql = [...prereq, `ALTER TABLE ${quote(t)} ADD COLUMN ${definition}`]
+    const hasDefault = field.default !== undefined
+    const needsValue = field.notNull === true && !hasDefault
+    const destructive = needsValue || isPrimary(field)
+    const reason = isPrimary(field)
+      ? `column ${field.name} changes the primary key of ${t}`
+      : needsValue ? `column ${field.name} is NOT NULL without a default: existing rows have no value for it` : undefined
+    let sqliteRebuild = false
+    if (dialect === 'sqlite') {
+      const defaultSql = hasDefault ? clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ') : 'NULL'
+      // SQLite's ADD COLUMN refuses a PRIMARY KEY or UNIQUE column, a non-constant default and NOT NULL without a default.
+      sqliteRebuild = isPrimary(field) || field.unique === true || needsValue || !CONSTANT.test(defaultSql.trim())
+    }
+    if (sqliteRebuild) rebuildAdds.push({ field: field.name, what: `add_column_${t}_${field.name}`, destructive, reason, sql: [] })
+    else {
+      addedByAlter.push(field.name)
+      adds.push({ name: `add_column_${t}_${field.name}`, table: t, kind: 'add_column', destructive, ...(reason ? { reason } : {}), sql: addSql })
+    }
+  }
+  // Dropped columns.
+  for (const old of before.fields) {
+    if (matched.has(old.name)) continue
+    changes.push({
+      field: old.name,
+      what: `drop_column_${t}_${old.name}`,
+      destructive: true,
+      reason: `column ${old.name} is no longer in the config: dropping it deletes its values`,
+      sql: [`ALTER TABLE ${quote(t)} DROP COLUMN ${quote(old.name)}`]
+    })
+  }
+  // Changed columns.
+  const beforeByNext = new Map([...matched].map(([oldName, f]) => [f.name, before.fields.find((b) => b.name === oldName)!]))
+  for (const field of after.fields) {
+    const old = beforeByNext.get(field.name)
+    if (old === undefined) continue
+    changes.push(...columnChanges(t, before.name, old, field, appliedTables, tables, dialect))
+  }
+  const beforePk = before.fields.filter(isPrimary).map((f) => [matched.get(f.name)?.name ?? f.name, f.autoIncrement === true])
+  if (!same(beforePk, primaryKey(after))) {
+    const pk = after.fields.filter(isPrimary).map((f) => quote(f.name))
+    changes.push({
+      field: '',
+      what: `alter_primary_key_${t}`,
+      destructive: true,
+      reason: `the primary key of ${t} changes`,
+      sql: [`ALTER TABLE ${quote(t)} DROP CONSTRAINT IF EXISTS ${quote(`${t}_pkey`)}`, ...(pk.length > 0 ? [`ALTER TABLE ${quote(t)} ADD PRIMARY KEY (${pk.join(', ')})`] : [])]
+    })
+  }
+
+  // Indexes, triggers and search, compared by the statements they render to.
+  const indexSteps: Step[] = []
+  const beforeIndexes = new Map((before.indexes ?? []).map((i) => [indexName(before.name, i), indexStatement(before, i, appliedTables, dialect)]))
+  const afterIndexes = new Map((after.indexes ?? []).map((i) => [indexName(t, i), indexStatement(after, i, tables, dialect)]))
+  for (const [name, sql] of beforeIndexes) {
+    if (afterIndexes.get(name) !== sql || before.name !== t) {
+      indexSteps.push({ name: `drop_index_${t}_${name}`, table: t, kind: 'drop_index', destructive: false, sql: [`DROP INDEX IF EXISTS ${quote(name)}`] })
+    }
+  }
+  for (const [name, sql] of afterIndexes) {
+    if (beforeIndexes.get(name) !== sql || before.name !== t) {
+      indexSteps.push({ name: `add_index_${t}_${name}`, table: t, kind: 'add_index', destructive: false, sql: [sql] })
+    }
+  }
+  const beforeTriggers = new Map(dialectTriggers(before, dialect).map((tr) => [triggerName(before.name, tr), triggerStatements(before, tr, appliedTables, dialect)]))
+  const afterTriggers = new Map(dialectTriggers(after, dialect).map((tr) => [triggerName(t, tr), triggerStatements(after, tr, tables, dialect)]))
+  for (const [name, sql] of beforeTriggers) {
+    if (!same(afterTriggers.get(name), sql) || before.name !== t) {
+      indexSteps.push({ name: `drop_trigger_${t}_${name}`, table: t, kind: 'drop_trigger', destructive: false, sql: dropTriggerSql(t, name, dialect) })
+    }
+  }
+  for (const [name, sql] of afterTriggers) {
+    if (!same(beforeTriggers.get(name), sql) || before.name !== t) {
+      indexSteps.push({ name: `add_trigger_${t}_${name}`, table: t, kind: 'add_trigger', destructive: false, sql })
+    }
+  }
+  const beforeSearch = searchSql(before, dialect)
+  const afterSearch = searchSql(after, dialect)
+  if (!same(beforeSearch, afterSearch) || (before.name !== t && beforeSearch.length > 0)) {
+    indexSteps.push({
+      name: `search_${t}`,
+      table: t,
+      kind: 'search',
+      destructive: false,
+      sql: [...(beforeSearch.length > 0 ? dropSearchSql(before.name, dialect) : []), ...afterSearch]
+    })
+  }
+
+  steps.push(...renames, ...adds, ...indexSteps)
+  if (dialect === 'postgres') {
+    for (const c of [...changes]) {
+      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: c.sql })
+    }
+    return steps
+  }
+  // SQLite: everything ALTER cannot do becomes one rebuild of the table.
+  rebuildAdds = rebuildAdds.concat(changes)
+  if (rebuildAdds.length === 0) return steps
+  const destructive = rebuildAdds.some((c) => c.destructive)
+  const reasons = rebuildAdds.flatMap((c) => (c.reason ? [c.reason] : []))
+  const copied = after.fields.filter((f) => beforeByNext.has(f.name) || addedByAlter.includes(f.name)).map((f) => quote(f.name))
+  steps.push({
+    name: rebuildAdds.length === 1 ? rebuildAdds[0].what : `rebuild_table_${t}`,
+    table: t,
+    kind: rebuildAdds.length === 1 ? kindOf(rebuildAdds[0].what) : 'rebuild_table',
+    destructive,
+    ...(destructive ? { reason: reasons.join('; ') } : {}),
+    sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined)
+  })
+  return steps
+}
+
+function kindOf (what: string): StepKind {
+  if (what.startsWith('drop_column_')) return 'drop_column'
+  if (what.startsWith('add_column_')) return 'add_column'
+  return 'alter_column'
+}
+
+/** Changes of one kept column; SQL is PostgreSQL's (SQLite rebuilds the table instead). */
+function columnChanges (t: string, oldTable: string, old: TableField, field: TableField, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect): ColumnChange[] {
+  const c = field.name
+  const alter = `ALTER TABLE ${quote(t)}`
+  const out: ColumnChange[] = []
+  const oldType = columnTypeSql(oldTable, old, appliedTables, dialect)
+  const newType = columnTypeSql(t, field, tables, dialect)
+  if (oldType !== newType) {
+    const type = newType.replace(/ COLLATE .*$/, '')
+    out.push({ field: c, what: `alter_column_type_${t}_${c}`, destructive: true, reason: `column ${c} changes type (${oldType} -> ${newType}): existing values are converted`, sql: [`${alter} ALTER COLUMN ${quote(c)} TYPE ${newType} USING ${quote(c)}::${type}`] })
+  }
+  if ((old.notNull === true) !== (field.notNull === true)) {
+    out.push(field.notNull === true
+      ? { field: c, what: `set_not_null_${t}_${c}`, destructive: true, reason: `column ${c} becomes NOT NULL: fails if a row holds NULL`, sql: [`${alter} ALTER COLUMN ${quote(c)} SET NOT NULL`] }
+      : { field: c, what: `drop_not_null_${t}_${c}`, destructive: false, sql: [`${alter} ALTER COLUMN ${quote(c)} DROP NOT NULL`] })
+  }
+  const key = quote(constraintName(t, c, 'key'))
+  if ((old.unique === true) !== (field.unique === true)) {
+    out.push(field.unique === true
+      ? { field: c, what: `add_unique_${t}_${c}`, destructive: true, reason: `column ${c} becomes UNIQUE: fails if rows hold duplicates`, sql: [`${alter} ADD CONSTRAINT ${key} UNIQUE (${quote(c)})`] }
+      : { field: c, what: `drop_unique_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${key}`] })
+  }
+  const check = quote(constraintName(t, c, 'check'))
+  if (!same(old.check, field.check)) {
+    const add = field.check === undefined ? [] : [`${alter} ADD CONSTRAINT ${clauseOf(t, field, { check: field.check }, tables, dialect, 'CONSTRAINT ')}`]
+    out.push(field.check === undefined
+      ? { field: c, what: `drop_check_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`] }
+      : { field: c, what: `set_check_${t}_${c}`, destructive: true, reason: `column ${c} gets a new CHECK: fails if a row does not pass it`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`, ...add] })
+  }
+  const fkey = quote(constraintName(t, c, 'fkey'))
+  if (!same(old.foreignKey, field.foreignKey)) {
+    if (field.foreignKey === undefined) {
+      out.push({ field: c, what: `drop_foreign_key_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`] })
+    } else {
+      const references = clauseOf(t, field, { foreignKey: field.foreignKey }, tables, dialect, ' REFERENCES ')
+      out.push({ field: c, what: `set_foreign_key_${t}_${c}`, destructive: true, reason: `column ${c} gets a foreign key: fails if a row references nothing`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`, `${alter} ADD CONSTRAINT ${fkey} FOREIGN KEY (${quote(c)}) REFERENCES ${references}`] })
+    }
+  }
+  if (!same(old.default, field.default)) {
+    out.push({
+      field: c,
+      what: `alter_default_${t}_${c}`,
+      destructive: false,
+      sql: [field.default === undefined
+        ? `${alter} ALTER COLUMN ${quote(c)} DROP DEFAULT`
+        : `${alter} ALTER COLUMN ${quote(c)} SET DEFAULT ${clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ')}`]
+    })
+  }
+  return out
+}
+
+/**
+ * SQLite's rebuild procedure (https://sqlite.org/lang_altertable.html#otheralter): a new table of
+ * the new shape, the kept columns copied, the old one dropped, the new one renamed, its indexes,
+ * triggers and search index recreated, then `PRAGMA foreign_key_check`. Meant to run in one
+ * transaction with `PRAGMA foreign_keys` OFF around it (the pragma is a no-op inside a
+ * transaction): the executor turns it off before and on after, and fails the migration when
+ * foreign_key_check answers any row.
+ */
+function rebuildSql (table: TableData, tables: TableData[], copied: string[], hadSearch: boolean): string[] {
+  const t = quote(table.name)
+  const tmp = quote(`${table.name}__new`)
+  const parts = createParts(table, tables, 'sqlite')
+  const list = copied.join(', ')
+  return [
+    ...(hadSearch ? dropSearchSql(table.name, 'sqlite') : []),
+    ...parts.before,
+    parts.create.replace(`CREATE TABLE ${t} (`, `CREATE TABLE ${tmp} (`),
+    ...(copied.length > 0 ? [`INSERT INTO ${tmp} (${list}) SELECT ${list} FROM ${t}`] : []),
+    `DROP TABLE ${t}`,
+    `ALTER TABLE ${tmp} RENAME TO ${t}`,
+    ...parts.after,
+    'PRAGMA foreign_key_check'
+  ]
+}

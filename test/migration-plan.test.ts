@@ -1,0 +1,383 @@
+// The migration planner (lib/db/migration-plan.ts, DECISIONS 32): exact steps and SQL per dialect for
+// each kind of config change, and a few plans applied to a real database to see data survive.
+import t from 'tap'
+import type { DatabaseSettings, TableData } from '../schemas/config.js'
+import { planMigrations, type Plan } from '../lib/db/migration-plan.js'
+import { sqliteDdl } from '../lib/dialects/sqlite-ddl.js'
+import { postgresDdl } from '../lib/dialects/postgres-ddl.js'
+import { forEachDialect, openTestDatabase } from './helper.js'
+
+const users: TableData = {
+  name: 'users',
+  fields: [
+    { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+    { name: 'name', type: 'text', sqlType: 'text' }
+  ]
+}
+const posts: TableData = {
+  name: 'posts',
+  fields: [
+    { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+    { name: 'title', type: 'text', sqlType: 'text' },
+    { name: 'owner', type: 'integer', sqlType: 'integer', foreignKey: { table: 'users', column: 'id' } }
+  ],
+  indexes: [{ fields: 'title' }],
+  extensions: [{ name: 'rules', listRule: 'true' }]
+}
+const base: DatabaseSettings = { jwtSecret: 'secret', appUrl: 'http://localhost:3000', tables: [posts, users] }
+
+/** A copy of `base` with `change` applied to the copy. */
+function changed (change: (c: DatabaseSettings) => void, from: DatabaseSettings = base): DatabaseSettings {
+  const copy = structuredClone(from)
+  change(copy)
+  return copy
+}
+const table = (c: DatabaseSettings, name: string): TableData => c.tables.find((x) => x.name === name)!
+const names = (plan: Plan) => plan.steps.map((s) => s.name)
+
+// The rebuild of posts on SQLite: the statements around the new CREATE TABLE.
+function sqliteRebuild (create: string, copied: string, after: string[] = ['CREATE INDEX "idx_posts_title" ON "posts" ("title")']): string[] {
+  return [
+    create,
+    `INSERT INTO "posts__new" (${copied}) SELECT ${copied} FROM "posts"`,
+    'DROP TABLE "posts"',
+    'ALTER TABLE "posts__new" RENAME TO "posts"',
+    ...after,
+    'PRAGMA foreign_key_check'
+  ]
+}
+const POSTS_COLUMNS = '"id", "title", "owner"'
+
+t.test('initial schema: one step per table, referenced tables first', async (t) => {
+  for (const [dialect, ddl] of [['sqlite', sqliteDdl], ['postgres', postgresDdl]] as const) {
+    const plan = planMigrations(undefined, base, dialect)
+    t.same(plan.steps, [
+      { name: 'create_table_users', table: 'users', kind: 'create_table', destructive: false, sql: ddl.createTable(users, base.tables) },
+      { name: 'create_table_posts', table: 'posts', kind: 'create_table', destructive: false, sql: ddl.createTable(posts, base.tables) }
+    ], dialect)
+  }
+})
+
+t.test('the same config twice gives no steps; changes without DDL give none', async (t) => {
+  const noDdl = changed((c) => {
+    c.tables[0].extensions = [{ name: 'rules', listRule: 'false', viewRule: 'true' }]
+    c.tables[0].description = 'Posts'
+    c.tables[0].fields[1].description = 'The title'
+    c.tables[0].fields[1].type = 'editor'
+    c.actions = [{ name: 'noop', sql: { type: 'SELECT', table: 'posts', selects: ['id'] } } as never]
+    c.maxLimit = 10
+  })
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    t.same(planMigrations(base, base, dialect), { steps: [] }, `${dialect}: same config`)
+    t.same(planMigrations(base, structuredClone(base), dialect), { steps: [] }, `${dialect}: equal copy`)
+    t.same(planMigrations(base, noDdl, dialect), { steps: [] }, `${dialect}: rules, descriptions, actions, settings`)
+  }
+})
+
+t.test('new table: created after the tables it references', async (t) => {
+  const comments: TableData = {
+    name: 'comments',
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+      { name: 'post', type: 'integer', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id', onDelete: 'CASCADE' } }
+    ]
+  }
+  const tags: TableData = { name: 'tags', fields: [{ name: 'label', type: 'text', sqlType: 'text', primary: true }] }
+  // New tables come in config order after sorting by references (posts, which comments references, exists already).
+  const next = changed((c) => { c.tables.unshift(comments, tags) })
+  for (const [dialect, ddl] of [['sqlite', sqliteDdl], ['postgres', postgresDdl]] as const) {
+    t.same(planMigrations(base, next, dialect).steps, [
+      { name: 'create_table_comments', table: 'comments', kind: 'create_table', destructive: false, sql: ddl.createTable(comments, next.tables) },
+      { name: 'create_table_tags', table: 'tags', kind: 'create_table', destructive: false, sql: ddl.createTable(tags, next.tables) }
+    ], dialect)
+  }
+  // Two new tables where the first listed references the second: the referenced one comes first.
+  const authors: TableData = { name: 'authors', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true }] }
+  const books: TableData = { name: 'books', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true }, { name: 'author', type: 'integer', sqlType: 'integer', foreignKey: { table: 'authors', column: 'id' } }] }
+  const both = changed((c) => { c.tables.push(books, authors) })
+  t.same(names(planMigrations(base, both, 'sqlite')), ['create_table_authors', 'create_table_books'])
+  t.same(names(planMigrations(base, both, 'postgres')), ['create_table_authors', 'create_table_books'])
+  t.same(names(planMigrations(undefined, both, 'postgres')), ['create_table_users', 'create_table_posts', 'create_table_authors', 'create_table_books'])
+})
+
+t.test('add a nullable column, a column with a default', async (t) => {
+  const next = changed((c) => {
+    table(c, 'posts').fields.push(
+      { name: 'body', type: 'text', sqlType: 'text' },
+      { name: 'views', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
+      { name: 'draft', type: 'bool', sqlType: 'boolean', default: { l: true } }
+    )
+  })
+  t.same(planMigrations(base, next, 'sqlite').steps, [
+    { name: 'add_column_posts_body', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "body" TEXT'] },
+    { name: 'add_column_posts_views', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "views" INTEGER NOT NULL DEFAULT 0'] },
+    { name: 'add_column_posts_draft', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "draft" BOOLEAN DEFAULT 1'] }
+  ])
+  t.same(planMigrations(base, next, 'postgres').steps, [
+    { name: 'add_column_posts_body', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "body" text COLLATE "C"'] },
+    { name: 'add_column_posts_views', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "views" bigint NOT NULL DEFAULT 0'] },
+    { name: 'add_column_posts_draft', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "draft" boolean DEFAULT true'] }
+  ])
+})
+
+t.test('add a column defaulting to CURRENT_TIMESTAMP: SQLite rebuilds, PostgreSQL alters', async (t) => {
+  const next = changed((c) => {
+    table(c, 'posts').fields.push({ name: 'created', type: 'date', sqlType: 'timestamp', default: { q: 'CURRENT_TIMESTAMP' } })
+  })
+  t.same(planMigrations(base, next, 'sqlite').steps, [{
+    name: 'add_column_posts_created',
+    table: 'posts',
+    kind: 'add_column',
+    destructive: false,
+    sql: sqliteRebuild(
+      'CREATE TABLE "posts__new" (\n  "id" INTEGER PRIMARY KEY AUTOINCREMENT,\n  "title" TEXT,\n  "owner" INTEGER CONSTRAINT "posts_owner_fkey" REFERENCES "users" ("id"),\n  "created" TIMESTAMP DEFAULT (strftime(\'%Y-%m-%d %H:%M:%f\', \'now\'))\n)',
+      POSTS_COLUMNS)
+  }])
+  t.same(planMigrations(base, next, 'postgres').steps, [
+    { name: 'add_column_posts_created', table: 'posts', kind: 'add_column', destructive: false, sql: ['ALTER TABLE "posts" ADD COLUMN "created" timestamptz DEFAULT CURRENT_TIMESTAMP'] }
+  ])
+})
+
+t.test('add a NOT NULL column without a default: destructive', async (t) => {
+  const next = changed((c) => { table(c, 'posts').fields.push({ name: 'slug', type: 'text', sqlType: 'text', notNull: true }) })
+  const reason = 'column slug is NOT NULL without a default: existing rows have no value for it'
+  t.same(planMigrations(base, next, 'postgres').steps, [
+    { name: 'add_column_posts_slug', table: 'posts', kind: 'add_column', destructive: true, reason, sql: ['ALTER TABLE "posts" ADD COLUMN "slug" text COLLATE "C" NOT NULL'] }
+  ])
+  const [step] = planMigrations(base, next, 'sqlite').steps
+  t.match(step, { name: 'add_column_posts_slug', kind: 'add_column', destructive: true, reason })
+  t.equal(step.sql[0], 'CREATE TABLE "posts__new" (\n  "id" INTEGER PRIMARY KEY AUTOINCREMENT,\n  "title" TEXT,\n  "owner" INTEGER CONSTRAINT "posts_owner_fkey" REFERENCES "users" ("id"),\n  "slug" TEXT NOT NULL\n)')
+})
+
+t.test('indexes: added, dropped, changed', async (t) => {
+  const added = changed((c) => { table(c, 'posts').indexes!.push({ fields: ['owner', 'title DESC'], unique: true, name: 'owner_title' }) })
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    t.same(planMigrations(base, added, dialect).steps, [
+      { name: 'add_index_posts_idx_posts_owner_title', table: 'posts', kind: 'add_index', destructive: false, sql: ['CREATE UNIQUE INDEX "idx_posts_owner_title" ON "posts" ("owner", "title" DESC)'] }
+    ], `${dialect}: added`)
+    t.same(planMigrations(added, base, dialect).steps, [
+      { name: 'drop_index_posts_idx_posts_owner_title', table: 'posts', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_owner_title"'] }
+    ], `${dialect}: dropped`)
+  }
+  const unique = changed((c) => { table(c, 'posts').indexes = [{ fields: 'title', unique: true }] })
+  t.same(planMigrations(base, unique, 'sqlite').steps, [
+    { name: 'drop_index_posts_idx_posts_title', table: 'posts', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_title"'] },
+    { name: 'add_index_posts_idx_posts_title', table: 'posts', kind: 'add_index', destructive: false, sql: ['CREATE UNIQUE INDEX "idx_posts_title" ON "posts" ("title")'] }
+  ], 'changed: dropped then created')
+})
+
+t.test('triggers: added, changed, dropped', async (t) => {
+  const trigger = { name: 'stamp', event: 'UPDATE' as const, seq: 'AFTER' as const, body: { q: 'UPDATE posts SET title = upper(title) WHERE id = NEW.id AND title != upper(title)' } }
+  const added = changed((c) => { table(c, 'posts').triggers = [trigger] })
+  const edited = changed((c) => { table(c, 'posts').triggers = [{ ...trigger, body: { q: "UPDATE posts SET title = 'x' WHERE id = NEW.id AND title != 'x'" } }] })
+  const sqliteCreate = (body: string) => [`CREATE TRIGGER "tgr_posts_stamp" AFTER UPDATE ON "posts" FOR EACH ROW BEGIN\n  ${body};\nEND`]
+  t.same(planMigrations(base, added, 'sqlite').steps, [
+    { name: 'add_trigger_posts_tgr_posts_stamp', table: 'posts', kind: 'add_trigger', destructive: false, sql: sqliteCreate('UPDATE posts SET title = upper(title) WHERE id = NEW.id AND title != upper(title)') }
+  ])
+  t.same(planMigrations(added, edited, 'sqlite').steps, [
+    { name: 'drop_trigger_posts_tgr_posts_stamp', table: 'posts', kind: 'drop_trigger', destructive: false, sql: ['DROP TRIGGER IF EXISTS "tgr_posts_stamp"'] },
+    { name: 'add_trigger_posts_tgr_posts_stamp', table: 'posts', kind: 'add_trigger', destructive: false, sql: sqliteCreate("UPDATE posts SET title = 'x' WHERE id = NEW.id AND title != 'x'") }
+  ])
+  t.same(planMigrations(edited, base, 'sqlite').steps, [
+    { name: 'drop_trigger_posts_tgr_posts_stamp', table: 'posts', kind: 'drop_trigger', destructive: false, sql: ['DROP TRIGGER IF EXISTS "tgr_posts_stamp"'] }
+  ])
+  const pg = planMigrations(added, edited, 'postgres').steps
+  t.same(names(planMigrations(added, edited, 'postgres')), ['drop_trigger_posts_tgr_posts_stamp', 'add_trigger_posts_tgr_posts_stamp'])
+  t.same(pg[0].sql, ['DROP TRIGGER IF EXISTS "tgr_posts_stamp" ON "posts"', 'DROP FUNCTION IF EXISTS "tgr_posts_stamp"()'])
+  t.same(pg[1].sql, postgresDdl.createTable(table(edited, 'posts'), edited.tables).slice(2))
+  // A trigger for the other dialect only is not this dialect's business.
+  const sqliteOnly = changed((c) => { table(c, 'posts').triggers = [{ ...trigger, dialect: 'sqlite' }] })
+  t.same(planMigrations(base, sqliteOnly, 'postgres'), { steps: [] })
+  t.equal(planMigrations(base, sqliteOnly, 'sqlite').steps.length, 1)
+})
+
+t.test('renames by lastName keep the data', async (t) => {
+  const renamedTable = changed((c) => { Object.assign(table(c, 'posts'), { name: 'articles', lastName: 'posts' }) })
+  t.same(planMigrations(base, renamedTable, 'sqlite').steps, [
+    { name: 'rename_table_posts_to_articles', table: 'articles', kind: 'rename_table', destructive: false, sql: ['ALTER TABLE "posts" RENAME TO "articles"'] },
+    // The index name carries the table name: it is recreated under the new one.
+    { name: 'drop_index_articles_idx_posts_title', table: 'articles', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_title"'] },
+    { name: 'add_index_articles_idx_articles_title', table: 'articles', kind: 'add_index', destructive: false, sql: ['CREATE INDEX "idx_articles_title" ON "articles" ("title")'] }
+  ])
+  t.same(planMigrations(base, renamedTable, 'postgres').steps[0], {
+    name: 'rename_table_posts_to_articles',
+    table: 'articles',
+    kind: 'rename_table',
+    destructive: false,
+    sql: ['ALTER TABLE "posts" RENAME TO "articles"', 'ALTER TABLE "articles" RENAME CONSTRAINT "posts_owner_fkey" TO "articles_owner_fkey"']
+  })
+  const renamedColumn = changed((c) => { Object.assign(table(c, 'posts').fields[1], { name: 'headline', lastName: 'title' }); table(c, 'posts').indexes = [{ fields: 'headline' }] })
+  t.same(planMigrations(base, renamedColumn, 'sqlite').steps, [
+    { name: 'rename_column_posts_title_to_headline', table: 'posts', kind: 'rename_column', destructive: false, sql: ['ALTER TABLE "posts" RENAME COLUMN "title" TO "headline"'] },
+    { name: 'drop_index_posts_idx_posts_title', table: 'posts', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_title"'] },
+    { name: 'add_index_posts_idx_posts_headline', table: 'posts', kind: 'add_index', destructive: false, sql: ['CREATE INDEX "idx_posts_headline" ON "posts" ("headline")'] }
+  ])
+  const renamedOwner = changed((c) => { Object.assign(table(c, 'posts').fields[2], { name: 'author', lastName: 'owner' }) })
+  t.same(planMigrations(base, renamedOwner, 'postgres').steps, [{
+    name: 'rename_column_posts_owner_to_author',
+    table: 'posts',
+    kind: 'rename_column',
+    destructive: false,
+    sql: ['ALTER TABLE "posts" RENAME COLUMN "owner" TO "author"', 'ALTER TABLE "posts" RENAME CONSTRAINT "posts_owner_fkey" TO "posts_author_fkey"']
+  }])
+  // Once applied, the config still carrying lastName plans nothing.
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    t.same(planMigrations(renamedTable, renamedTable, dialect), { steps: [] })
+    t.same(planMigrations(renamedColumn, renamedColumn, dialect), { steps: [] })
+  }
+})
+
+t.test('drop a column, drop a table: destructive', async (t) => {
+  const noTitle = changed((c) => { table(c, 'posts').fields.splice(1, 1); table(c, 'posts').indexes = [] })
+  const reason = 'column title is no longer in the config: dropping it deletes its values'
+  t.same(planMigrations(base, noTitle, 'postgres').steps, [
+    { name: 'drop_index_posts_idx_posts_title', table: 'posts', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_title"'] },
+    { name: 'drop_column_posts_title', table: 'posts', kind: 'drop_column', destructive: true, reason, sql: ['ALTER TABLE "posts" DROP COLUMN "title"'] }
+  ])
+  t.same(planMigrations(base, noTitle, 'sqlite').steps, [
+    { name: 'drop_index_posts_idx_posts_title', table: 'posts', kind: 'drop_index', destructive: false, sql: ['DROP INDEX IF EXISTS "idx_posts_title"'] },
+    {
+      name: 'drop_column_posts_title',
+      table: 'posts',
+      kind: 'drop_column',
+      destructive: true,
+      reason,
+      sql: sqliteRebuild('CREATE TABLE "posts__new" (\n  "id" INTEGER PRIMARY KEY AUTOINCREMENT,\n  "owner" INTEGER CONSTRAINT "posts_owner_fkey" REFERENCES "users" ("id")\n)', '"id", "owner"', [])
+    }
+  ])
+  const noPosts = changed((c) => { c.tables = c.tables.filter((x) => x.name !== 'posts') })
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    t.same(planMigrations(base, noPosts, dialect).steps, [
+      { name: 'drop_table_posts', table: 'posts', kind: 'drop_table', destructive: true, reason: 'table posts is no longer in the config: dropping it deletes its rows', sql: ['DROP TABLE "posts"'] }
+    ], dialect)
+  }
+  // Dropped tables go referencing first.
+  t.same(names(planMigrations(base, changed((c) => { c.tables = [] }), 'sqlite')), ['drop_table_posts', 'drop_table_users'])
+})
+
+t.test('type change, notNull added, unique added: destructive', async (t) => {
+  const typed = changed((c) => { table(c, 'posts').fields[1] = { name: 'title', type: 'integer', sqlType: 'integer' } })
+  t.same(planMigrations(base, typed, 'postgres').steps, [{
+    name: 'alter_column_type_posts_title',
+    table: 'posts',
+    kind: 'alter_column',
+    destructive: true,
+    reason: 'column title changes type (text COLLATE "C" -> bigint): existing values are converted',
+    sql: ['ALTER TABLE "posts" ALTER COLUMN "title" TYPE bigint USING "title"::bigint']
+  }])
+  t.same(planMigrations(base, typed, 'sqlite').steps, [{
+    name: 'alter_column_type_posts_title',
+    table: 'posts',
+    kind: 'alter_column',
+    destructive: true,
+    reason: 'column title changes type (TEXT -> INTEGER): existing values are converted',
+    sql: sqliteRebuild('CREATE TABLE "posts__new" (\n  "id" INTEGER PRIMARY KEY AUTOINCREMENT,\n  "title" INTEGER,\n  "owner" INTEGER CONSTRAINT "posts_owner_fkey" REFERENCES "users" ("id")\n)', POSTS_COLUMNS)
+  }])
+
+  const notNull = changed((c) => { table(c, 'posts').fields[1].notNull = true })
+  t.same(planMigrations(base, notNull, 'postgres').steps, [{
+    name: 'set_not_null_posts_title', table: 'posts', kind: 'alter_column', destructive: true, reason: 'column title becomes NOT NULL: fails if a row holds NULL', sql: ['ALTER TABLE "posts" ALTER COLUMN "title" SET NOT NULL']
+  }])
+  t.match(planMigrations(base, notNull, 'sqlite').steps, [{ name: 'set_not_null_posts_title', destructive: true, sql: [/"title" TEXT NOT NULL/] }])
+  t.same(planMigrations(notNull, base, 'postgres').steps, [
+    { name: 'drop_not_null_posts_title', table: 'posts', kind: 'alter_column', destructive: false, sql: ['ALTER TABLE "posts" ALTER COLUMN "title" DROP NOT NULL'] }
+  ], 'loosening is not destructive')
+
+  const unique = changed((c) => { table(c, 'posts').fields[1].unique = true })
+  t.same(planMigrations(base, unique, 'postgres').steps, [{
+    name: 'add_unique_posts_title', table: 'posts', kind: 'alter_column', destructive: true, reason: 'column title becomes UNIQUE: fails if rows hold duplicates', sql: ['ALTER TABLE "posts" ADD CONSTRAINT "posts_title_key" UNIQUE ("title")']
+  }])
+  t.match(planMigrations(base, unique, 'sqlite').steps, [{ name: 'add_unique_posts_title', destructive: true, sql: [/"title" TEXT CONSTRAINT "posts_title_key" UNIQUE,/] }])
+
+  const checked = changed((c) => { table(c, 'posts').fields[1].check = { q: 'length(title) < 100' } })
+  t.same(planMigrations(base, checked, 'postgres').steps[0].sql, [
+    'ALTER TABLE "posts" DROP CONSTRAINT IF EXISTS "posts_title_check"',
+    'ALTER TABLE "posts" ADD CONSTRAINT "posts_title_check" CHECK (length(title) < 100)'
+  ])
+  t.equal(planMigrations(base, checked, 'postgres').steps[0].destructive, true)
+
+  const fk = changed((c) => {
+    c.tables.push({ name: 'teams', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true }] })
+    table(c, 'users').fields.push({ name: 'team', type: 'integer', sqlType: 'integer' })
+  })
+  const fk2 = changed((c) => { table(c, 'users').fields[2].foreignKey = { table: 'teams', column: 'id', onDelete: 'SET NULL' } }, fk)
+  t.same(planMigrations(fk, fk2, 'postgres').steps, [{
+    name: 'set_foreign_key_users_team',
+    table: 'users',
+    kind: 'alter_column',
+    destructive: true,
+    reason: 'column team gets a foreign key: fails if a row references nothing',
+    sql: ['ALTER TABLE "users" DROP CONSTRAINT IF EXISTS "users_team_fkey"', 'ALTER TABLE "users" ADD CONSTRAINT "users_team_fkey" FOREIGN KEY ("team") REFERENCES "teams" ("id") ON DELETE SET NULL']
+  }])
+  t.match(planMigrations(fk, fk2, 'sqlite').steps, [{ name: 'set_foreign_key_users_team', destructive: true, sql: [/"team" INTEGER CONSTRAINT "users_team_fkey" REFERENCES "teams" \("id"\) ON DELETE SET NULL/] }])
+
+  const pk = changed((c) => { table(c, 'users').fields[1].primary = true })
+  t.match(planMigrations(base, pk, 'postgres').steps, [{ name: 'alter_primary_key_users', destructive: true, reason: 'the primary key of users changes' }])
+  t.match(planMigrations(base, pk, 'sqlite').steps, [{ name: 'alter_primary_key_users', destructive: true, sql: [/PRIMARY KEY \("id", "name"\)/] }])
+
+  // Several SQLite changes to one table make one rebuild.
+  const both = changed((c) => { table(c, 'posts').fields[1].notNull = true; table(c, 'posts').fields[1].unique = true })
+  t.match(planMigrations(base, both, 'sqlite').steps, [{ name: 'rebuild_table_posts', kind: 'rebuild_table', destructive: true, reason: 'column title becomes NOT NULL: fails if a row holds NULL; column title becomes UNIQUE: fails if rows hold duplicates' }])
+  t.same(names(planMigrations(base, both, 'postgres')), ['set_not_null_posts_title', 'add_unique_posts_title'])
+})
+
+// ---- applied to a real database ----
+
+async function apply (knex: import('knex').Knex, dialect: string, plan: Plan): Promise<void> {
+  // The executor's job, done here the simple way: foreign keys off around an SQLite rebuild.
+  if (dialect === 'sqlite') await knex.raw('PRAGMA foreign_keys = OFF')
+  try {
+    for (const step of plan.steps) {
+      await knex.transaction(async (trx) => {
+        for (const sql of step.sql) {
+          const result = await trx.raw(sql)
+          if (sql === 'PRAGMA foreign_key_check' && result.length > 0) throw new Error(`foreign key violations: ${JSON.stringify(result)}`)
+        }
+      })
+    }
+  } finally {
+    if (dialect === 'sqlite') await knex.raw('PRAGMA foreign_keys = ON')
+  }
+}
+
+async function rows (knex: import('knex').Knex, name: string): Promise<unknown[]> {
+  return (await knex(name).select('*').orderBy('id')).map((r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v])))
+}
+
+void forEachDialect(t, 'plans applied to a database keep the data', async (t, dialect) => {
+  const { knex } = await openTestDatabase(t, dialect)
+  await apply(knex, dialect, planMigrations(undefined, base, dialect))
+  await knex('users').insert([{ id: 1, name: 'ann' }, { id: 2, name: 'bob' }])
+  await knex('posts').insert([{ id: 1, title: 'one', owner: 1 }, { id: 2, title: 'two', owner: 2 }])
+
+  // Rename of a table and a column.
+  const renamed = changed((c) => {
+    Object.assign(table(c, 'posts'), { name: 'articles', lastName: 'posts' })
+    Object.assign(table(c, 'articles').fields[1], { name: 'headline', lastName: 'title' })
+    table(c, 'articles').indexes = [{ fields: 'headline' }]
+  })
+  await apply(knex, dialect, planMigrations(base, renamed, dialect))
+  t.same(await rows(knex, 'articles'), [{ id: 1, headline: 'one', owner: 1 }, { id: 2, headline: 'two', owner: 2 }])
+
+  // A rebuild on SQLite (ALTERs on PostgreSQL): a new column with CURRENT_TIMESTAMP, NOT NULL and UNIQUE added.
+  const rebuilt = changed((c) => {
+    const articles = table(c, 'articles')
+    articles.fields[1].notNull = true
+    articles.fields[1].unique = true
+    articles.fields.push({ name: 'created', type: 'date', sqlType: 'timestamp', default: { q: 'CURRENT_TIMESTAMP' } })
+  }, renamed)
+  await apply(knex, dialect, planMigrations(renamed, rebuilt, dialect))
+  const after = await knex('articles').select('id', 'headline', 'owner', 'created').orderBy('id')
+  t.same(after.map((r: Record<string, unknown>) => [Number(r.id), r.headline, Number(r.owner)]), [[1, 'one', 1], [2, 'two', 2]])
+  t.ok(after.every((r: Record<string, unknown>) => r.created !== null), 'existing rows got the default')
+  await t.rejects(knex('articles').insert({ id: 3, headline: 'one', owner: 1 }), 'the unique constraint holds')
+  await knex('articles').insert({ id: 3, headline: 'three', owner: 1 })
+  if (dialect === 'sqlite') await knex.raw('PRAGMA foreign_keys = ON')
+  await t.rejects(knex('articles').insert({ id: 4, headline: 'four', owner: 99 }), 'the foreign key holds')
+
+  // Nothing more to do for the same config; dropping a column keeps the others.
+  t.same(planMigrations(rebuilt, rebuilt, dialect), { steps: [] })
+  const dropped = changed((c) => { table(c, 'articles').fields.splice(3, 1) }, rebuilt)
+  await apply(knex, dialect, planMigrations(rebuilt, dropped, dialect))
+  t.same(await rows(knex, 'articles'), [{ id: 1, headline: 'one', owner: 1 }, { id: 2, headline: 'two', owner: 2 }, { id: 3, headline: 'three', owner: 1 }])
+})
