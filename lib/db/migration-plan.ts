@@ -1,6 +1,10 @@
 // Migration planner (DECISIONS 21, 28, 32): diffs the config last applied against the next one and
-// turns the difference into named, dialect-specific steps. Pure logic: no database, no Fastify.
-// NOT wired into start-up or routes yet.
+// turns the difference into named, dialect-specific steps. Pure logic: no database, no Fastify;
+// lib/db/migrations.ts runs the steps.
+//
+// Each step also says what it changes in the schema model (`effects`), so that when only some steps
+// run (destructive ones wait for a superadmin) the model recorded with them is exactly what the
+// database holds, and the next plan starts from there.
 //
 // Tables and fields are matched by name, or by `lastName` (rename hint) when the applied config has
 // no table/field of the new name. Statements come from the dialect DDL (lib/dialects/*-ddl.ts):
@@ -12,6 +16,7 @@ import { sqliteDdl } from '../dialects/sqlite-ddl.js'
 import { postgresDdl } from '../dialects/postgres-ddl.js'
 import { quote } from '../dialects/common.js'
 import { searchIndexOf, ftsTableName } from '../fts.js'
+import { schemaOf, fieldSchemaOf, type Effect } from './schema-model.js'
 import { ftsStatements } from '../dialects/sqlite-fts.js'
 import { searchIndexName, searchStatements } from '../dialects/postgres-fts.js'
 
@@ -34,7 +39,12 @@ export interface Step {
   reason?: string
   /** Statements, run in order in one transaction. */
   sql: string[]
+  /** Steps of the same plan this one needs first (an index on a column a waiting step adds). */
+  requires?: string[]
+  /** What the step changes in the schema model (`applyEffects`). */
+  effects: Effect[]
 }
+
 
 export interface Plan { steps: Step[] }
 
@@ -154,10 +164,11 @@ export function planMigrations (applied: DatabaseSettings | undefined, next: Dat
   }
   // 1. table renames, 2. new tables (referenced first), 3. changes per table, 4. dropped tables.
   for (const { before, after } of pairs) {
-    if (before.name !== after.name) steps.push(renameTableStep(before, after, dialect))
+    if (before.name !== after.name) steps.push(renameTableStep(before, after, appliedTables, dialect))
   }
   for (const table of created) steps.push(createTableStep(table, next.tables, dialect))
-  for (const { before, after } of pairs) steps.push(...tableSteps(before, after, appliedTables, next.tables, dialect))
+  // After the renames, a renamed table is its applied shape under its new name.
+  for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, dialect))
   const kept = new Set(pairs.map((p) => p.before.name))
   const dropped = sortByDependencies(appliedTables.filter((t) => !kept.has(t.name))).reverse()
   for (const table of dropped) {
@@ -167,6 +178,7 @@ export function planMigrations (applied: DatabaseSettings | undefined, next: Dat
       kind: 'drop_table',
       destructive: true,
       reason: `table ${table.name} is no longer in the config: dropping it deletes its rows`,
+      effects: [{ op: 'drop_table', table: table.name }],
       sql: [
         ...(searchIndexOf(table) !== undefined && dialect === 'sqlite' ? dropSearchSql(table.name, dialect) : []),
         `DROP TABLE ${quote(table.name)}`,
@@ -179,23 +191,36 @@ export function planMigrations (applied: DatabaseSettings | undefined, next: Dat
 }
 
 function createTableStep (table: TableData, tables: TableData[], dialect: PlanDialect): Step {
-  return { name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables) }
+  return { name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables), effects: [{ op: 'put_table', table: schemaOf(table) }] }
 }
 
-function renameTableStep (before: TableData, after: TableData, dialect: PlanDialect): Step {
+function renameTableStep (before: TableData, after: TableData, appliedTables: TableData[], dialect: PlanDialect): Step {
+  const renamed = { ...before, name: after.name }
   const sql = [`ALTER TABLE ${quote(before.name)} RENAME TO ${quote(after.name)}`]
+  // Constraints, indexes, triggers and the search index carry the table's name (ddl.ts): they follow
+  // the new one, so the table is exactly what its config would create under that name. (The error
+  // mapping finds a violated column by its constraint's name.)
   if (dialect === 'postgres') {
-    // Constraint names carry the table name (ddl.ts `constraintName`); the error mapping relies on it.
     for (const field of before.fields) {
       for (const [suffix, present] of [['key', field.unique], ['check', field.check !== undefined], ['fkey', field.foreignKey]] as const) {
         if (present) sql.push(`ALTER TABLE ${quote(after.name)} RENAME CONSTRAINT ${quote(constraintName(before.name, field.name, suffix))} TO ${quote(constraintName(after.name, field.name, suffix))}`)
       }
     }
+    for (const index of before.indexes ?? []) sql.push(`ALTER INDEX IF EXISTS ${quote(indexName(before.name, index))} RENAME TO ${quote(indexName(after.name, index))}`)
+    if (searchIndexOf(before) !== undefined) sql.push(`ALTER INDEX IF EXISTS ${quote(searchIndexName(before.name))} RENAME TO ${quote(searchIndexName(after.name))}`)
+  } else {
+    // SQLite cannot rename an index or a virtual table's shadow tables: they are made anew.
+    for (const index of before.indexes ?? []) sql.push(`DROP INDEX IF EXISTS ${quote(indexName(before.name, index))}`, indexStatement(renamed, index, appliedTables, dialect))
+    if (searchIndexOf(before) !== undefined) sql.push(...dropSearchSql(before.name, dialect), ...searchSql(renamed, dialect))
   }
-  return { name: `rename_table_${before.name}_to_${after.name}`, table: after.name, kind: 'rename_table', destructive: false, sql }
+  // Triggers are made anew on both: a PostgreSQL trigger function's body names the table.
+  for (const trigger of dialectTriggers(before, dialect)) {
+    sql.push(...dropTriggerSql(after.name, triggerName(before.name, trigger), dialect), ...triggerStatements(renamed, trigger, appliedTables, dialect))
+  }
+  return { name: `rename_table_${before.name}_to_${after.name}`, table: after.name, kind: 'rename_table', destructive: false, sql, effects: [{ op: 'rename_table', table: before.name, to: after.name }] }
 }
 
-interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[] }
+interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[], effects: Effect[] }
 
 /** Steps for a table kept (and possibly renamed already): `before` is its applied shape. */
 function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect): Step[] {
@@ -218,7 +243,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
           if (present) sql.push(`ALTER TABLE ${quote(t)} RENAME CONSTRAINT ${quote(constraintName(t, old.name, suffix))} TO ${quote(constraintName(t, field.name, suffix))}`)
         }
       }
-      renames.push({ name: `rename_column_${t}_${old.name}_to_${field.name}`, table: t, kind: 'rename_column', destructive: false, sql })
+      renames.push({ name: `rename_column_${t}_${old.name}_to_${field.name}`, table: t, kind: 'rename_column', destructive: false, sql, effects: [{ op: 'rename_field', table: t, field: old.name, to: field.name }] })
     }
   }
   // Added columns.
@@ -240,10 +265,11 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
       // SQLite's ADD COLUMN refuses a PRIMARY KEY or UNIQUE column, a non-constant default and NOT NULL without a default.
       sqliteRebuild = isPrimary(field) || field.unique === true || needsValue || !CONSTANT.test(defaultSql.trim())
     }
-    if (sqliteRebuild) rebuildAdds.push({ field: field.name, what: `add_column_${t}_${field.name}`, destructive, reason, sql: [] })
+    const effects: Effect[] = [{ op: 'put_field', table: t, field: fieldSchemaOf(field) }]
+    if (sqliteRebuild) rebuildAdds.push({ field: field.name, what: `add_column_${t}_${field.name}`, destructive, reason, sql: [], effects })
     else {
       addedByAlter.push(field.name)
-      adds.push({ name: `add_column_${t}_${field.name}`, table: t, kind: 'add_column', destructive, ...(reason ? { reason } : {}), sql: addSql })
+      adds.push({ name: `add_column_${t}_${field.name}`, table: t, kind: 'add_column', destructive, ...(reason ? { reason } : {}), sql: addSql, effects })
     }
   }
   // Dropped columns.
@@ -254,7 +280,8 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
       what: `drop_column_${t}_${old.name}`,
       destructive: true,
       reason: `column ${old.name} is no longer in the config: dropping it deletes its values`,
-      sql: [`ALTER TABLE ${quote(t)} DROP COLUMN ${quote(old.name)}`]
+      sql: [`ALTER TABLE ${quote(t)} DROP COLUMN ${quote(old.name)}`],
+      effects: [{ op: 'drop_field', table: t, field: old.name }]
     })
   }
   // Changed columns.
@@ -272,58 +299,62 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
       what: `alter_primary_key_${t}`,
       destructive: true,
       reason: `the primary key of ${t} changes`,
-      sql: [`ALTER TABLE ${quote(t)} DROP CONSTRAINT IF EXISTS ${quote(`${t}_pkey`)}`, ...(pk.length > 0 ? [`ALTER TABLE ${quote(t)} ADD PRIMARY KEY (${pk.join(', ')})`] : [])]
+      sql: [`ALTER TABLE ${quote(t)} DROP CONSTRAINT IF EXISTS ${quote(`${t}_pkey`)}`, ...(pk.length > 0 ? [`ALTER TABLE ${quote(t)} ADD PRIMARY KEY (${pk.join(', ')})`] : [])],
+      effects: after.fields.map((f) => ({ op: 'patch_field', table: t, field: f.name, set: { primary: f.primary, autoIncrement: f.autoIncrement } }))
     })
   }
 
-  // Indexes, triggers and search, compared by the statements they render to.
+  // Indexes, triggers and search, compared by the statements they render to. On PostgreSQL new ones
+  // wait for any column a destructive step adds (an index on it cannot exist before it does); drops
+  // never wait.
+  const waitingAdds = adds.filter((s) => s.destructive).map((s) => s.name)
   const indexSteps: Step[] = []
-  const beforeIndexes = new Map((before.indexes ?? []).map((i) => [indexName(before.name, i), indexStatement(before, i, appliedTables, dialect)]))
-  const afterIndexes = new Map((after.indexes ?? []).map((i) => [indexName(t, i), indexStatement(after, i, tables, dialect)]))
-  for (const [name, sql] of beforeIndexes) {
-    if (afterIndexes.get(name) !== sql || before.name !== t) {
-      indexSteps.push({ name: `drop_index_${t}_${name}`, table: t, kind: 'drop_index', destructive: false, sql: [`DROP INDEX IF EXISTS ${quote(name)}`] })
+  const pushIndexStep = (name: string, kind: StepKind, sql: string[], effect: Effect): void => {
+    const waits = waitingAdds.length > 0 && !kind.startsWith('drop_')
+    indexSteps.push({ name, table: t, kind, destructive: false, sql, ...(waits ? { requires: waitingAdds } : {}), effects: [effect] })
+  }
+  const beforeIndexes = (before.indexes ?? []).map((i) => ({ index: i, name: indexName(before.name, i), sql: indexStatement(before, i, appliedTables, dialect) }))
+  const afterIndexes = (after.indexes ?? []).map((i) => ({ index: i, name: indexName(t, i), sql: indexStatement(after, i, tables, dialect) }))
+  for (const { index, name, sql } of beforeIndexes) {
+    if (afterIndexes.find((a) => a.name === name)?.sql !== sql) {
+      pushIndexStep(`drop_index_${t}_${name}`, 'drop_index', [`DROP INDEX IF EXISTS ${quote(name)}`], { op: 'drop_index', table: t, index })
     }
   }
-  for (const [name, sql] of afterIndexes) {
-    if (beforeIndexes.get(name) !== sql || before.name !== t) {
-      indexSteps.push({ name: `add_index_${t}_${name}`, table: t, kind: 'add_index', destructive: false, sql: [sql] })
+  for (const { index, name, sql } of afterIndexes) {
+    if (beforeIndexes.find((b) => b.name === name)?.sql !== sql) {
+      pushIndexStep(`add_index_${t}_${name}`, 'add_index', [sql], { op: 'put_index', table: t, index })
     }
   }
-  const beforeTriggers = new Map(dialectTriggers(before, dialect).map((tr) => [triggerName(before.name, tr), triggerStatements(before, tr, appliedTables, dialect)]))
-  const afterTriggers = new Map(dialectTriggers(after, dialect).map((tr) => [triggerName(t, tr), triggerStatements(after, tr, tables, dialect)]))
-  for (const [name, sql] of beforeTriggers) {
-    if (!same(afterTriggers.get(name), sql) || before.name !== t) {
-      indexSteps.push({ name: `drop_trigger_${t}_${name}`, table: t, kind: 'drop_trigger', destructive: false, sql: dropTriggerSql(t, name, dialect) })
+  const beforeTriggers = dialectTriggers(before, dialect).map((tr) => ({ trigger: tr, name: triggerName(before.name, tr), sql: triggerStatements(before, tr, appliedTables, dialect) }))
+  const afterTriggers = dialectTriggers(after, dialect).map((tr) => ({ trigger: tr, name: triggerName(t, tr), sql: triggerStatements(after, tr, tables, dialect) }))
+  for (const { trigger, name, sql } of beforeTriggers) {
+    if (!same(afterTriggers.find((a) => a.name === name)?.sql, sql)) {
+      pushIndexStep(`drop_trigger_${t}_${name}`, 'drop_trigger', dropTriggerSql(t, name, dialect), { op: 'drop_trigger', table: t, trigger })
     }
   }
-  for (const [name, sql] of afterTriggers) {
-    if (!same(beforeTriggers.get(name), sql) || before.name !== t) {
-      indexSteps.push({ name: `add_trigger_${t}_${name}`, table: t, kind: 'add_trigger', destructive: false, sql })
+  for (const { trigger, name, sql } of afterTriggers) {
+    if (!same(beforeTriggers.find((b) => b.name === name)?.sql, sql)) {
+      pushIndexStep(`add_trigger_${t}_${name}`, 'add_trigger', sql, { op: 'put_trigger', table: t, trigger })
     }
   }
   const beforeSearch = searchSql(before, dialect)
   const afterSearch = searchSql(after, dialect)
-  if (!same(beforeSearch, afterSearch) || (before.name !== t && beforeSearch.length > 0)) {
-    indexSteps.push({
-      name: `search_${t}`,
-      table: t,
-      kind: 'search',
-      destructive: false,
-      sql: [...(beforeSearch.length > 0 ? dropSearchSql(before.name, dialect) : []), ...afterSearch]
-    })
+  if (!same(beforeSearch, afterSearch)) {
+    pushIndexStep(`search_${t}`, 'search', [...(beforeSearch.length > 0 ? dropSearchSql(t, dialect) : []), ...afterSearch], { op: 'set_search', table: t, search: after.fullTextSearch })
   }
 
-  steps.push(...renames, ...adds, ...indexSteps)
+  steps.push(...renames, ...adds)
   if (dialect === 'postgres') {
-    for (const c of [...changes]) {
-      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: c.sql })
+    steps.push(...indexSteps)
+    for (const c of changes) {
+      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: c.sql, effects: c.effects })
     }
     return steps
   }
-  // SQLite: everything ALTER cannot do becomes one rebuild of the table.
+  // SQLite: everything ALTER cannot do becomes one rebuild of the table, which recreates its
+  // indexes, triggers and search index as the config has them.
   rebuildAdds = rebuildAdds.concat(changes)
-  if (rebuildAdds.length === 0) return steps
+  if (rebuildAdds.length === 0) return [...steps, ...indexSteps]
   const destructive = rebuildAdds.some((c) => c.destructive)
   const reasons = rebuildAdds.flatMap((c) => (c.reason ? [c.reason] : []))
   const copied = after.fields.filter((f) => beforeByNext.has(f.name) || addedByAlter.includes(f.name)).map((f) => quote(f.name))
@@ -333,7 +364,8 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     kind: rebuildAdds.length === 1 ? kindOf(rebuildAdds[0].what) : 'rebuild_table',
     destructive,
     ...(destructive ? { reason: reasons.join('; ') } : {}),
-    sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined)
+    sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined),
+    effects: [{ op: 'put_table', table: schemaOf(after) }]
   })
   return steps
 }
@@ -349,37 +381,38 @@ function columnChanges (t: string, oldTable: string, old: TableField, field: Tab
   const c = field.name
   const alter = `ALTER TABLE ${quote(t)}`
   const out: ColumnChange[] = []
+  const patch = (set: Partial<TableField>): Effect[] => [{ op: 'patch_field', table: t, field: c, set }]
   const oldType = columnTypeSql(oldTable, old, appliedTables, dialect)
   const newType = columnTypeSql(t, field, tables, dialect)
   if (oldType !== newType) {
     const type = newType.replace(/ COLLATE .*$/, '')
-    out.push({ field: c, what: `alter_column_type_${t}_${c}`, destructive: true, reason: `column ${c} changes type (${oldType} -> ${newType}): existing values are converted`, sql: [`${alter} ALTER COLUMN ${quote(c)} TYPE ${newType} USING ${quote(c)}::${type}`] })
+    out.push({ field: c, what: `alter_column_type_${t}_${c}`, destructive: true, reason: `column ${c} changes type (${oldType} -> ${newType}): existing values are converted`, sql: [`${alter} ALTER COLUMN ${quote(c)} TYPE ${newType} USING ${quote(c)}::${type}`], effects: patch({ type: field.type, sqlType: field.sqlType, collate: field.collate }) })
   }
   if ((old.notNull === true) !== (field.notNull === true)) {
     out.push(field.notNull === true
-      ? { field: c, what: `set_not_null_${t}_${c}`, destructive: true, reason: `column ${c} becomes NOT NULL: fails if a row holds NULL`, sql: [`${alter} ALTER COLUMN ${quote(c)} SET NOT NULL`] }
-      : { field: c, what: `drop_not_null_${t}_${c}`, destructive: false, sql: [`${alter} ALTER COLUMN ${quote(c)} DROP NOT NULL`] })
+      ? { field: c, what: `set_not_null_${t}_${c}`, destructive: true, reason: `column ${c} becomes NOT NULL: fails if a row holds NULL`, sql: [`${alter} ALTER COLUMN ${quote(c)} SET NOT NULL`], effects: patch({ notNull: true }) }
+      : { field: c, what: `drop_not_null_${t}_${c}`, destructive: false, sql: [`${alter} ALTER COLUMN ${quote(c)} DROP NOT NULL`], effects: patch({ notNull: field.notNull }) })
   }
   const key = quote(constraintName(t, c, 'key'))
   if ((old.unique === true) !== (field.unique === true)) {
     out.push(field.unique === true
-      ? { field: c, what: `add_unique_${t}_${c}`, destructive: true, reason: `column ${c} becomes UNIQUE: fails if rows hold duplicates`, sql: [`${alter} ADD CONSTRAINT ${key} UNIQUE (${quote(c)})`] }
-      : { field: c, what: `drop_unique_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${key}`] })
+      ? { field: c, what: `add_unique_${t}_${c}`, destructive: true, reason: `column ${c} becomes UNIQUE: fails if rows hold duplicates`, sql: [`${alter} ADD CONSTRAINT ${key} UNIQUE (${quote(c)})`], effects: patch({ unique: true }) }
+      : { field: c, what: `drop_unique_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${key}`], effects: patch({ unique: field.unique }) })
   }
   const check = quote(constraintName(t, c, 'check'))
   if (!same(old.check, field.check)) {
     const add = field.check === undefined ? [] : [`${alter} ADD CONSTRAINT ${clauseOf(t, field, { check: field.check }, tables, dialect, 'CONSTRAINT ')}`]
     out.push(field.check === undefined
-      ? { field: c, what: `drop_check_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`] }
-      : { field: c, what: `set_check_${t}_${c}`, destructive: true, reason: `column ${c} gets a new CHECK: fails if a row does not pass it`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`, ...add] })
+      ? { field: c, what: `drop_check_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`], effects: patch({ check: undefined }) }
+      : { field: c, what: `set_check_${t}_${c}`, destructive: true, reason: `column ${c} gets a new CHECK: fails if a row does not pass it`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`, ...add], effects: patch({ check: field.check }) })
   }
   const fkey = quote(constraintName(t, c, 'fkey'))
   if (!same(old.foreignKey, field.foreignKey)) {
     if (field.foreignKey === undefined) {
-      out.push({ field: c, what: `drop_foreign_key_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`] })
+      out.push({ field: c, what: `drop_foreign_key_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`], effects: patch({ foreignKey: undefined }) })
     } else {
       const references = clauseOf(t, field, { foreignKey: field.foreignKey }, tables, dialect, ' REFERENCES ')
-      out.push({ field: c, what: `set_foreign_key_${t}_${c}`, destructive: true, reason: `column ${c} gets a foreign key: fails if a row references nothing`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`, `${alter} ADD CONSTRAINT ${fkey} FOREIGN KEY (${quote(c)}) REFERENCES ${references}`] })
+      out.push({ field: c, what: `set_foreign_key_${t}_${c}`, destructive: true, reason: `column ${c} gets a foreign key: fails if a row references nothing`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`, `${alter} ADD CONSTRAINT ${fkey} FOREIGN KEY (${quote(c)}) REFERENCES ${references}`], effects: patch({ foreignKey: field.foreignKey }) })
     }
   }
   if (!same(old.default, field.default)) {
@@ -389,7 +422,8 @@ function columnChanges (t: string, oldTable: string, old: TableField, field: Tab
       destructive: false,
       sql: [field.default === undefined
         ? `${alter} ALTER COLUMN ${quote(c)} DROP DEFAULT`
-        : `${alter} ALTER COLUMN ${quote(c)} SET DEFAULT ${clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ')}`]
+        : `${alter} ALTER COLUMN ${quote(c)} SET DEFAULT ${clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ')}`],
+      effects: patch({ default: field.default })
     })
   }
   return out
