@@ -10,6 +10,7 @@ import validationPlugin from './plugins/validation.js'
 import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
+import schemaPlugin from './plugins/schema.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
@@ -45,12 +46,13 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   await app.register(authPlugin)
   await app.register(actionsPlugin)
   await app.register(filesPlugin)
+  await app.register(schemaPlugin)
   await app.register(authContextPlugin)
   const prefix = opts.prefix ?? '/api/v1'
   await app.register(docsPlugin, { prefix })
   await app.register(apiScope(healthRoutes), { prefix })
   for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes]) await app.register(apiScope(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
-  await app.register(panelRoutes)
+  await app.register(panelRoutes, { apiPrefix: prefix })
 }
 
 /** FASTBASE_SLOW_REQUEST_MS: requests slower than this are logged (warn) with their id; 0 turns it off. */

@@ -56,7 +56,9 @@ export const errors = {
   busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
-  unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`)
+  unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),
+  /** A schema migration the database refused (rows that break a new constraint...): nothing was applied. */
+  migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name })
 }
 
 /** Adds one message to `data.<field>._errors`. */

@@ -20,8 +20,6 @@ import { createMailer, type Mailer } from '../lib/auth/mailer.js'
 import { rateLimitTable } from '../lib/auth/store-tables.js'
 import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
 import { schedulePurge } from '../lib/auth/purge-schedule.js'
-import { ensureInternalTable } from '../lib/db/schema-sync.js'
-import { schemaDialect } from '../lib/dialects/index.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 
@@ -50,7 +48,7 @@ async function auth (app: FastifyInstance): Promise<void> {
   const limits = config.rateLimit
   await app.register(fastifyRateLimit, {
     global: false,
-    ...(limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: await sharedRateLimits(app) } : {}),
+    ...(limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: sharedRateLimits(app) } : {}),
     // Fail closed: when the counters cannot be read the request is refused (503), not let through.
     skipOnError: false,
     // Thrown into the one error handler, which renders the standard body.
@@ -130,19 +128,12 @@ async function auth (app: FastifyInstance): Promise<void> {
 
 /**
  * Rate-limit counters in the database, so every instance on it counts the same hits. The table is
- * created here rather than with the sessions' (plugins/database.ts), which exist only when some table
+ * added here rather than with the sessions' (plugins/database.ts), which exist only when some table
  * has the auth extension: admin sign-in is limited without one.
  */
-async function sharedRateLimits (app: FastifyInstance): Promise<FastifyRateLimitStoreCtor> {
+function sharedRateLimits (app: FastifyInstance): FastifyRateLimitStoreCtor {
   const { db } = app.fastbase
-  await ensureInternalTable(db, schemaDialect('postgres'), rateLimitTable)
-  // `POST /setup-db` recreates the counters too when they were dropped.
-  const syncSchema = app.fastbase.syncSchema
-  app.fastbase.syncSchema = async () => {
-    const counters = await ensureInternalTable(db, schemaDialect('postgres'), rateLimitTable)
-    const result = await syncSchema()
-    return counters ? { ...result, created: [rateLimitTable.name, ...result.created] } : result
-  }
+  app.fastbase.schema.internalTables.push(rateLimitTable)
   const store = databaseRateLimitStore(db, (err) => app.log.warn({ err }, 'rate limit store failed'))
   // The plugin's typings say child() gets the route's options; it gets the merged limit settings with
   // the route under `routeInfo` (@fastify/rate-limit index.js), which is what the store reads.

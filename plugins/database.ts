@@ -1,8 +1,10 @@
 // The database plugin: one Knex instance per app (better-sqlite3 by default, pg for postgres://),
-// the dialect helpers, and the start-up schema sync. Knex is destroyed when the app closes.
+// the dialect helpers, and the schema service that makes the database follow the config
+// (lib/db/migrations.ts; run once everything is validated, by plugins/schema.ts). Knex is destroyed
+// when the app closes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
-import { syncSchema } from '../lib/db/schema-sync.js'
+import { migrate, migrationStatus, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
 import { authStoreTables } from '../lib/auth/store-tables.js'
 
@@ -12,15 +14,22 @@ const database: FastifyPluginAsync = async (app) => {
   const { knex, dialectName } = connection
   try {
     await connection.prepare()
-    // Session and one-time-token tables exist only where some table has the auth extension.
-    const needsAuthStore = app.fastbase.config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
-    // Also run by `POST /setup-db` (routes/admin.ts), which recreates tables dropped since.
-    app.fastbase.syncSchema = async () => await syncSchema(knex, schemaDialect(dialectName), app.fastbase.config, app.log, { internalTables: needsAuthStore ? authStoreTables : [] })
-    await app.fastbase.syncSchema()
   } catch (err) {
     // The app never becomes ready, so onClose would not release the pool.
     await connection.close()
     throw err
+  }
+  const { config } = app.fastbase
+  const target: MigrationDatabase = { knex, ddl: schemaDialect(dialectName), dialect: dialectName, log: app.log }
+  // Session and one-time-token tables exist only where some table has the auth extension.
+  const needsAuthStore = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
+  const internalTables = needsAuthStore ? [...authStoreTables] : []
+  const tables = () => [...internalTables, ...config.tables]
+  app.fastbase.schema = {
+    internalTables,
+    migrate: async (mode) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate }),
+    status: async () => await migrationStatus(target, tables()),
+    closeDatabase: connection.close
   }
   app.fastbase.db = knex
   app.fastbase.dialect = dialectFor(dialectName)

@@ -10,7 +10,8 @@ import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
-import type { SyncResult } from '../lib/db/schema-sync.js'
+import type { TableData } from '../schemas/config.js'
+import type { MigrateMode, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -27,6 +28,15 @@ export interface FastbaseRuntimeOptions {
   exposeErrors: boolean
 }
 
+export interface SchemaService {
+  /** fastbase's own tables kept beside the config's; plugins add theirs before the app starts. */
+  internalTables: TableData[]
+  migrate: (mode: MigrateMode) => Promise<MigrateResult>
+  status: () => Promise<MigrationStatus>
+  /** Releases the database connection (for a start that fails after connecting). */
+  closeDatabase: () => Promise<void>
+}
+
 export interface Fastbase {
   config: DatabaseSettings
   options: FastbaseRuntimeOptions
@@ -34,8 +44,8 @@ export interface Fastbase {
   limits: Limits
   db: Knex
   dialect: Dialect
-  /** Creates the config and internal tables the database lacks (the start-up sync; `POST /setup-db`). */
-  syncSchema: () => Promise<SyncResult>
+  /** The schema following the config (lib/db/migrations.ts): run on start, by `/setup-db` and `/migrations`. */
+  schema: SchemaService
   /** Where table operations run (lib/crud/context.ts#crudContext). */
   executor: Executor
   tables: Map<string, TableDescriptor>

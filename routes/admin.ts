@@ -1,7 +1,9 @@
-// Admin endpoints (DECISIONS 15, 33): GET /settings (any admin) answers the effective config with its
-// secrets redacted (lib/config/redact.ts); POST /setup-db (superadmin) creates the config and internal
-// tables the database lacks, with the start-up schema sync. Who the caller is comes from request.auth
-// (plugins/auth-context.ts): the service token as `Bearer` or raw `Authorization`, or an admin token.
+// Admin endpoints (DECISIONS 15, 32, 33): GET /settings (any admin) answers the effective config with
+// its secrets redacted (lib/config/redact.ts); POST /setup-db (superadmin) creates the config and
+// internal tables the database lacks; GET /migrations (any admin) lists applied and pending schema
+// migrations, POST /migrations (superadmin) applies the pending ones or, with `dryRun`, answers them
+// (lib/db/migrations.ts). Who the caller is comes from request.auth (plugins/auth-context.ts): the
+// service token as `Bearer` or raw `Authorization`, or an admin token.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 // The `app.fastbase` declaration.
@@ -21,13 +23,43 @@ const SetupSchema = Type.Object({
   created: Type.Array(Type.String(), { description: 'Tables this call created, in creation order (empty when none was missing)' })
 })
 
+const AppliedSchema = Type.Object({
+  name: Type.String({ description: 'Number and step, e.g. `00003_add_column_posts_views`; the initial schema is `00000_initial_schema`' }),
+  sql: Type.String({ description: 'The statements it ran' }),
+  applied_at: Type.String({ format: 'date-time' })
+})
+
+const PendingSchema = Type.Object({
+  name: Type.String(),
+  table: Type.String(),
+  destructive: Type.Boolean({ description: 'Drops data or may fail on existing rows' }),
+  reason: Type.Optional(Type.String({ description: 'Why a destructive step waits' })),
+  waitsFor: Type.Optional(Type.Array(Type.String(), { description: 'Pending steps it needs first' })),
+  sql: Type.String({ description: 'The statements it would run' })
+})
+
+const StatusSchema = Type.Object({
+  migrations: Type.Array(AppliedSchema, { description: 'Applied, in order' }),
+  pending: Type.Array(PendingSchema, { description: 'Waiting for an explicit apply' })
+})
+
+const ApplyBody = Type.Object({
+  dryRun: Type.Optional(Type.Boolean({ description: 'Answer the plan with its SQL and change nothing' }))
+}, { additionalProperties: false })
+
+const ApplyResultSchema = Type.Object({
+  dryRun: Type.Boolean(),
+  applied: Type.Array(AppliedSchema, { description: 'Recorded by this call (empty for a dry run)' }),
+  pending: Type.Array(PendingSchema, { description: 'Left pending (for a dry run: what an apply would run)' })
+})
+
 const accessErrors = { 401: ErrorSchema, 403: ErrorSchema }
 
 /** Anonymous: 401. Signed in but not an admin (or not a superadmin where one is needed): 403. */
 function requireAdmin (auth: AuthContext, superadmin = false): void {
   if (!auth.admin && auth.uid === null) throw errors.unauthorized()
   if (!auth.admin) throw errors.forbidden('Admins only')
-  if (superadmin && !auth.superadmin) throw errors.forbidden('Only a superadmin can set up the database')
+  if (superadmin && !auth.superadmin) throw errors.forbidden('Only a superadmin can change the database schema')
 }
 
 export default async function adminRoutes (app: FastifyInstance): Promise<void> {
@@ -54,8 +86,37 @@ export default async function adminRoutes (app: FastifyInstance): Promise<void> 
     }
   }, async (request) => {
     requireAdmin(request.auth, true)
-    const { created } = await app.fastbase.syncSchema()
+    const { created } = await app.fastbase.schema.migrate('setup')
     const message = created.length === 0 ? 'Database is set up: no table was missing' : `Database is set up: created ${created.length} missing table${created.length === 1 ? '' : 's'}`
     return { message, created }
+  })
+
+  app.get('/migrations', {
+    schema: {
+      tags: ['admin'],
+      summary: 'Applied and pending schema migrations (any admin)',
+      security: [{ bearerAuth: [] }],
+      response: { 200: StatusSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
+    }
+  }, async (request) => {
+    requireAdmin(request.auth)
+    return await app.fastbase.schema.status()
+  })
+
+  app.post('/migrations', {
+    schema: {
+      tags: ['admin'],
+      summary: 'Apply the pending schema migrations (superadmin)',
+      description: 'Runs every pending migration in one transaction: all are applied or, when the database refuses one (409), none. ' +
+        '`{ "dryRun": true }` answers what would run and changes nothing.',
+      security: [{ bearerAuth: [] }],
+      body: Type.Optional(ApplyBody),
+      response: { 200: ApplyResultSchema, 400: ErrorSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
+    }
+  }, async (request) => {
+    requireAdmin(request.auth, true)
+    const dryRun = (request.body as { dryRun?: boolean } | undefined)?.dryRun === true
+    const { applied, pending } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply')
+    return { dryRun, applied, pending }
   })
 }

@@ -15,12 +15,16 @@ import { sqliteDdl } from '../lib/dialects/sqlite-ddl.js'
 import { postgresDdl } from '../lib/dialects/postgres-ddl.js'
 import { connect, schemaDialect } from '../lib/dialects/index.js'
 import { sqliteFilename } from '../lib/dialects/sqlite-connection.js'
-import { INITIAL_MIGRATION, MIGRATIONS_TABLE, syncSchema, type SyncLog } from '../lib/db/schema-sync.js'
+import { INITIAL_MIGRATION, MIGRATIONS_TABLE, SCHEMA_TABLE, migrate, migrationStatus, type MigrationDatabase, type MigrationLog } from '../lib/db/migrations.js'
 import databasePlugin from '../plugins/database.js'
 import type { Fastbase } from '../plugins/types.js'
 import { buildApp, forEachDialect, freshDir, openTestDatabase, sharedDatabase } from './helper.js'
 
-const quietLog: SyncLog = { info: () => {} }
+const quietLog: MigrationLog = { info: () => {}, warn: () => {} }
+const target = (knex: Knex, dialect: DialectName): MigrationDatabase => ({ knex, ddl: schemaDialect(dialect), dialect, log: quietLog })
+/** What the start-up sync does: the whole schema on an empty database, then the safe changes. */
+const syncSchema = async (knex: Knex, dialect: DialectName, cfg: DatabaseSettings) => await migrate(target(knex, dialect), cfg.tables, { mode: 'start' })
+const BOOKKEEPING = [MIGRATIONS_TABLE, SCHEMA_TABLE]
 
 // ---- a config that uses every field option and every sqlType ----
 
@@ -82,7 +86,7 @@ const config = settings([things, owners, audit])
 
 async function syncedDatabase (t: Test, dialect: DialectName, cfg = config): Promise<Knex> {
   const { knex } = await openTestDatabase(t, dialect)
-  await syncSchema(knex, schemaDialect(dialect), cfg, quietLog)
+  await syncSchema(knex, dialect, cfg)
   return knex
 }
 
@@ -264,37 +268,39 @@ t.test('constraint names', (t) => forEachDialect(t, 'constraint names', async (t
 
 // ---- schema sync ----
 
-t.test('syncSchema', (t) => forEachDialect(t, 'syncSchema', async (t, dialect) => {
+t.test('schema sync on start', (t) => forEachDialect(t, 'schema sync', async (t, dialect) => {
   const { knex } = await openTestDatabase(t, dialect)
-  const ddl = schemaDialect(dialect)
-  const first = await syncSchema(knex, ddl, config, quietLog)
-  t.same(first, { created: ['owners', 'things', 'audit'], migrations: [INITIAL_MIGRATION] })
+  const first = await syncSchema(knex, dialect, config)
+  t.same(first.created, [...BOOKKEEPING, 'owners', 'things', 'audit'])
+  t.same(first.applied.map((m) => m.name), [INITIAL_MIGRATION])
+  t.same(first.pending, [])
   for (const table of ['owners', 'things', 'audit']) t.ok(await knex.schema.hasTable(table), `${table} exists`)
-  const recorded = await knex(MIGRATIONS_TABLE).select('*')
-  t.equal(recorded.length, 1)
-  t.equal(recorded[0].name, INITIAL_MIGRATION)
-  t.match(recorded[0].sql, 'CREATE TABLE "owners"')
-  if (dialect === 'sqlite') t.match(recorded[0].applied_at, SQLITE_DATE)
-  else t.type(recorded[0].applied_at, Date)
+  const { migrations } = await migrationStatus(target(knex, dialect), config.tables)
+  t.equal(migrations.length, 1)
+  t.equal(migrations[0].name, INITIAL_MIGRATION)
+  t.match(migrations[0].sql, 'CREATE TABLE "owners"')
+  t.match(migrations[0].applied_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  t.ok(Math.abs(Date.parse(migrations[0].applied_at) - Date.now()) < 60_000, 'applied_at is now, in UTC')
 
-  t.same(await syncSchema(knex, ddl, config, quietLog), { created: [], migrations: [] }, 'the second sync is a no-op')
-  t.equal((await knex(MIGRATIONS_TABLE).count({ n: '*' }))[0]!.n, 1)
+  t.same(await syncSchema(knex, dialect, config), { applied: [], pending: [], created: [] }, 'the second sync is a no-op')
+  t.equal(Number((await knex(MIGRATIONS_TABLE).count({ n: '*' }))[0]!.n), 1)
 
   const extra: TableData = { name: 'extra', fields: [{ name: 'id', type: 'text', sqlType: 'text', primary: true }] }
-  const later = await syncSchema(knex, ddl, settings([...config.tables, extra]), quietLog)
-  t.same(later, { created: ['extra'], migrations: ['00001_create_table_extra'] }, 'a new table is appended as a migration')
+  const later = await syncSchema(knex, dialect, settings([...config.tables, extra]))
+  t.same([later.created, later.applied.map((m) => m.name)], [['extra'], ['00001_create_table_extra']], 'a new table is appended as a migration')
   t.same(await knex(MIGRATIONS_TABLE).orderBy('id').pluck('name'), [INITIAL_MIGRATION, '00001_create_table_extra'])
 }))
 
-t.test('syncSchema records the initial schema on a fresh database with no tables', (t) => forEachDialect(t, 'empty config', async (t, dialect) => {
+t.test('schema sync records the initial schema on a fresh database with no tables', (t) => forEachDialect(t, 'empty config', async (t, dialect) => {
   const { knex } = await openTestDatabase(t, dialect)
-  t.same(await syncSchema(knex, schemaDialect(dialect), settings([]), quietLog), { created: [], migrations: [INITIAL_MIGRATION] })
+  const result = await syncSchema(knex, dialect, settings([]))
+  t.same([result.created, result.applied.map((m) => m.name)], [BOOKKEEPING, [INITIAL_MIGRATION]])
 }))
 
-t.test('syncSchema leaves a failed sync without a trace', (t) => forEachDialect(t, 'failed sync rolls back', async (t, dialect) => {
+t.test('schema sync leaves a failed sync without a trace', (t) => forEachDialect(t, 'failed sync rolls back', async (t, dialect) => {
   const { knex } = await openTestDatabase(t, dialect)
   const broken: TableData = { name: 'broken', fields: [{ name: 'x', type: 'text', sqlType: 'text', default: { q: 'this is not sql' } }] }
-  await t.rejects(syncSchema(knex, schemaDialect(dialect), settings([owners, broken]), quietLog))
+  await t.rejects(syncSchema(knex, dialect, settings([owners, broken])))
   t.notOk(await knex.schema.hasTable('owners'), 'no table was created')
   t.notOk(await knex.schema.hasTable(MIGRATIONS_TABLE), 'nothing was recorded')
 }))
@@ -307,7 +313,7 @@ t.test('concurrent syncs', (t) => forEachDialect(t, 'concurrent syncs on one dat
     ? [syncIn(t, url), syncIn(t, url), syncIn(t, url)]
     : await startTogether([childSync(url), childSync(url)])
   const results = await Promise.all(syncs)
-  t.same(results.map((r) => r.created.length).sort(), [...syncs.slice(1).map(() => 0), 3], 'exactly one sync created the tables')
+  t.same(results.map((r) => r.created.includes('owners')).sort(), [...syncs.slice(1).map(() => false), true], 'exactly one sync created the tables')
   const { knex } = connect(url, '')
   t.teardown(() => knex.destroy())
   t.same(await knex(MIGRATIONS_TABLE).pluck('name'), [INITIAL_MIGRATION])
@@ -317,7 +323,7 @@ async function syncIn (t: Test, url: string) {
   const connection = connect(url, '')
   t.teardown(connection.close)
   await connection.prepare()
-  return syncSchema(connection.knex, schemaDialect(connection.dialectName), config, quietLog)
+  return syncSchema(connection.knex, connection.dialectName, config)
 }
 
 function moduleUrl (path: string): string {
@@ -337,12 +343,13 @@ interface ChildSync {
 function childSync (url: string): ChildSync {
   const code = `
     import { connect, schemaDialect } from ${moduleUrl('lib/dialects/index.ts')}
-    import { syncSchema } from ${moduleUrl('lib/db/schema-sync.ts')}
+    import { migrate } from ${moduleUrl('lib/db/migrations.ts')}
     const { knex } = connect(${JSON.stringify(url)}, '')
     await knex.raw('SELECT 1')
     process.stdout.write('ready\\n')
     await new Promise((resolve) => process.stdin.once('data', resolve))
-    const result = await syncSchema(knex, schemaDialect('sqlite'), ${JSON.stringify(config)}, { info () {} })
+    const log = { info () {}, warn () {} }
+    const result = await migrate({ knex, ddl: schemaDialect('sqlite'), dialect: 'sqlite', log }, ${JSON.stringify(config.tables)}, { mode: 'start' })
     await knex.destroy()
     process.stdout.write(JSON.stringify(result))
     process.stdin.destroy()
@@ -421,7 +428,9 @@ t.test('database plugin', (t) => forEachDialect(t, 'database plugin', async (t, 
   app.register(databasePlugin)
   await app.ready()
   t.equal(app.fastbase.dialect.name, dialect)
-  t.ok(await app.fastbase.db.schema.hasTable('things'), 'the schema was synced')
+  t.notOk(await app.fastbase.db.schema.hasTable('things'), 'connecting changes nothing: plugins/schema.ts migrates once the config is compiled')
+  t.same((await app.fastbase.schema.migrate('start')).applied.map((m) => m.name), [INITIAL_MIGRATION])
+  t.ok(await app.fastbase.db.schema.hasTable('things'), 'the schema service created the tables')
   const knex = app.fastbase.db
   await app.close()
   await t.rejects(knex.raw('SELECT 1'), 'knex is destroyed on close')

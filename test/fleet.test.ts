@@ -8,7 +8,7 @@ import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS, OAUTH_STATES } from '../lib/auth/store-tables.js'
 import { nowSeconds } from '../lib/auth/sessions.js'
-import { INITIAL_MIGRATION, MIGRATIONS_TABLE } from '../lib/db/schema-sync.js'
+import { INITIAL_MIGRATION, MIGRATIONS_TABLE } from '../lib/db/migrations.js'
 import { KEEP_EXPIRED_FOR, purgeExpired } from '../lib/auth/purge.js'
 import { DatabaseRateLimitStore, type Hits } from '../lib/auth/rate-limit-store.js'
 
@@ -44,7 +44,7 @@ forEachDialect(t, 'rate limits', async (t, dialect) => {
   // Started together: both create the counters' table if missing, under the schema lock.
   const apps = await Promise.all([buildApp(t, config(), { dialect, databaseUrl }), buildApp(t, config(), { dialect, databaseUrl })])
   const db = apps[0].fastbase.db
-  t.same(await db(MIGRATIONS_TABLE).pluck('name'), [INITIAL_MIGRATION], 'the counters\' table is not a migration')
+  t.same(await db(MIGRATIONS_TABLE).pluck('name'), [INITIAL_MIGRATION], 'one initial schema, counters included, for both instances')
 
   const replies = []
   for (let i = 0; i < 30; i++) replies.push(await login(apps[i % 2]))

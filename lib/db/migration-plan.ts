@@ -48,6 +48,9 @@ export interface Step {
 
 export interface Plan { steps: Step[] }
 
+/** What the planner reads of a config: its tables (a whole config will do). */
+export type SchemaTables = Pick<DatabaseSettings, 'tables'>
+
 function ddlOf (dialect: PlanDialect): SchemaDialect {
   return dialect === 'sqlite' ? sqliteDdl : postgresDdl
 }
@@ -148,7 +151,7 @@ const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|
  * Steps that take a database from the `applied` config to `next` (from nothing when `applied` is
  * undefined). The same config twice gives no steps.
  */
-export function planMigrations (applied: DatabaseSettings | undefined, next: DatabaseSettings, dialect: PlanDialect): Plan {
+export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: PlanDialect): Plan {
   const nextTables = sortByDependencies(next.tables)
   if (applied === undefined) {
     return { steps: nextTables.map((t) => createTableStep(t, next.tables, dialect)) }

@@ -13,6 +13,13 @@ export interface SchemaDialect extends DdlDialect {
    * on one database wait for each other instead of both creating the same tables.
    */
   schemaLock(): string[]
+  /** Query answering one row `{ name }` per table of the current schema. */
+  tablesSql: string
+  /**
+   * Knex transaction options for a schema change. SQLite turns foreign keys off around it (its table
+   * rebuild drops a table others reference; Knex checks `foreign_key_check` before committing).
+   */
+  schemaChangeTransaction: { enforceForeignCheck?: boolean }
 }
 
 /** The parts of DDL that differ between dialects. */

@@ -96,6 +96,10 @@ const preparedCounts = new WeakMap<object, number>()
 // A name per statement text: PostgreSQL parses and plans a named statement once per connection.
 const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`)
 
+function isStalePlan (err: unknown): boolean {
+  return (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((err as Error).message)
+}
+
 /** On a pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
 async function runPooled (knex: Knex, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
   const client = knex.client as { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void }
@@ -113,7 +117,17 @@ async function runPooled (knex: Knex, text: string, values: readonly unknown[], 
         preparedCounts.set(prepared, count)
       }
     }
-    return (await connection.query({ name, text, values })).rows
+    try {
+      return (await connection.query({ name, text, values })).rows
+    } catch (err) {
+      // A schema change (a migration, here or on another instance) changed what the statement
+      // returns: PostgreSQL refuses the plan prepared before it. Prepare everything again, once.
+      if (!isStalePlan(err)) throw err
+      await connection.query('DEALLOCATE ALL')
+      connection.connection.parsedStatements = {}
+      preparedCounts.delete(prepared)
+      return (await connection.query({ name, text, values })).rows
+    }
   } finally {
     client.releaseConnection(connection)
   }

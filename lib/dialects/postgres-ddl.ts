@@ -153,5 +153,7 @@ export function schemaLockSql (schemaSql: string): string {
 export const postgresDdl: SchemaDialect = {
   createTable: (table, tables) => createTableStatements(table, tables, syntax, 'postgres'),
   columnType,
-  schemaLock: () => [schemaLockSql("coalesce(current_schema(), '')")]
+  schemaLock: () => [schemaLockSql("coalesce(current_schema(), '')")],
+  tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',
+  schemaChangeTransaction: {}
 }

@@ -36,5 +36,7 @@ export const sqliteDdl: SchemaDialect = {
   // A write as the first statement of a transaction takes SQLite's write lock up front (like
   // BEGIN IMMEDIATE, which Knex cannot issue), waiting up to busy_timeout for another writer.
   // The table never outlives the transaction.
-  schemaLock: () => ['CREATE TABLE "_fastbase_lock" ("id" INTEGER)', 'DROP TABLE "_fastbase_lock"']
+  schemaLock: () => ['CREATE TABLE "_fastbase_lock" ("id" INTEGER)', 'DROP TABLE "_fastbase_lock"'],
+  tablesSql: "SELECT name FROM sqlite_master WHERE type = 'table'",
+  schemaChangeTransaction: { enforceForeignCheck: false }
 }

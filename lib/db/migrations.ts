@@ -1,0 +1,299 @@
+// Schema follows config (DECISIONS 21, 28, 32): runs the migration planner's steps against a database
+// and keeps, in the database itself, what was applied — the migrations (`_fastbase_migrations`, one
+// row per migration with its SQL) and the schema model they leave (`_fastbase_schema`, one row) —
+// so that every instance and the CLI plan from the same place.
+//
+// Everything happens in one transaction under the dialect's schema lock: instances starting together
+// on one database run one after the other, and the later ones find nothing left to do; a failing
+// step leaves no trace, its record included.
+import type { Knex } from 'knex'
+import type { TableData } from '../../schemas/config.js'
+import type { SchemaDialect } from '../dialects/ddl.js'
+import { errors } from '../errors.js'
+import { planMigrations, type PlanDialect, type Step } from './migration-plan.js'
+import { applyEffects, schemaOf } from './schema-model.js'
+
+export const MIGRATIONS_TABLE = '_fastbase_migrations'
+export const SCHEMA_TABLE = '_fastbase_schema'
+export const INITIAL_MIGRATION = '00000_initial_schema'
+
+const INTERNAL_PREFIX = '_fastbase_'
+const NUMBER_DIGITS = 5
+
+/** fastbase's bookkeeping tables, described as config tables so each dialect's DDL creates them. */
+const bookkeeping: TableData[] = [
+  {
+    name: MIGRATIONS_TABLE,
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+      { name: 'name', type: 'text', sqlType: 'text', unique: true, notNull: true },
+      { name: 'sql', type: 'text', sqlType: 'text', notNull: true },
+      { name: 'applied_at', type: 'date', sqlType: 'timestamp', notNull: true, default: { q: 'CURRENT_TIMESTAMP' } }
+    ]
+  },
+  {
+    name: SCHEMA_TABLE,
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true },
+      // Text, not JSON: trigger bodies may hold a NUL-delimited token PostgreSQL's json types refuse.
+      { name: 'tables', type: 'text', sqlType: 'text', notNull: true }
+    ]
+  }
+]
+
+export interface MigrationLog {
+  info(details: object, message: string): void
+  warn(details: object, message: string): void
+}
+
+/** A database to migrate: its Knex instance, its DDL, and the planner's name for its dialect. */
+export interface MigrationDatabase {
+  knex: Knex
+  ddl: SchemaDialect
+  dialect: PlanDialect
+  log: MigrationLog
+}
+
+export interface AppliedMigration { name: string, sql: string, applied_at: string }
+
+export interface PendingMigration {
+  name: string
+  table: string
+  /** Drops data or may fail on existing rows: waits for `POST /migrations` or `fastbase migrate --apply`. */
+  destructive: boolean
+  reason?: string
+  /** Pending steps this one needs first. */
+  waitsFor?: string[]
+  sql: string
+}
+
+/**
+ * - `start`: the whole schema on an empty database; later, the safe steps (unless `autoMigrate` is false).
+ * - `setup`: as `start`, and tables that went missing are created even when `autoMigrate` is false.
+ * - `apply`: every pending step.
+ * - `dry-run`: nothing; `pending` is what `apply` would run.
+ */
+export type MigrateMode = 'start' | 'setup' | 'apply' | 'dry-run'
+
+export interface MigrateOptions {
+  mode: MigrateMode
+  /** Config `autoMigrate` (default true). */
+  autoMigrate?: boolean
+}
+
+export interface MigrateResult {
+  /** Migrations recorded by this run, in order. */
+  applied: AppliedMigration[]
+  /** Steps left for an explicit apply (all of them for a dry run). */
+  pending: PendingMigration[]
+  /** Tables this run created (fastbase's bookkeeping tables included), in order. */
+  created: string[]
+}
+
+export interface MigrationStatus {
+  /** Every recorded migration, the initial schema first. */
+  migrations: AppliedMigration[]
+  pending: PendingMigration[]
+}
+
+function sqlText (statements: string[]): string {
+  return statements.map((s) => `${s};\n`).join('')
+}
+
+function pendingOf (step: Step, waitsFor: string[] = []): PendingMigration {
+  return {
+    name: step.name,
+    table: step.table,
+    destructive: step.destructive,
+    ...(step.reason !== undefined ? { reason: step.reason } : {}),
+    ...(waitsFor.length > 0 ? { waitsFor } : {}),
+    sql: sqlText(step.sql)
+  }
+}
+
+/** ISO 8601 in UTC, whatever the driver returned (PostgreSQL: Date; SQLite: text in UTC). */
+function isoTime (value: unknown): string {
+  if (value instanceof Date) return value.toISOString()
+  const text = String(value)
+  const date = new Date(/^\d{4}-\d\d-\d\d \d/.test(text) && !/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? `${text.replace(' ', 'T')}Z` : text)
+  return Number.isNaN(date.getTime()) ? text : date.toISOString()
+}
+
+function numberOf (name: string): number {
+  const n = Number.parseInt(name.slice(0, NUMBER_DIGITS), 10)
+  return Number.isNaN(n) ? -1 : n
+}
+
+async function run (trx: Knex.Transaction | Knex, statements: string[]): Promise<void> {
+  for (const sql of statements) await trx.raw(sql)
+}
+
+async function tableNames (db: Knex.Transaction | Knex, ddl: SchemaDialect): Promise<Set<string>> {
+  const result = await db.raw(ddl.tablesSql)
+  const rows = (Array.isArray(result) ? result : result.rows) as Array<{ name: string }>
+  return new Set(rows.map((r) => r.name))
+}
+
+async function recordedMigrations (db: Knex.Transaction | Knex): Promise<AppliedMigration[]> {
+  const rows = await db(MIGRATIONS_TABLE).select('name', 'sql', 'applied_at').orderBy('id')
+  return rows.map((r: { name: string, sql: string, applied_at: unknown }) => ({ name: r.name, sql: r.sql, applied_at: isoTime(r.applied_at) }))
+}
+
+async function recordedModel (db: Knex.Transaction | Knex): Promise<TableData[] | undefined> {
+  const row = await db(SCHEMA_TABLE).where('id', 1).first('tables') as { tables: string } | undefined
+  if (row === undefined) return undefined
+  try {
+    return JSON.parse(row.tables) as TableData[]
+  } catch {
+    throw new Error(`${SCHEMA_TABLE} holds no valid schema model; restore it from a backup or delete the row to record the tables as they are`)
+  }
+}
+
+interface Baseline {
+  /** The schema the database holds, or undefined for a database fastbase never set up. */
+  model: TableData[] | undefined
+  /** The tables the config wants, with fastbase's own tables the config no longer needs kept. */
+  target: TableData[]
+  /** What differs from the record, for the log. */
+  notes: { adopted: string[], missing: string[] }
+}
+
+/**
+ * The recorded model, reconciled with the tables that exist: a recorded table that is gone is
+ * planned anew (someone dropped it), and a table the config wants that exists without a record
+ * (a database from before the model was kept, or made by hand) is taken as it is.
+ */
+function baseline (recorded: TableData[] | undefined, hasHistory: boolean, existing: Set<string>, wanted: TableData[]): Baseline {
+  const wantedNames = new Set(wanted.map((t) => t.name))
+  const kept = (recorded ?? []).filter((t) => existing.has(t.name))
+  const missing = (recorded ?? []).filter((t) => !existing.has(t.name)).map((t) => t.name)
+  const known = new Set(kept.map((t) => t.name))
+  const renamedFrom = new Set(wanted.flatMap((t) => (t.lastName !== undefined && known.has(t.lastName) ? [t.name] : [])))
+  const adopted = wanted.filter((t) => existing.has(t.name) && !known.has(t.name) && !renamedFrom.has(t.name))
+  const model = recorded === undefined && !hasHistory && adopted.length === 0 ? undefined : [...kept, ...adopted.map(schemaOf)]
+  // fastbase's own tables stay once made (the rate-limit counters outlive `rateLimit: false`).
+  const target = [...wanted, ...kept.filter((t) => t.name.startsWith(INTERNAL_PREFIX) && !wantedNames.has(t.name))]
+  return { model, target, notes: { adopted: adopted.map((t) => t.name), missing } }
+}
+
+function logNotes (log: MigrationLog, notes: Baseline['notes']): void {
+  if (notes.adopted.length > 0) log.info({ tables: notes.adopted }, 'database schema: existing tables recorded as they are')
+  if (notes.missing.length > 0) log.warn({ tables: notes.missing }, 'database schema: recorded tables are missing and will be created again')
+}
+
+/** Which steps of `steps` this mode runs; the others, with what they wait for. */
+function select (steps: Step[], mode: MigrateMode, autoMigrate: boolean): { run: Step[], waiting: Array<{ step: Step, waitsFor: string[] }> } {
+  const runs: Step[] = []
+  const waiting: Array<{ step: Step, waitsFor: string[] }> = []
+  const held = new Set<string>()
+  for (const step of steps) {
+    const waitsFor = (step.requires ?? []).filter((name) => held.has(name))
+    const allowed = mode === 'apply' ||
+      ((mode === 'start' || mode === 'setup') && !step.destructive && waitsFor.length === 0 &&
+        (autoMigrate || (mode === 'setup' && step.kind === 'create_table')))
+    if (allowed) runs.push(step)
+    else {
+      held.add(step.name)
+      waiting.push({ step, waitsFor })
+    }
+  }
+  return { run: runs, waiting }
+}
+
+/**
+ * Brings the database to `tables` (the config's tables and fastbase's internal ones) as far as
+ * `options.mode` allows.
+ */
+export async function migrate (db: MigrationDatabase, tables: TableData[], options: MigrateOptions): Promise<MigrateResult> {
+  const { knex, ddl, dialect, log } = db
+  const work = async (trx: Knex.Transaction): Promise<MigrateResult> => {
+    await run(trx, ddl.schemaLock())
+    let existing = await tableNames(trx, ddl)
+    const created: string[] = []
+    for (const table of bookkeeping) {
+      if (existing.has(table.name)) continue
+      if (options.mode === 'dry-run') continue
+      await run(trx, ddl.createTable(table, []))
+      created.push(table.name)
+    }
+    if (created.length > 0) existing = await tableNames(trx, ddl)
+    const history = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(trx) : []
+    const recorded = existing.has(SCHEMA_TABLE) ? await recordedModel(trx) : undefined
+    const { model, target, notes } = baseline(recorded, history.length > 0, existing, tables)
+    logNotes(log, notes)
+    const plan = planMigrations(model === undefined ? undefined : { tables: model }, { tables: target }, dialect)
+
+    if (options.mode === 'dry-run') return { applied: [], pending: plan.steps.map((s) => pendingOf(s)), created: [] }
+
+    // A database fastbase never set up gets the whole schema as one migration, whatever the mode.
+    if (model === undefined) {
+      const statements = plan.steps.flatMap((s) => s.sql)
+      await run(trx, statements)
+      const record = await insertRecord(trx, INITIAL_MIGRATION, statements)
+      await saveModel(trx, target)
+      const result = { applied: [record], pending: [], created: [...created, ...plan.steps.map((s) => s.table)] }
+      log.info({ created: result.created }, 'database schema: created')
+      return result
+    }
+
+    const { run: runs, waiting } = select(plan.steps, options.mode, options.autoMigrate ?? true)
+    let next = Math.max(-1, ...history.map((m) => numberOf(m.name))) + 1
+    let current = model
+    const applied: AppliedMigration[] = []
+    for (const step of runs) {
+      const name = `${String(next++).padStart(NUMBER_DIGITS, '0')}_${step.name}`
+      await runStep(trx, name, step)
+      applied.push(await insertRecord(trx, name, step.sql))
+      current = applyEffects(current, step.effects)
+      if (step.kind === 'create_table') created.push(step.table)
+    }
+    // Once nothing waits, the model is the config's exactly (attributes no step looks at included).
+    if (waiting.length === 0) current = target.map(schemaOf)
+    if (applied.length > 0 || created.length > 0 || recorded === undefined || waiting.length === 0) await saveModel(trx, current)
+    const pending = waiting.map(({ step, waitsFor }) => pendingOf(step, waitsFor))
+    if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, 'database schema: migrations applied')
+    if (pending.length > 0) {
+      log.warn({ pending: pending.map((p) => ({ name: p.name, ...(p.reason !== undefined ? { reason: p.reason } : {}) })) },
+        'database schema: changes wait for an explicit apply (POST /api/v1/migrations or `fastbase migrate --apply`)')
+    }
+    return { applied, pending, created }
+  }
+  return await knex.transaction(work, ddl.schemaChangeTransaction)
+}
+
+async function runStep (trx: Knex.Transaction, name: string, step: Step): Promise<void> {
+  try {
+    for (const sql of step.sql) {
+      const result = await trx.raw(sql)
+      // SQLite's table rebuild ends with this check: rows are references the new table breaks.
+      if (sql === 'PRAGMA foreign_key_check' && Array.isArray(result) && result.length > 0) {
+        throw new Error(`${result.length} row(s) would reference a missing row (first: table ${String(result[0].table)}, rowid ${String(result[0].rowid)})`)
+      }
+    }
+  } catch (err) {
+    throw errors.migrationFailed(name, err instanceof Error ? err.message : String(err))
+  }
+}
+
+async function insertRecord (trx: Knex.Transaction, name: string, statements: string[]): Promise<AppliedMigration> {
+  const appliedAt = new Date().toISOString()
+  const sql = sqlText(statements)
+  await trx(MIGRATIONS_TABLE).insert({ name, sql, applied_at: appliedAt })
+  return { name, sql, applied_at: appliedAt }
+}
+
+async function saveModel (trx: Knex.Transaction, tables: TableData[]): Promise<void> {
+  const row = { id: 1, tables: JSON.stringify(tables.map(schemaOf)) }
+  await trx(SCHEMA_TABLE).insert(row).onConflict('id').merge(['tables'])
+}
+
+/** Recorded migrations and what is pending, read without locking or changing anything. */
+export async function migrationStatus (db: MigrationDatabase, tables: TableData[]): Promise<MigrationStatus> {
+  const { knex, ddl, dialect } = db
+  const existing = await tableNames(knex, ddl)
+  const migrations = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(knex) : []
+  const recorded = existing.has(SCHEMA_TABLE) ? await recordedModel(knex) : undefined
+  const { model, target } = baseline(recorded, migrations.length > 0, existing, tables)
+  const plan = planMigrations(model === undefined ? undefined : { tables: model }, { tables: target }, dialect)
+  return { migrations, pending: plan.steps.map((s) => pendingOf(s, (s.requires ?? []).filter((r) => plan.steps.some((p) => p.name === r)))) }
+}
