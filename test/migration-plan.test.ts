@@ -336,6 +336,13 @@ t.test('type change, notNull added, unique added: destructive', async (t) => {
 
 // ---- the schema model each step leaves behind ----
 
+function referencedRenamed (): DatabaseSettings {
+  return changed((c) => {
+    Object.assign(table(c, 'users'), { name: 'people', lastName: 'users' })
+    Object.assign(table(c, 'people').fields[0], { name: 'uid', lastName: 'id' })
+    table(c, 'posts').fields[2].foreignKey = { table: 'people', column: 'uid' }
+  })
+}
 const withSearch = changed((c) => { table(c, 'posts').fullTextSearch = { fields: ['title'] } })
 const modelCases: Array<[string, DatabaseSettings, DatabaseSettings]> = [
   ['new table', base, changed((c) => { c.tables.push({ name: 'tags', fields: [{ name: 'label', type: 'text', sqlType: 'text', primary: true }] }) })],
@@ -366,6 +373,7 @@ const modelCases: Array<[string, DatabaseSettings, DatabaseSettings]> = [
     table(c, 'posts').fullTextSearch = { fields: ['title'] }
   })],
   ['search removed', withSearch, base],
+  ['referenced table and column renamed', base, referencedRenamed()],
   ['everything at once', base, changed((c) => {
     Object.assign(table(c, 'posts'), { name: 'articles', lastName: 'posts' })
     table(c, 'articles').fields.splice(1, 1)
@@ -399,6 +407,12 @@ t.test('a partly applied plan: the model holds the safe steps, the next plan is 
       }
       t.same(names(planMigrations({ ...to, tables: model }, to, dialect)), plan.steps.map((s) => s.name).filter((n) => waiting.has(n)), `${label} (${dialect})`)
     }
+  }
+})
+
+t.test('renaming what a foreign key references is a rename, not a new foreign key', async (t) => {
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    t.same(names(planMigrations(base, referencedRenamed(), dialect)), ['rename_table_users_to_people', 'rename_column_people_id_to_uid'], dialect)
   }
 })
 

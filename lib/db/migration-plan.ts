@@ -170,8 +170,10 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
     if (before.name !== after.name) steps.push(renameTableStep(before, after, appliedTables, dialect))
   }
   for (const table of created) steps.push(createTableStep(table, next.tables, dialect))
-  // After the renames, a renamed table is its applied shape under its new name.
-  for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, dialect))
+  // After the renames, a renamed table is its applied shape under its new name, and a foreign key
+  // names what it references by the new names (the database follows renames by itself).
+  const follow = renamesFollower(pairs)
+  for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, dialect, follow))
   const kept = new Set(pairs.map((p) => p.before.name))
   const dropped = sortByDependencies(appliedTables.filter((t) => !kept.has(t.name))).reverse()
   for (const table of dropped) {
@@ -191,6 +193,22 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
     })
   }
   return { steps }
+}
+
+type ForeignKey = TableField['foreignKey']
+
+/** A foreign key of the applied config, with the table and column it references under their new names. */
+function renamesFollower (pairs: Array<{ before: TableData, after: TableData }>): (fk: ForeignKey) => ForeignKey {
+  const tables = new Map<string, string>()
+  const columns = new Map<string, string>()
+  for (const { before, after } of pairs) {
+    if (before.name !== after.name) tables.set(before.name, after.name)
+    for (const field of after.fields) {
+      const old = findMatch(field, before.fields)
+      if (old !== undefined && old.name !== field.name) columns.set(`${before.name}\u0000${old.name}`, field.name)
+    }
+  }
+  return (fk) => fk === undefined ? undefined : { ...fk, table: tables.get(fk.table) ?? fk.table, column: columns.get(`${fk.table}\u0000${fk.column}`) ?? fk.column }
 }
 
 function createTableStep (table: TableData, tables: TableData[], dialect: PlanDialect): Step {
@@ -226,7 +244,7 @@ function renameTableStep (before: TableData, after: TableData, appliedTables: Ta
 interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[], effects: Effect[] }
 
 /** Steps for a table kept (and possibly renamed already): `before` is its applied shape. */
-function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect): Step[] {
+function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect, follow: (fk: ForeignKey) => ForeignKey): Step[] {
   const t = after.name
   const steps: Step[] = []
   const renames: Step[] = []
@@ -292,7 +310,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
   for (const field of after.fields) {
     const old = beforeByNext.get(field.name)
     if (old === undefined) continue
-    changes.push(...columnChanges(t, before.name, old, field, appliedTables, tables, dialect))
+    changes.push(...columnChanges(t, old, field, appliedTables, tables, dialect, follow))
   }
   const beforePk = before.fields.filter(isPrimary).map((f) => [matched.get(f.name)?.name ?? f.name, f.autoIncrement === true])
   if (!same(beforePk, primaryKey(after))) {
@@ -380,12 +398,12 @@ function kindOf (what: string): StepKind {
 }
 
 /** Changes of one kept column; SQL is PostgreSQL's (SQLite rebuilds the table instead). */
-function columnChanges (t: string, oldTable: string, old: TableField, field: TableField, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect): ColumnChange[] {
+function columnChanges (t: string, old: TableField, field: TableField, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect, follow: (fk: ForeignKey) => ForeignKey): ColumnChange[] {
   const c = field.name
   const alter = `ALTER TABLE ${quote(t)}`
   const out: ColumnChange[] = []
   const patch = (set: Partial<TableField>): Effect[] => [{ op: 'patch_field', table: t, field: c, set }]
-  const oldType = columnTypeSql(oldTable, old, appliedTables, dialect)
+  const oldType = columnTypeSql(t, old, appliedTables, dialect)
   const newType = columnTypeSql(t, field, tables, dialect)
   if (oldType !== newType) {
     const type = newType.replace(/ COLLATE .*$/, '')
@@ -410,7 +428,7 @@ function columnChanges (t: string, oldTable: string, old: TableField, field: Tab
       : { field: c, what: `set_check_${t}_${c}`, destructive: true, reason: `column ${c} gets a new CHECK: fails if a row does not pass it`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`, ...add], effects: patch({ check: field.check }) })
   }
   const fkey = quote(constraintName(t, c, 'fkey'))
-  if (!same(old.foreignKey, field.foreignKey)) {
+  if (!same(follow(old.foreignKey), field.foreignKey)) {
     if (field.foreignKey === undefined) {
       out.push({ field: c, what: `drop_foreign_key_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`], effects: patch({ foreignKey: undefined }) })
     } else {

@@ -65,14 +65,26 @@ function editField (tables: TableData[], table: string, field: string, edit: (fi
   }))
 }
 
+/** Foreign keys that reference `table` (its `column`, or any) reference it by its new name, as the database's do. */
+function retarget (tables: TableData[], table: string, column: string | undefined, toTable: string, toColumn: string | undefined): TableData[] {
+  return tables.map((t) => ({
+    ...t,
+    fields: t.fields.map((f) => {
+      const fk = f.foreignKey
+      if (fk === undefined || fk.table !== table || (column !== undefined && fk.column !== column)) return f
+      return { ...f, foreignKey: { ...fk, table: toTable, column: toColumn ?? fk.column } }
+    })
+  }))
+}
+
 function applyEffect (tables: TableData[], effect: Effect): TableData[] {
   switch (effect.op) {
     case 'put_table': return [...tables.filter((t) => t.name !== effect.table.name), schemaOf(effect.table)]
     case 'drop_table': return tables.filter((t) => t.name !== effect.table)
-    case 'rename_table': return editTable(tables, effect.table, (t) => ({ ...t, name: effect.to }))
+    case 'rename_table': return retarget(editTable(tables, effect.table, (t) => ({ ...t, name: effect.to })), effect.table, undefined, effect.to, undefined)
     case 'put_field': return editTable(tables, effect.table, (t) => ({ ...t, fields: [...t.fields.filter((f) => f.name !== effect.field.name), effect.field] }))
     case 'drop_field': return editField(tables, effect.table, effect.field, () => undefined)
-    case 'rename_field': return editField(tables, effect.table, effect.field, (f) => ({ ...f, name: effect.to }))
+    case 'rename_field': return retarget(editField(tables, effect.table, effect.field, (f) => ({ ...f, name: effect.to })), effect.table, effect.field, effect.table, effect.to)
     case 'patch_field': return editField(tables, effect.table, effect.field, (f) => ({ ...f, ...effect.set }))
     case 'put_index': return editTable(tables, effect.table, (t) => ({ ...t, indexes: [...(t.indexes ?? []).filter((i) => !sameIndex(i, effect.index)), effect.index] }))
     case 'drop_index': return editTable(tables, effect.table, (t) => ({ ...t, indexes: (t.indexes ?? []).filter((i) => !sameIndex(i, effect.index)) }))
