@@ -17,7 +17,6 @@ import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
 import { createMailer, type Mailer } from '../lib/auth/mailer.js'
-import { rateLimitTable } from '../lib/auth/store-tables.js'
 import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
 import { schedulePurge } from '../lib/auth/purge-schedule.js'
 
@@ -127,13 +126,11 @@ async function auth (app: FastifyInstance): Promise<void> {
 }
 
 /**
- * Rate-limit counters in the database, so every instance on it counts the same hits. The table is
- * added here rather than with the sessions' (plugins/database.ts), which exist only when some table
- * has the auth extension: admin sign-in is limited without one.
+ * Rate-limit counters in the database (lib/auth/store-tables.ts#internalTablesFor), so every instance
+ * on it counts the same hits.
  */
 function sharedRateLimits (app: FastifyInstance): FastifyRateLimitStoreCtor {
   const { db } = app.fastbase
-  app.fastbase.schema.internalTables.push(rateLimitTable)
   const store = databaseRateLimitStore(db, (err) => app.log.warn({ err }, 'rate limit store failed'))
   // The plugin's typings say child() gets the route's options; it gets the merged limit settings with
   // the route under `routeInfo` (@fastify/rate-limit index.js), which is what the store reads.

@@ -2,7 +2,7 @@
 // its `$NAME` secrets, validates it, resolves the runtime options and decorates `app.fastbase`.
 // Any problem stops the start with a `ConfigError` listing all of them.
 import { mkdir } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import type { FastbaseOptions } from '../app.js'
@@ -14,6 +14,7 @@ import { validateConfig } from '../lib/config/validate.js'
 import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
+import { dataDirOf, databaseUrlOf, nonEmpty } from '../lib/config/locations.js'
 
 export { ConfigError }
 
@@ -67,21 +68,16 @@ function withExampleDefaults (env: Env, log: FastifyBaseLogger): Env {
 }
 
 async function runtimeOptions (opts: FastbaseOptions, env: Env): Promise<FastbaseRuntimeOptions> {
-  const dataDir = resolve(nonEmpty(opts.dataDir) ?? nonEmpty(env.FASTBASE_DATA_DIR) ?? './data')
+  const dataDir = dataDirOf(opts.dataDir, env)
   await mkdir(dataDir, { recursive: true })
   return {
     dataDir,
-    databaseUrl: nonEmpty(opts.databaseUrl) ?? nonEmpty(env.DATABASE_URL) ?? `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
+    databaseUrl: databaseUrlOf(opts.databaseUrl, env, dataDir),
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
     adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
     smtpUrl: nonEmpty(env.SMTP_URL),
     exposeErrors: env.NODE_ENV !== 'production'
   }
-}
-
-/** Unset and empty mean the same thing for options and environment variables. */
-function nonEmpty (value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined
 }
 
 

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import { migrate, migrationStatus, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
-import { authStoreTables } from '../lib/auth/store-tables.js'
+import { internalTablesFor } from '../lib/auth/store-tables.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options
@@ -21,12 +21,8 @@ const database: FastifyPluginAsync = async (app) => {
   }
   const { config } = app.fastbase
   const target: MigrationDatabase = { knex, ddl: schemaDialect(dialectName), dialect: dialectName, log: app.log }
-  // Session and one-time-token tables exist only where some table has the auth extension.
-  const needsAuthStore = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))
-  const internalTables = needsAuthStore ? [...authStoreTables] : []
-  const tables = () => [...internalTables, ...config.tables]
+  const tables = () => [...internalTablesFor(config, dialectName), ...config.tables]
   app.fastbase.schema = {
-    internalTables,
     migrate: async (mode) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate }),
     status: async () => await migrationStatus(target, tables()),
     closeDatabase: connection.close

@@ -10,7 +10,6 @@ import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
-import type { TableData } from '../schemas/config.js'
 import type { MigrateMode, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -29,8 +28,6 @@ export interface FastbaseRuntimeOptions {
 }
 
 export interface SchemaService {
-  /** fastbase's own tables kept beside the config's; plugins add theirs before the app starts. */
-  internalTables: TableData[]
   migrate: (mode: MigrateMode) => Promise<MigrateResult>
   status: () => Promise<MigrationStatus>
   /** Releases the database connection (for a start that fails after connecting). */

@@ -1,7 +1,8 @@
 // fastbase's own tables for auth state. They live in the database (not in process memory) so every
 // instance sharing it sees the same sessions, one-time tokens and (PostgreSQL) rate-limit counters.
 // Times are epoch seconds, except the rate limits' database-clock timestamps.
-import type { TableData } from '../../schemas/config.js'
+import type { DatabaseSettings, TableData } from '../../schemas/config.js'
+import type { DialectName } from '../dialects/types.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
@@ -92,4 +93,15 @@ export const rateLimitTable: TableData = {
     { name: 'reset_at', type: 'date', sqlType: 'timestamp', notNull: true }
   ],
   indexes: [{ fields: ['reset_at'] }]
+}
+
+/**
+ * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
+ * extension; on PostgreSQL, the rate-limit counters shared by every instance (unless `rateLimit:
+ * false`; SQLite counts in process: one file, one process).
+ */
+export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
+  const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
+  const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
+  return [...auth, ...counters]
 }

@@ -12,6 +12,7 @@ import { describeTables } from '../table.js'
 import { compileActions } from '../actions/run.js'
 import { dialectFor } from '../dialects/index.js'
 import { isPostgresUrl } from '../dialects/postgres-connection.js'
+import type { DatabaseSettings } from '../../schemas/config.js'
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
 
 export const check: Command = {
@@ -32,25 +33,44 @@ Exit codes: 0 config OK, 1 problems found, 2 usage error.`,
   run: async (args) => {
     const { values, positionals } = parse(args, { 'env-file': { type: 'string' } })
     atMost(positionals, 1)
-    let env: Env = process.env
-    if (typeof values['env-file'] === 'string') env = { ...(await readEnvFile(values['env-file'])), ...process.env }
-    const given = positionals[0] ?? (env.FASTBASE_CONFIG !== '' ? env.FASTBASE_CONFIG : undefined)
-    const file = given === undefined ? bundledExampleConfig : resolve(given)
-    if (given === undefined) {
-      const example = withExampleSecrets(env)
-      env = example.env
-      for (const name of example.filled) err(`note: ${name} is not set: the bundled example uses a public development value (as npm start does)`)
-    }
-    const result = checkConfig(await loadConfigFile(file).catch(problemsOf), env)
-    for (const warning of result.warnings) err(`warning: ${warning}`)
-    if (result.problems.length > 0) {
-      err(`${file}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}`)
-      for (const problem of result.problems) err(`  - ${problem}`)
-      return EXIT.failed
-    }
+    const { file, result } = await loadCheckedConfig(positionals[0], values['env-file'])
+    if (!reportProblems(file, result)) return EXIT.failed
     out(`config OK: ${result.tables} table${result.tables === 1 ? '' : 's'}, ${result.actions} action${result.actions === 1 ? '' : 's'} (${file})`)
     return EXIT.ok
   }
+}
+
+export interface CheckedConfig {
+  file: string
+  /** process.env, with the --env-file's variables and the bundled example's development secrets. */
+  env: Env
+  result: CheckResult
+}
+
+/**
+ * The config a command works on (the positional, else FASTBASE_CONFIG, else the bundled example, as
+ * `npm start`), loaded and checked as the server does at start.
+ */
+export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined): Promise<CheckedConfig> {
+  let env: Env = process.env
+  if (typeof envFile === 'string') env = { ...(await readEnvFile(envFile)), ...process.env }
+  const path = given ?? (env.FASTBASE_CONFIG !== '' ? env.FASTBASE_CONFIG : undefined)
+  const file = path === undefined ? bundledExampleConfig : resolve(path)
+  if (path === undefined) {
+    const example = withExampleSecrets(env)
+    env = example.env
+    for (const name of example.filled) err(`note: ${name} is not set: the bundled example uses a public development value (as npm start does)`)
+  }
+  return { file, env, result: checkConfig(await loadConfigFile(file).catch(problemsOf), env) }
+}
+
+/** Prints the warnings and problems of a check to stderr; true when there is no problem. */
+export function reportProblems (file: string, result: CheckResult): boolean {
+  for (const warning of result.warnings) err(`warning: ${warning}`)
+  if (result.problems.length === 0) return true
+  err(`${file}: ${result.problems.length} problem${result.problems.length === 1 ? '' : 's'}`)
+  for (const problem of result.problems) err(`  - ${problem}`)
+  return false
 }
 
 class LoadProblems { constructor (readonly problems: string[]) {} }
@@ -60,7 +80,14 @@ function problemsOf (error: unknown): LoadProblems {
   throw error
 }
 
-interface CheckResult { problems: string[], warnings: string[], tables: number, actions: number }
+export interface CheckResult {
+  problems: string[]
+  warnings: string[]
+  tables: number
+  actions: number
+  /** The validated config, when there is no problem. */
+  config?: DatabaseSettings
+}
 
 function checkConfig (raw: unknown, env: Env): CheckResult {
   if (raw instanceof LoadProblems) return { problems: raw.problems, warnings: [], tables: 0, actions: 0 }
@@ -79,7 +106,7 @@ function checkConfig (raw: unknown, env: Env): CheckResult {
     if (!(error instanceof ConfigError)) throw error
     problems.push(...error.problems)
   }
-  return { problems, warnings, tables: config.tables.length, actions: config.actions?.length ?? 0 }
+  return { problems, warnings, tables: config.tables.length, actions: config.actions?.length ?? 0, ...(problems.length === 0 ? { config } : {}) }
 }
 
 /** `KEY=value` lines of a .env file (`#` comments, optional `export `, single or double quotes). */

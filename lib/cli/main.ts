@@ -3,19 +3,8 @@ import { packageVersion } from '../package.js'
 import { check } from './check.js'
 import { exec } from './exec.js'
 import { init } from './init.js'
+import { migrate } from './migrate.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
-
-const migrate: Command = {
-  summary: 'apply schema migrations (not built yet)',
-  help: `Usage: fastbase migrate
-
-Not built yet. Today the server creates missing tables when it starts; changed tables are not
-altered. Exit code 1.`,
-  run: async () => {
-    err('fastbase migrate: migrations are not built yet. The server creates missing tables when it starts; changed tables are not altered.')
-    return EXIT.failed
-  }
-}
 
 const COMMANDS: Record<string, Command> = { check, init, exec, migrate }
 
