@@ -21,10 +21,14 @@ export default async function actionRoutes (app: FastifyInstance): Promise<void>
       },
       // Documented, not validated here: see the header comment.
       validatorCompiler: () => (value: unknown) => ({ value })
-    }, async (request) => await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
-      auth: request.auth,
-      request: { method: request.method, headers: request.headers, url: { pathname: request.url.split('?')[0] } }
-    }))
+    }, async (request) => {
+      // A viewer admin reads and never writes (DECISIONS 15); an action may write, so viewers run none.
+      if (request.auth.adminRole === 'viewer') throw errors.forbidden('Viewers cannot run actions')
+      return await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
+        auth: request.auth,
+        request: { method: request.method, headers: request.headers, url: { pathname: request.url.split('?')[0] } }
+      })
+    })
   }
   app.post('/action/:name', { schema: { hide: true } }, async (request) => {
     throw errors.actionNotFound((request.params as { name: string }).name)
