@@ -1,19 +1,59 @@
-// The admin panel's static files at /panel/ (the UI itself arrives in a later release).
+// The admin panel at /panel/: static ES modules and CSS from `panel/` (no build step), talking to the
+// public API with an admin token. Every answer here carries a strict Content-Security-Policy: scripts,
+// styles and requests come from this origin only, so API data rendered by the panel can never run
+// as code even if a rendering bug let it through.
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync } from 'fastify'
 import { packageRoot } from '../lib/package.js'
 
-const panel: FastifyPluginAsync = async (app) => {
+export interface PanelOptions {
+  /** The API's URL prefix, which the panel calls (default `/api/v1`). */
+  apiPrefix?: string
+}
+
+/** `blob:` for downloads the panel fetches with its token; `data:` for the inline SVG favicon. */
+export const PANEL_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'"
+].join('; ')
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': PANEL_CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  // Files have no hashed names (no build step): revalidate each time (ETag / Last-Modified answer 304).
+  'Cache-Control': 'no-cache'
+}
+
+const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
+  const root = join(packageRoot, 'panel')
+  const apiPrefix = opts.apiPrefix ?? '/api/v1'
+  // index.html names the API prefix in a <meta> element; it is read once and filled in here.
+  const index = readFileSync(join(root, 'index.html'), 'utf8')
+    .replace('<meta name="fastbase-api" content="/api/v1">', `<meta name="fastbase-api" content="${apiPrefix.replace(/[^\w/.-]/g, '')}">`)
+
   await app.register(fastifyStatic, {
-    root: join(packageRoot, 'panel'),
+    root,
     // Without the trailing slash @fastify/static adds one and, with `redirect`, sends /panel there.
     prefix: '/panel',
     redirect: true,
+    index: false,
+    cacheControl: false,
+    setHeaders: (res) => { for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value) },
     // Other plugins (file downloads) may decorate the reply with sendFile; this one needs none.
     decorateReply: false
   })
+  app.get('/panel/', { schema: { hide: true } }, async (_request, reply) => {
+    return await reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(index)
+  })
 }
-
 
 export default panel

@@ -1,0 +1,121 @@
+// "Migrations": applied and pending schema changes (GET /migrations); "Preview" (dry run) and
+// "Apply pending" (POST /migrations) for the superadmin only.
+import { api, ApiError } from '../api.js'
+import { announce, h, replace, uid } from '../dom.js'
+import { formatDate } from '../format.js'
+import { confirmDialog } from './dialog.js'
+
+const list = (v) => Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]
+
+function sqlBlock (sql) {
+  const text = list(sql).map(String).join(';\n')
+  if (text === '') return h('span', { class: 'v-null' }, 'no SQL')
+  return h('details', {}, h('summary', {}, 'SQL'), h('pre', { class: 'sql' }, text))
+}
+
+function appliedTable (migrations) {
+  if (migrations.length === 0) return h('p', {}, 'No migration applied yet.')
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+    h('caption', {}, 'Applied migrations, oldest first'),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'name'), h('th', { scope: 'col' }, 'applied_at'), h('th', { scope: 'col' }, 'sql'))),
+    h('tbody', {}, migrations.map((m) => h('tr', {},
+      h('td', {}, String(m?.name ?? '')),
+      h('td', {}, m?.applied_at ? h('time', { datetime: String(m.applied_at) }, formatDate(m.applied_at)) : ''),
+      h('td', {}, sqlBlock(m?.sql)))))))
+}
+
+function pendingTable (pending, caption) {
+  if (pending.length === 0) return h('p', {}, 'Nothing pending: the database matches the config.')
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'name'), h('th', { scope: 'col' }, 'kind'), h('th', { scope: 'col' }, 'reason'), h('th', { scope: 'col' }, 'sql'))),
+    h('tbody', {}, pending.map((m) => h('tr', {},
+      h('td', {}, String(m?.name ?? '')),
+      h('td', {}, m?.destructive ? h('strong', { class: 'badge danger' }, 'destructive') : h('span', { class: 'badge' }, 'additive')),
+      h('td', {}, m?.reason ? String(m.reason) : ''),
+      h('td', {}, sqlBlock(m?.sql)))))))
+}
+
+function explain (error) {
+  if (error.status === 404) return `The server has no migrations endpoint (404 ${error.message}). Update fastbase to manage migrations here.`
+  if (error.status === 403) return `Not allowed: ${error.message}`
+  return `Could not load migrations: ${error.status ? `${error.status} ` : ''}${error.message}`
+}
+
+export function renderMigrations (root, { can }) {
+  const headingId = uid('migrations')
+  const heading = h('h2', { id: headingId, tabindex: '-1' }, 'Migrations')
+  const alert = h('div', { class: 'alert', role: 'alert' })
+  const status = h('p', { class: 'status', role: 'status' })
+  const body = h('div', { class: 'migrations-body' }, h('p', {}, 'Loading migrations…'))
+  const preview = h('div', { class: 'preview' })
+  const note = can.migrate ? null : h('p', { class: 'note' }, 'Only the superadmin can apply migrations.')
+  const previewButton = h('button', { type: 'button', class: 'button', disabled: true, onclick: () => dryRun() }, 'Preview')
+  const applyButton = h('button', { type: 'button', class: 'button primary', disabled: true, onclick: () => apply() }, 'Apply pending')
+  let pending = []
+
+  replace(root, h('section', { class: 'view' },
+    h('div', { class: 'view-head' }, heading, h('div', { class: 'buttons' }, previewButton, applyButton)),
+    note, status, alert, body, preview))
+
+  function setButtons () {
+    previewButton.disabled = !can.migrate || pending.length === 0
+    applyButton.disabled = !can.migrate || pending.length === 0
+  }
+
+  async function load () {
+    try {
+      const answer = await api.get('/migrations')
+      pending = list(answer?.pending)
+      replace(body,
+        h('h3', {}, `Pending (${pending.length})`),
+        pendingTable(pending, 'Pending migrations, in the order they would apply'),
+        h('h3', {}, `Applied (${list(answer?.migrations).length})`),
+        appliedTable(list(answer?.migrations)))
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      if (error.status === 401) return
+      pending = []
+      replace(body)
+      announce(alert, explain(error))
+    }
+    setButtons()
+  }
+
+  async function dryRun () {
+    announce(alert, '')
+    try {
+      const plan = await api.post('/migrations', { dryRun: true })
+      replace(preview, h('h3', {}, 'Preview (nothing applied)'), pendingTable(list(plan?.pending ?? plan?.planned ?? plan?.applied), 'Migrations the apply would run'))
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      if (error.status !== 401) announce(alert, `Preview failed: ${error.message}`)
+    }
+  }
+
+  async function apply () {
+    const destructive = pending.filter((m) => m?.destructive).length
+    const ok = await confirmDialog({
+      title: 'Apply pending migrations?',
+      message: `Apply ${pending.length} pending ${pending.length === 1 ? 'migration' : 'migrations'}${destructive > 0 ? `, ${destructive} of them destructive (data in dropped or changed columns and tables is lost)` : ''}?`,
+      confirmLabel: 'Apply'
+    })
+    if (!ok) return
+    announce(alert, '')
+    applyButton.disabled = true
+    try {
+      const answer = await api.post('/migrations', {})
+      const applied = list(answer?.applied)
+      announce(status, `Applied ${applied.length} ${applied.length === 1 ? 'migration' : 'migrations'}.`)
+      replace(preview)
+      await load()
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error
+      if (error.status !== 401) announce(alert, `Apply failed: ${error.message}`)
+      setButtons()
+    }
+  }
+
+  load()
+  return { focus: () => heading.focus() }
+}

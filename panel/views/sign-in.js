@@ -1,0 +1,44 @@
+// The sign-in form: the service token (superadmin) or an admin password (editor, viewer).
+import { api, ApiError } from '../api.js'
+import { h, replace } from '../dom.js'
+
+/** Renders the form into `root`; `onSignedIn(answer)` gets `{ token, role, expiresIn }`. */
+export function renderSignIn (root, { appName, message, onSignedIn }) {
+  const input = h('input', { id: 'signin-password', type: 'password', name: 'password', autocomplete: 'current-password', required: true, 'aria-describedby': 'signin-error' })
+  const error = h('p', { id: 'signin-error', class: 'form-error', role: 'alert' }, message ?? '')
+  const button = h('button', { type: 'submit', class: 'button primary' }, 'Sign in')
+  const form = h('form', { class: 'signin-form', novalidate: true },
+    h('label', { for: 'signin-password' }, 'Token or password'),
+    input,
+    error,
+    button)
+  replace(root, h('main', { class: 'signin', id: 'main' },
+    h('h1', {}, appName ? `${appName} admin` : 'fastbase admin'),
+    h('p', { class: 'hint' }, 'Sign in with the service token (superadmin), or the editor or viewer password.'),
+    form))
+  input.focus()
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    if (input.value === '') {
+      error.textContent = 'Enter the service token or an admin password.'
+      input.focus()
+      return
+    }
+    button.disabled = true
+    form.setAttribute('aria-busy', 'true')
+    error.textContent = ''
+    try {
+      const answer = await api.login(input.value)
+      onSignedIn(answer)
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e
+      error.textContent = e.status === 401 ? 'Sign-in failed: that is not the service token or an admin password.' : `Sign-in failed: ${e.message}`
+      input.select()
+      input.focus()
+    } finally {
+      button.disabled = false
+      form.removeAttribute('aria-busy')
+    }
+  })
+}

@@ -1,0 +1,551 @@
+// The admin panel in a real browser (Debian's chromium via playwright-core), against a fastbase
+// started here with its own config (test/fixtures/panel/config.ts), by accessible names only:
+// sign-in and sign-out, tables (types, filter, sort, paging, downloads), records (create, edit,
+// delete, the API's errors), actions, migrations and settings, as superadmin, editor and viewer.
+// Every page asserts it never requested another origin and logged no error.
+// SQLite only: the panel is a client of the HTTP API, whose behaviour on PostgreSQL the API tests cover.
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import type { Page } from 'playwright-core'
+import { adminToken, buildApp } from './helper.js'
+import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
+import { foreignRequests, launch, listen, openPanel, screenshot, signIn, type PanelPage } from './fixtures/panel/browser.js'
+
+const browser = await launch(t)
+
+interface Served { app: FastifyInstance, origin: string, panel: string, api: string }
+
+async function serve (t: Test): Promise<Served> {
+  const app = await buildApp(t, panelConfig())
+  return { app, ...await listen(t, app) }
+}
+
+async function call (served: Served, path: string, body?: unknown, token = adminToken): Promise<{ status: number, json: any }> {
+  const init: RequestInit = { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${token}` } }
+  if (body instanceof FormData) init.body = body
+  else if (body !== undefined) {
+    init.body = JSON.stringify(body)
+    init.headers = { ...init.headers, 'content-type': 'application/json' }
+  }
+  const res = await fetch(`${served.api}${path}`, init)
+  return { status: res.status, json: await res.json() }
+}
+
+async function notes (served: Served): Promise<any[]> {
+  const { json } = await call(served, '/table/notes/list?limit=1000&order=title')
+  return json.items
+}
+
+const XSS_TITLE = '<img src=x onerror="window.__xss = 1">'
+
+/** alpha (every type, a file), beta, and a title that is markup. */
+async function seed (served: Served): Promise<void> {
+  const form = new FormData()
+  form.append('@filePayload', new Blob(['hello from the panel test'], { type: 'text/plain' }), 'hello.txt')
+  form.append('@jsonPayload', JSON.stringify({
+    values: { title: 'alpha', done: true, priority: 3, score: 2.5, due: '2024-05-06T07:08:09Z', status: 'open', meta: { tags: ['x', 'y'] }, attachment: '@filePayload.0', internal: 'staff only' },
+    returning: '*'
+  }))
+  const alpha = await call(served, '/table/notes/insert', form)
+  if (alpha.status !== 200) throw new Error(JSON.stringify(alpha.json))
+  const rest = await call(served, '/table/notes/insert', { values: [{ title: 'beta', priority: 1 }, { title: XSS_TITLE, priority: 0 }] })
+  if (rest.status !== 200) throw new Error(JSON.stringify(rest.json))
+}
+
+/** The texts of one column of the records table, by its header. */
+async function column (page: Page, name: string): Promise<string[]> {
+  return await page.evaluate((name) => {
+    const headers = [...document.querySelectorAll('table.records thead th')]
+    const index = headers.findIndex((th) => th.querySelector('button')?.firstChild?.textContent === name)
+    return [...document.querySelectorAll('table.records tbody tr')].map((tr) => (tr as HTMLTableRowElement).cells[index]?.textContent ?? '')
+  }, name)
+}
+
+const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text })
+
+async function clean (t: Test, panel: PanelPage, origin: string): Promise<void> {
+  t.same(foreignRequests(panel.requests, origin), [], 'no request left the origin')
+  t.same(panel.errors, [], 'no console error or uncaught exception')
+}
+
+t.test('the panel is self-contained, served with a strict CSP, and never writes HTML from data', async (t) => {
+  const served = await serve(t)
+  const res = await fetch(served.panel)
+  t.equal(res.status, 200)
+  const csp = res.headers.get('content-security-policy') ?? ''
+  t.match(csp, /default-src 'none'/)
+  t.match(csp, /script-src 'self'(;|$)/, 'scripts from this origin only, none inline')
+  t.match(csp, /connect-src 'self'/)
+  t.equal(res.headers.get('x-content-type-options'), 'nosniff')
+  const html = await res.text()
+  t.notMatch(html, /(src|href)="(https?:)?\/\//, 'no external asset in index.html')
+  t.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script')
+  t.notMatch(html, /\sstyle=|<style/, 'no inline style')
+  t.match(res.headers.get('content-type'), /text\/html/)
+  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)])
+  const sources = files(join(import.meta.dirname, '..', 'panel')).filter((f) => f.endsWith('.js'))
+  t.ok(sources.length >= 8, 'the panel is a handful of ES modules')
+  for (const file of sources) {
+    const text = readFileSync(file, 'utf8')
+    t.notMatch(text, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, `${file.split('/panel/')[1]} builds DOM nodes, never HTML strings`)
+    t.notMatch(text, /https?:\/\//, `${file.split('/panel/')[1]} names no other origin`)
+  }
+  const moduleRes = await fetch(`${served.origin}/panel/app.js`)
+  t.match(moduleRes.headers.get('content-type'), /javascript/)
+  t.match(moduleRes.headers.get('content-security-policy'), /default-src 'none'/)
+})
+
+t.test('superadmin: sign-in, tables, records, actions, migrations, settings, sign-out', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  await seed(served)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+
+  await t.test('a wrong password shows an error and stays signed out', async (t) => {
+    await page.getByLabel('Token or password').waitFor()
+    await screenshot(page, 'sign-in')
+    await page.getByLabel('Token or password').fill('not-the-token')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    const alert = page.getByRole('alert').filter({ hasText: 'Sign-in failed' })
+    await alert.waitFor()
+    t.match(await alert.textContent(), /not the service token or an admin password/)
+    t.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0, 'no Sign out: still signed out')
+    t.equal(await page.getByRole('navigation').count(), 0, 'no navigation before sign-in')
+  })
+
+  await t.test('the service token signs in as superadmin; a reload stays signed in', async (t) => {
+    await signIn(page, adminToken)
+    t.match(await page.getByText('Signed in as').textContent(), /superadmin/)
+    const nav = page.getByRole('navigation', { name: 'Panel' })
+    for (const name of ['notes', 'users', 'Actions', 'Migrations', 'Settings']) t.equal(await nav.getByRole('link', { name, exact: true }).count(), 1, `navigation has ${name}`)
+    await page.getByRole('heading', { name: 'notes', level: 2 }).waitFor()
+    const stored = await page.evaluate(() => [sessionStorage.length, localStorage.length])
+    t.same(stored, [1, 0], 'the token is in sessionStorage, nothing in localStorage')
+    await page.reload()
+    await page.getByRole('button', { name: 'Sign out' }).waitFor()
+    t.equal(await page.getByLabel('Token or password').count(), 0, 'no sign-in form after the reload')
+  })
+
+  await t.test('a table: a header per field, values by type, the total, a file download', async (t) => {
+    await page.getByRole('link', { name: 'notes', exact: true }).click()
+    await page.getByText('3 records').waitFor()
+    for (const name of ['id', 'created', 'updated', 'title', 'done', 'priority', 'score', 'due', 'status', 'meta', 'attachment', 'internal']) {
+      t.equal(await page.getByRole('columnheader', { name, exact: true }).count(), 1, `column ${name}`)
+    }
+    const alpha = row(page, 'alpha')
+    const text = await alpha.textContent()
+    t.match(text, /true/, 'bool as true')
+    t.match(text, /2024-05-06 07:08:09 UTC/, 'date readable, in UTC')
+    t.match(text, /\{"tags":\["x","y"\]\}/, 'json as JSON text')
+    t.match(text, /2\.5/)
+    t.match(text, /staff only/, 'an admin sees noSelect fields')
+    t.match(await row(page, 'beta').textContent(), /null/, 'null shown as null')
+    t.equal(await page.evaluate(() => (window as any).__xss), undefined, 'a title holding markup did not run')
+    t.equal(await row(page, XSS_TITLE).count(), 1, 'it shows as text')
+
+    const link = alpha.getByRole('link', { name: /^hello_.*\.txt$/ })
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()])
+    t.match(download.suggestedFilename(), /^hello_.*\.txt$/)
+    t.equal(readFileSync((await download.path())!, 'utf8'), 'hello from the panel test', 'the download carries the token and the file')
+    await screenshot(page, 'table')
+  })
+
+  await t.test('filter (Enter applies, errors shown) and sorting by a column header', async (t) => {
+    const filter = page.getByLabel('Filter')
+    await filter.fill('priority > 1')
+    await filter.press('Enter')
+    await page.getByText('1 record', { exact: true }).waitFor()
+    t.same(await column(page, 'title'), ['alpha'])
+    await filter.fill('title ==')
+    await filter.press('Enter')
+    const error = page.getByRole('alert').filter({ hasText: 'Invalid where' })
+    await error.waitFor()
+    t.match(await error.textContent(), /Invalid where: .*position/, 'the API error is shown')
+    t.equal(await filter.getAttribute('aria-invalid'), 'true')
+    await filter.fill('')
+    await filter.press('Enter')
+    await page.getByText('3 records').waitFor()
+
+    await page.getByRole('columnheader', { name: 'priority' }).click()
+    await page.locator('th[aria-sort="ascending"]').waitFor()
+    t.same(await column(page, 'priority'), ['0', '1', '3'], 'ascending')
+    await page.getByRole('button', { name: 'priority', exact: true }).click()
+    await page.locator('th[aria-sort="descending"]').waitFor()
+    t.same(await column(page, 'priority'), ['3', '1', '0'], 'descending')
+    t.match(page.url(), /order=-priority/, 'the sort is in the URL, so a reload keeps it')
+  })
+
+  await t.test('New record: typed inputs; Save creates', async (t) => {
+    await page.getByRole('button', { name: 'New record' }).click()
+    const dialog = page.getByRole('dialog', { name: 'New record in notes' })
+    await dialog.waitFor()
+    t.equal(await dialog.getByLabel('done').getAttribute('type'), 'checkbox')
+    t.equal(await dialog.getByLabel('priority').getAttribute('type'), 'number')
+    t.equal(await dialog.getByLabel('score').getAttribute('type'), 'number')
+    t.equal(await dialog.getByLabel('due').getAttribute('type'), 'date')
+    t.equal(await dialog.getByLabel('meta').evaluate((e) => e.tagName), 'TEXTAREA')
+    t.equal(await dialog.getByLabel('attachment').getAttribute('type'), 'file')
+    t.equal(await dialog.getByLabel('status').evaluate((e) => e.tagName), 'SELECT')
+    for (const name of ['id', 'created', 'updated']) t.equal(await dialog.getByLabel(name, { exact: true }).count(), 0, `${name} is not asked for (set by the server)`)
+    await dialog.getByLabel('title').fill('gamma')
+    await dialog.getByLabel('done').check()
+    await dialog.getByLabel('priority').fill('7')
+    await dialog.getByLabel('score').fill('0.25')
+    await dialog.getByLabel('due').fill('2025-02-03')
+    await dialog.getByLabel('status').selectOption('closed')
+    await dialog.getByLabel('meta').fill('{"k": [1, 2]}')
+    await dialog.getByLabel('attachment').setInputFiles({ name: 'gamma.txt', mimeType: 'text/plain', buffer: Buffer.from('gamma file') })
+    await screenshot(page, 'record-form')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Record created.' }).waitFor()
+    t.equal(await dialog.count(), 0, 'the form closed')
+    await page.getByText('4 records').waitFor()
+    const gamma = (await notes(served)).find((n) => n.title === 'gamma')
+    t.match(gamma, { done: true, priority: 7, score: 0.25, due: '2025-02-03T00:00:00.000Z', status: 'closed', meta: { k: [1, 2] }, attachment: /^gamma_.*\.txt$/ }, 'stored with its types')
+    const file = await fetch(`${served.api}/files/notes/${gamma.id}/${gamma.attachment}`, { headers: { authorization: `Bearer ${adminToken}` } })
+    t.equal(await file.text(), 'gamma file', 'the file was uploaded')
+  })
+
+  await t.test('Save shows validation, constraint and trigger errors; nothing is created', async (t) => {
+    await page.getByRole('button', { name: 'New record' }).click()
+    const dialog = page.getByRole('dialog', { name: 'New record in notes' })
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    const formError = dialog.getByRole('alert')
+    await formError.filter({ hasText: 'Validation Error' }).waitFor()
+    t.equal(await dialog.getByLabel('title').getAttribute('aria-invalid'), 'true', 'title marked invalid')
+    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /Required/, 'the message is at the field')
+    t.match(await dialog.getByLabel('title').evaluate((e) => e.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent).join(' ')), /Required/, 'and is the field\'s description')
+
+    await dialog.getByLabel('title').fill('delta')
+    await dialog.getByLabel('priority').fill('-1')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await formError.filter({ hasText: 'Constraint violation' }).waitFor()
+    t.equal(await dialog.getByLabel('priority').getAttribute('aria-invalid'), 'true', 'the check is reported at priority')
+    t.equal(await dialog.getByLabel('title').getAttribute('aria-invalid'), null, 'title is fine now')
+
+    await dialog.getByLabel('priority').fill('1')
+    await dialog.getByLabel('title').fill('alpha')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await dialog.getByLabel('title').and(page.locator('[aria-invalid="true"]')).waitFor()
+    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /unique|exists|already/i, 'a duplicate title is refused at the field')
+
+    await dialog.getByLabel('title').fill('blocked by the trigger')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await formError.filter({ hasText: 'Titles starting with blocked are refused' }).waitFor()
+    t.pass('the trigger\'s message is shown at the form')
+
+    await dialog.getByLabel('title').fill('epsilon')
+    await dialog.getByLabel('meta').fill('{not json')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await dialog.getByText(/Not valid JSON/).waitFor()
+    t.equal(await dialog.getByLabel('meta').getAttribute('aria-invalid'), 'true')
+    await screenshot(page, 'record-errors')
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    t.equal(await dialog.count(), 0)
+    t.equal((await notes(served)).length, 4, 'nothing was created by the failed saves')
+  })
+
+  await t.test('Edit fills the form; Save updates what changed', async (t) => {
+    const sent: string[] = []
+    const listener = (r: import('playwright-core').Request) => { if (r.url().includes('/edit/')) sent.push(r.postData() ?? '') }
+    page.on('request', listener)
+    await row(page, 'beta').getByRole('button', { name: 'Edit' }).click()
+    const dialog = page.getByRole('dialog', { name: /^Edit record .* in notes$/ })
+    await dialog.waitFor()
+    t.equal(await dialog.getByLabel('title').inputValue(), 'beta', 'filled with the record')
+    t.equal(await dialog.getByLabel('priority').inputValue(), '1')
+    await dialog.getByLabel('title').fill('beta two')
+    await dialog.getByLabel('done').check()
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Record saved.' }).waitFor()
+    await row(page, 'beta two').waitFor()
+    page.off('request', listener)
+    t.same(JSON.parse(sent[0]), { title: 'beta two', done: true }, 'only the changed fields are sent')
+    t.match((await notes(served)).find((n) => n.title === 'beta two'), { done: true, priority: 1 })
+  })
+
+  await t.test('Delete asks first; Cancel keeps the record, Delete removes it', async (t) => {
+    await row(page, 'beta two').getByRole('button', { name: 'Delete' }).click()
+    const confirm = page.getByRole('dialog', { name: 'Delete record?' })
+    await confirm.waitFor()
+    await screenshot(page, 'delete-confirm')
+    await confirm.getByRole('button', { name: 'Cancel' }).click()
+    t.equal(await confirm.count(), 0)
+    t.ok((await notes(served)).some((n) => n.title === 'beta two'), 'Cancel deleted nothing')
+    await row(page, 'beta two').getByRole('button', { name: 'Delete' }).click()
+    await confirm.getByRole('button', { name: 'Delete' }).click()
+    await page.getByRole('status').filter({ hasText: 'Record deleted.' }).waitFor()
+    await page.getByText('3 records').waitFor()
+    t.notOk((await notes(served)).some((n) => n.title === 'beta two'), 'deleted')
+  })
+
+  await t.test('an account table: passwords hidden, written hashed', async (t) => {
+    await page.getByRole('link', { name: 'users', exact: true }).click()
+    await page.getByText('0 records').waitFor()
+    await page.getByRole('button', { name: 'New record' }).click()
+    const dialog = page.getByRole('dialog', { name: 'New record in users' })
+    t.equal(await dialog.getByLabel('password', { exact: true }).getAttribute('type'), 'password')
+    t.equal(await dialog.getByLabel('email').getAttribute('type'), 'email')
+    t.equal(await dialog.getByLabel('password_salt').count(), 0, 'the salt is the server\'s')
+    await dialog.getByLabel('username').fill('ada')
+    await dialog.getByLabel('email').fill('ada@example.com')
+    await dialog.getByLabel('password', { exact: true }).fill('correct horse battery')
+    await dialog.getByLabel('name', { exact: true }).fill('Ada')
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByText('1 record', { exact: true }).waitFor()
+    t.notMatch(await row(page, 'ada@example.com').textContent(), /correct horse/, 'the password is not shown')
+    const login = await fetch(`${served.api}/table/users/auth/login-password`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ identity: 'ada@example.com', password: 'correct horse battery' }) })
+    t.equal(login.status, 200, 'the account signs in with the password set in the panel')
+  })
+
+  await t.test('Actions: a form per action, typed params, Run shows the result or the error', async (t) => {
+    await page.getByRole('link', { name: 'Actions' }).click()
+    await page.getByRole('heading', { name: 'Actions', level: 2 }).waitFor()
+    const count = page.getByRole('article', { name: 'count_notes' })
+    t.equal(await count.getByLabel('min').getAttribute('type'), 'number')
+    t.match(await count.textContent(), /optional/, 'an optional param is marked')
+    await count.getByRole('button', { name: 'Run' }).click()
+    await count.getByRole('status').filter({ hasText: '"n": 3' }).waitFor()
+    await count.getByLabel('min').fill('2')
+    await count.getByRole('button', { name: 'Run' }).click()
+    await count.getByRole('status').filter({ hasText: '"n": 2' }).waitFor()
+    t.pass('results shown')
+
+    const add = page.getByRole('article', { name: 'add_note' })
+    t.equal(await add.getByLabel('urgent').evaluate((e) => e.tagName), 'SELECT', 'an optional boolean may be left unset')
+    await add.getByRole('button', { name: 'Run' }).click()
+    await add.getByRole('alert').filter({ hasText: 'Validation Error' }).waitFor()
+    t.equal(await add.getByLabel('title').getAttribute('aria-invalid'), 'true', 'the missing param is marked at its input')
+    await add.getByLabel('title').fill('from an action')
+    await add.getByLabel('priority').fill('4')
+    await add.getByRole('button', { name: 'Run' }).click()
+    await add.getByRole('status').filter({ hasText: 'Result' }).waitFor()
+    t.same(JSON.parse((await add.locator('pre').textContent())!), [[]], 'the result as the API answered it (an INSERT step without returning)')
+    t.ok((await notes(served)).some((n) => n.title === 'from an action' && n.priority === 4), 'the action ran')
+
+    const guarded = page.getByRole('article', { name: 'positive_only' })
+    await guarded.getByLabel('n', { exact: true }).fill('-1')
+    await guarded.getByRole('button', { name: 'Run' }).click()
+    await guarded.getByRole('alert').filter({ hasText: 'Forbidden' }).waitFor()
+    t.match(await guarded.getByRole('alert').textContent(), /403/, 'a guard refusing is shown as an error')
+    await screenshot(page, 'actions')
+  })
+
+  await t.test('Settings: the config with its secrets redacted', async (t) => {
+    await page.getByRole('link', { name: 'Settings' }).click()
+    await page.getByRole('heading', { name: 'General' }).waitFor()
+    const text = await page.getByRole('main').textContent()
+    t.match(text, /Panel Test/)
+    t.match(text, /\*\*\*/, 'secrets show as ***')
+    for (const secret of ['panel-test-jwt-secret', EDITOR_PASSWORD, VIEWER_PASSWORD]) t.notOk(text!.includes(secret), 'no secret value on the page')
+    t.equal(await page.getByText(/^notes · \d+ fields$/).count(), 1, 'each table with its fields')
+    await screenshot(page, 'settings')
+  })
+
+  await t.test('Migrations: the view loads the endpoint or explains why it cannot', async (t) => {
+    await page.getByRole('link', { name: 'Migrations' }).click()
+    await page.getByRole('heading', { name: 'Migrations', level: 2 }).waitFor()
+    const res = await call(served, '/migrations')
+    if (res.status === 404) {
+      await page.getByRole('alert').filter({ hasText: 'no migrations endpoint' }).waitFor()
+      t.ok(await page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'nothing to apply')
+    } else {
+      t.equal(res.status, 200)
+      await page.getByRole('heading', { name: /^Applied/ }).waitFor()
+      t.match(await page.getByRole('main').textContent(), new RegExp(res.json.migrations[0].name), 'the initial migration is listed')
+    }
+    await screenshot(page, 'migrations')
+  })
+
+  await t.test('Sign out returns to the form; a reload stays signed out', async (t) => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByLabel('Token or password').waitFor()
+    t.equal(await page.evaluate(() => sessionStorage.length), 0, 'the token is gone')
+    await page.reload()
+    await page.getByLabel('Token or password').waitFor()
+    t.equal(await page.getByRole('button', { name: 'Sign out' }).count(), 0)
+  })
+
+  await clean(t, panel, served.origin)
+})
+
+/** Every button named like one of these on the page is disabled (none, or all disabled). */
+async function writeControlsDisabled (t: Test, page: Page, where: string): Promise<void> {
+  for (const name of ['New record', 'Save', 'Delete', 'Run', 'Apply']) {
+    const buttons = await page.getByRole('button', { name }).all()
+    const enabled = []
+    for (const b of buttons) if (await b.isEnabled()) enabled.push(b)
+    t.equal(enabled.length, 0, `${where}: no enabled "${name}" control (${buttons.length} disabled)`)
+  }
+}
+
+t.test('viewer: reads everything, pages through, writes nothing', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  await seed(served)
+  const filler = Array.from({ length: 57 }, (_, i) => ({ title: `filler ${String(i).padStart(2, '0')}`, priority: 10 + i }))
+  await call(served, '/table/notes/insert', { values: filler })
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  await signIn(page, VIEWER_PASSWORD)
+  t.match(await page.getByText('Signed in as').textContent(), /viewer \(read only\)/)
+
+  await page.getByText('60 records').waitFor()
+  t.equal(await page.locator('table.records tbody tr').count(), 50, 'one page of 50 rows in the DOM')
+  t.match(await page.getByText(/^Page \d+ of \d+$/).textContent(), /Page 1 of 2/)
+  t.ok(await page.getByRole('button', { name: 'Previous' }).isDisabled(), 'no previous page')
+  await page.getByRole('button', { name: 'Next' }).click()
+  await page.getByText('Page 2 of 2').waitFor()
+  t.equal(await page.locator('table.records tbody tr').count(), 10, 'the last 10 rows')
+  t.ok(await page.getByRole('button', { name: 'Next' }).isDisabled(), 'no next page')
+  await page.getByRole('button', { name: 'Previous' }).click()
+  await page.getByText('Page 1 of 2').waitFor()
+
+  await page.getByLabel('Filter').fill("title ~ 'filler 0%'")
+  await page.getByLabel('Filter').press('Enter')
+  await page.getByText('10 records').waitFor()
+  t.pass('a viewer filters')
+  await page.getByRole('button', { name: 'title', exact: true }).click()
+  await page.getByRole('button', { name: 'title', exact: true }).click()
+  await page.locator('th[aria-sort="descending"]').waitFor()
+  t.equal((await column(page, 'title'))[0], 'filler 09', 'and sorts')
+
+  await writeControlsDisabled(t, page, 'table')
+  t.equal(await page.getByRole('button', { name: 'Edit' }).count(), 10, 'each row shows Edit')
+  for (const b of await page.getByRole('button', { name: 'Edit' }).all()) t.ok(await b.isDisabled(), 'disabled')
+  await screenshot(page, 'viewer')
+
+  await page.getByRole('link', { name: 'Actions' }).click()
+  await page.getByRole('article', { name: 'count_notes' }).waitFor()
+  await writeControlsDisabled(t, page, 'actions')
+  await page.getByRole('link', { name: 'Migrations' }).click()
+  await page.getByRole('heading', { name: 'Migrations', level: 2 }).waitFor()
+  await page.getByRole('status').or(page.getByRole('alert')).or(page.getByRole('heading', { name: /^Applied/ })).first().waitFor()
+  await writeControlsDisabled(t, page, 'migrations')
+  await page.getByRole('link', { name: 'Settings' }).click()
+  await page.getByRole('heading', { name: 'General' }).waitFor()
+  t.pass('a viewer reads the settings')
+
+  // The server agrees: a viewer's token writes nothing and runs no action.
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('fastbase-panel-session')!).token)
+  t.equal((await call(served, '/table/notes/insert', { values: { title: 'viewer' } }, token)).status, 403, 'insert refused by the API')
+  t.equal((await call(served, '/action/add_note', { title: 'viewer' }, token)).status, 403, 'actions refused by the API')
+  t.notOk((await notes(served)).some((n) => n.title === 'viewer'))
+  await clean(t, panel, served.origin)
+})
+
+t.test('editor: writes records and runs actions, applies no migration', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  await seed(served)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  await signIn(page, EDITOR_PASSWORD)
+  t.match(await page.getByText('Signed in as').textContent(), /editor/)
+  await page.getByText('3 records').waitFor()
+
+  await page.getByRole('button', { name: 'New record' }).click()
+  const dialog = page.getByRole('dialog', { name: 'New record in notes' })
+  await dialog.getByLabel('title').fill('by the editor')
+  await dialog.getByRole('button', { name: 'Save' }).click()
+  await page.getByText('4 records').waitFor()
+  await row(page, 'by the editor').getByRole('button', { name: 'Edit' }).click()
+  await page.getByRole('dialog').getByLabel('priority').fill('9')
+  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
+  await page.getByRole('status').filter({ hasText: 'Record saved.' }).waitFor()
+  t.match((await notes(served)).find((n) => n.title === 'by the editor'), { priority: 9 }, 'created and edited')
+  await row(page, 'alpha').getByRole('button', { name: 'Delete' }).click()
+  await page.getByRole('dialog', { name: 'Delete record?' }).getByRole('button', { name: 'Delete' }).click()
+  await page.getByText('3 records').waitFor()
+  t.notOk((await notes(served)).some((n) => n.title === 'alpha'), 'deleted')
+
+  await page.getByRole('link', { name: 'Actions' }).click()
+  const add = page.getByRole('article', { name: 'add_note' })
+  await add.getByLabel('title').fill('editor action')
+  await add.getByRole('button', { name: 'Run' }).click()
+  await add.getByRole('status').filter({ hasText: 'Result' }).waitFor()
+  t.ok((await notes(served)).some((n) => n.title === 'editor action'), 'an editor runs actions')
+
+  await page.getByRole('link', { name: 'Migrations' }).click()
+  await page.getByRole('heading', { name: 'Migrations', level: 2 }).waitFor()
+  await page.getByText('Only the superadmin can apply migrations.').waitFor()
+  t.ok(await page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'Apply pending is the superadmin\'s')
+  await clean(t, panel, served.origin)
+})
+
+t.test('expiry: the token\'s end, a 401 and a stale stored session all return to the form', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  await page.clock.install()
+  await page.reload()
+  await signIn(page, EDITOR_PASSWORD)
+  await page.getByText('0 records').waitFor()
+  await page.clock.fastForward('03:00:01')
+  await page.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
+  t.equal(await page.getByLabel('Token or password').count(), 1, 'after expiresIn the form is back')
+  t.equal(await page.evaluate(() => sessionStorage.length), 0, 'and the token forgotten')
+
+  const page2 = (await openPanel(t, browser!, served.panel)).page
+  await signIn(page2, EDITOR_PASSWORD)
+  // A token the server no longer accepts (e.g. signed with a rotated key): the first 401 signs out.
+  await page2.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
+    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, token: `${s.token.slice(0, -4)}AAAA` }))
+  })
+  await page2.reload()
+  await page2.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
+  t.pass('a 401 from the API returns to the form')
+
+  await signIn(page2, EDITOR_PASSWORD)
+  await page2.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
+    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, expiresAt: Date.now() - 1000 }))
+  })
+  await page2.reload()
+  await page2.getByLabel('Token or password').waitFor()
+  t.equal(await page2.getByRole('button', { name: 'Sign out' }).count(), 0, 'a stored session past its expiry is not used')
+})
+
+t.test('keyboard only: sign in, create a record, Escape, move between tables, skip link', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  const focused = async () => await page.evaluate(() => document.activeElement?.textContent)
+  await page.getByLabel('Token or password').waitFor()
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'signin-password', 'the password input has focus')
+  await page.keyboard.type(adminToken)
+  await page.keyboard.press('Enter')
+  await page.getByText('0 records').waitFor()
+  t.equal(await focused(), 'notes', 'after sign-in, focus is on the view\'s heading')
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'New record')
+  await page.keyboard.press('Enter')
+  const dialog = page.getByRole('dialog', { name: 'New record in notes' })
+  await dialog.waitFor()
+  t.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement).name), 'title', 'focus starts in the form')
+  await page.keyboard.press('Escape')
+  await dialog.waitFor({ state: 'detached' })
+  t.equal(await focused(), 'New record', 'Escape closes it and focus returns')
+  await page.keyboard.press('Enter')
+  await dialog.waitFor()
+  await page.keyboard.type('typed only')
+  await page.keyboard.press('Enter')
+  await page.getByText('1 record', { exact: true }).waitFor()
+  t.ok((await notes(served)).some((n) => n.title === 'typed only'), 'Enter in the form saves')
+  // Backwards from "New record": Settings, Migrations, Actions, users (the navigation).
+  for (const name of ['Settings', 'Migrations', 'Actions', 'users']) {
+    await page.keyboard.press('Shift+Tab')
+    t.equal(await focused(), name)
+  }
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: 'users', level: 2 }).waitFor()
+  t.equal(await focused(), 'users', 'the users view, focus on its heading')
+  await page.reload()
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'Skip to content', 'the first stop is the skip link')
+  await page.keyboard.press('Enter')
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'it moves focus to the content')
+  await clean(t, panel, served.origin)
+})
