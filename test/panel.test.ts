@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { Page } from 'playwright-core'
-import { adminToken, buildApp } from './helper.js'
+import { adminToken, buildApp, sharedDatabase } from './helper.js'
 import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
 import { foreignRequests, launch, listen, openPanel, screenshot, signIn, type PanelPage } from './fixtures/panel/browser.js'
 
@@ -547,5 +547,55 @@ t.test('keyboard only: sign in, create a record, Escape, move between tables, sk
   t.equal(await focused(), 'Skip to content', 'the first stop is the skip link')
   await page.keyboard.press('Enter')
   t.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'it moves focus to the content')
+  await clean(t, panel, served.origin)
+})
+
+t.test('migrations: a destructive change waits; the editor sees it, the superadmin previews and applies it', { skip: browser === undefined }, async (t) => {
+  const databaseUrl = sharedDatabase(t, 'sqlite')
+  const first = await buildApp(t, panelConfig(), { databaseUrl })
+  await first.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { authorization: `Bearer ${adminToken}` }, payload: { values: { title: 'kept', score: 1.5 } } })
+  await first.close()
+  // The same project without notes.score: dropping a column never happens on start.
+  const changed = panelConfig()
+  changed.tables[0].fields = changed.tables[0].fields.filter((f) => f.name !== 'score')
+  const app = await buildApp(t, changed, { databaseUrl })
+  const served: Served = { app, ...await listen(t, app) }
+  const status = await call(served, '/migrations')
+  t.equal(status.status, 200, 'the server has the migrations endpoints')
+  t.equal(status.json.pending.length, 1, 'one pending migration')
+  t.equal(status.json.pending[0].destructive, true, 'destructive')
+
+  const editor = await openPanel(t, browser!, `${served.panel}#/migrations`)
+  await signIn(editor.page, EDITOR_PASSWORD)
+  await editor.page.getByRole('heading', { name: 'Pending (1)' }).waitFor()
+  t.match(await editor.page.getByRole('row').filter({ hasText: 'destructive' }).textContent(), /notes/, 'the pending change, its table and kind')
+  t.ok(await editor.page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'the editor cannot apply')
+  t.ok(await editor.page.getByRole('button', { name: 'Preview' }).isDisabled())
+  await clean(t, editor, served.origin)
+
+  const panel = await openPanel(t, browser!, `${served.panel}#/migrations`)
+  const { page } = panel
+  await signIn(page, adminToken)
+  await page.getByRole('heading', { name: 'Pending (1)' }).waitFor()
+  const pendingRow = page.getByRole('row').filter({ hasText: 'destructive' })
+  await pendingRow.getByText('SQL').click()
+  t.match(await pendingRow.locator('pre').textContent(), /notes/, 'its SQL can be read')
+  await page.getByRole('button', { name: 'Preview' }).click()
+  await page.getByRole('heading', { name: 'Preview (nothing applied)' }).waitFor()
+  t.equal((await call(served, '/migrations')).json.pending.length, 1, 'a preview applies nothing')
+  await screenshot(page, 'migrations')
+  await page.getByRole('button', { name: 'Apply pending' }).click()
+  const confirm = page.getByRole('dialog', { name: 'Apply pending migrations?' })
+  t.match(await confirm.textContent(), /1 of them destructive/, 'the confirmation says what is at stake')
+  await confirm.getByRole('button', { name: 'Apply' }).click()
+  await page.getByRole('status').filter({ hasText: 'Applied 1 migration.' }).waitFor()
+  await page.getByRole('heading', { name: 'Pending (0)' }).waitFor()
+  const after = await call(served, '/migrations')
+  t.equal(after.json.pending.length, 0, 'nothing pending')
+  t.ok(after.json.migrations.length >= 2, 'the change is recorded')
+  t.ok(await page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'nothing left to apply')
+  const kept = await call(served, '/table/notes/list')
+  t.match(kept.json.items, [{ title: 'kept' }], 'the other data stays')
+  t.notOk('score' in kept.json.items[0], 'the column is gone')
   await clean(t, panel, served.origin)
 })

@@ -28,11 +28,12 @@ function pendingTable (pending, caption) {
   if (pending.length === 0) return h('p', {}, 'Nothing pending: the database matches the config.')
   return h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
     h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'name'), h('th', { scope: 'col' }, 'kind'), h('th', { scope: 'col' }, 'reason'), h('th', { scope: 'col' }, 'sql'))),
+    h('thead', {}, h('tr', {}, ['name', 'table', 'kind', 'reason', 'sql'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, pending.map((m) => h('tr', {},
       h('td', {}, String(m?.name ?? '')),
-      h('td', {}, m?.destructive ? h('strong', { class: 'badge danger' }, 'destructive') : h('span', { class: 'badge' }, 'additive')),
-      h('td', {}, m?.reason ? String(m.reason) : ''),
+      h('td', {}, m?.table ? String(m.table) : ''),
+      h('td', {}, m?.destructive ? h('strong', { class: 'badge danger' }, 'destructive') : h('span', { class: 'badge' }, 'safe')),
+      h('td', {}, m?.reason ? String(m.reason) : '', list(m?.waitsFor).length > 0 ? h('p', { class: 'hint' }, `after ${list(m.waitsFor).join(', ')}`) : null),
       h('td', {}, sqlBlock(m?.sql)))))))
 }
 
