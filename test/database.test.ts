@@ -382,6 +382,18 @@ async function startTogether (children: ChildSync[]) {
 
 // ---- connections ----
 
+t.test('a statement prepared before a schema change still runs after it', (t) => forEachDialect(t, 'stale prepared statements', async (t, dialect) => {
+  const { knex, direct } = await openTestDatabase(t, dialect)
+  await knex.raw('CREATE TABLE "stale" ("id" INTEGER PRIMARY KEY, "n" INTEGER)')
+  await knex('stale').insert({ id: 1, n: 2 })
+  const statement = { sql: 'SELECT * FROM "stale" WHERE "id" = ?', native: dialect === 'postgres' ? 'SELECT * FROM "stale" WHERE "id" = $1' : 'SELECT * FROM "stale" WHERE "id" = ?' }
+  const read = async () => (await direct.read(statement, [1]))?.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v])))
+  t.same(await read(), [{ id: 1, n: 2 }])
+  // What a migration does: the result type of `SELECT *` changes (PostgreSQL refuses the old plan).
+  await knex.raw('ALTER TABLE "stale" ADD COLUMN "label" TEXT')
+  t.same(await read(), [{ id: 1, n: 2, label: null }], 'prepared again, with the new column')
+}))
+
 t.test('connection settings', (t) => forEachDialect(t, 'connection settings', async (t, dialect) => {
   const { knex, databaseUrl } = await openTestDatabase(t, dialect)
   if (dialect === 'sqlite') {
