@@ -87,6 +87,8 @@ t.test('the panel is self-contained, served with a strict CSP, and never writes 
   const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)])
   const sources = files(join(import.meta.dirname, '..', 'panel')).filter((f) => f.endsWith('.js'))
   t.ok(sources.length >= 8, 'the panel is a handful of ES modules')
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort()
+  t.same(preloaded, sources.map((f) => f.split('/panel/')[1]).sort(), 'index.html preloads every module (one round trip, not one per import level)')
   for (const file of sources) {
     const text = readFileSync(file, 'utf8')
     t.notMatch(text, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, `${file.split('/panel/')[1]} builds DOM nodes, never HTML strings`)
@@ -329,7 +331,7 @@ t.test('superadmin: sign-in, tables, records, actions, migrations, settings, sig
     await guarded.getByLabel('n', { exact: true }).fill('-1')
     await guarded.getByRole('button', { name: 'Run' }).click()
     await guarded.getByRole('alert').filter({ hasText: 'Forbidden' }).waitFor()
-    t.match(await guarded.getByRole('alert').textContent(), /403/, 'a guard refusing is shown as an error')
+    t.equal(await guarded.getByRole('alert').textContent(), 'Error 403: Forbidden', 'a guard refusing is shown as an error')
     await screenshot(page, 'actions')
   })
 

@@ -71,7 +71,7 @@ function actionCard (action, can) {
     form.setAttribute('aria-busy', 'true')
     try {
       const result = await api.post(`/action/${encodeURIComponent(action.name)}`, body)
-      output.replaceChildren(h('h4', {}, 'Result'), h('pre', { class: 'json' }, JSON.stringify(result, null, 2)))
+      replace(output, h('h4', {}, 'Result'), h('pre', { class: 'json' }, JSON.stringify(result, null, 2)))
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       if (error.status === 401) return
@@ -82,7 +82,7 @@ function actionCard (action, can) {
         if (c) c.setError(messages)
         else others.push(`${name}: ${messages}`)
       }
-      errorBox.replaceChildren(h('strong', {}, error.status ? `Error ${error.status}: ${error.message}` : error.message),
+      replace(errorBox, h('strong', {}, error.status ? `Error ${error.status}: ${error.message}` : error.message),
         others.length > 0 ? h('ul', {}, others.map((o) => h('li', {}, o))) : null)
     } finally {
       run.disabled = !can.runActions

@@ -2,7 +2,7 @@
 // field; "Save" inserts or edits through the table API; the API's validation and constraint errors
 // are shown at their field, anything else at the form.
 import { api, ApiError } from '../api.js'
-import { h, uid } from '../dom.js'
+import { h, replace, uid } from '../dom.js'
 import { dateInputValue } from '../format.js'
 import { isPassword, literalDefault, whereRow } from '../schema.js'
 import { openDialog } from './dialog.js'
@@ -248,7 +248,7 @@ export function openRecordForm ({ table, record, canWrite, onSaved }) {
       c.setError(messagesOf(detail).join('; '))
       first ??= c
     }
-    formError.replaceChildren(
+    replace(formError,
       h('strong', {}, error.message),
       first ? ' — see the fields marked below.' : null,
       others.length > 0 ? h('ul', {}, others.map((o) => h('li', {}, o))) : null)
