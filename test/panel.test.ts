@@ -3,13 +3,15 @@
 // sign-in and sign-out, tables (types, filter, sort, paging, downloads), records (create, edit,
 // delete, the API's errors), actions, migrations and settings, as superadmin, editor and viewer.
 // Every page asserts it never requested another origin and logged no error.
-// SQLite only: the panel is a client of the HTTP API, whose behaviour on PostgreSQL the API tests cover.
+// The superadmin's whole tour runs on SQLite and PostgreSQL (when FASTBASE_TEST_PG_URL is set); the
+// other tests on SQLite only: the panel is a client of the HTTP API, which the API tests cover on both.
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import type { Page } from 'playwright-core'
-import { adminToken, buildApp, sharedDatabase } from './helper.js'
+import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'
+import type { DialectName } from '../lib/dialects/types.js'
 import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
 import { foreignRequests, launch, listen, openPanel, screenshot, signIn, type PanelPage } from './fixtures/panel/browser.js'
 
@@ -17,8 +19,8 @@ const browser = await launch(t)
 
 interface Served { app: FastifyInstance, origin: string, panel: string, api: string }
 
-async function serve (t: Test): Promise<Served> {
-  const app = await buildApp(t, panelConfig())
+async function serve (t: Test, dialect: DialectName = 'sqlite'): Promise<Served> {
+  const app = await buildApp(t, panelConfig(), { dialect })
   return { app, ...await listen(t, app) }
 }
 
@@ -99,8 +101,9 @@ t.test('the panel is self-contained, served with a strict CSP, and never writes 
   t.match(moduleRes.headers.get('content-security-policy'), /default-src 'none'/)
 })
 
-t.test('superadmin: sign-in, tables, records, actions, migrations, settings, sign-out', { skip: browser === undefined }, async (t) => {
-  const served = await serve(t)
+forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, settings, sign-out', async (t, dialect) => {
+  if (browser === undefined) return t.plan(0, 'chromium is not installed')
+  const served = await serve(t, dialect)
   await seed(served)
   const panel = await openPanel(t, browser!, served.panel)
   const { page } = panel
