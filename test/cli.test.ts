@@ -1,37 +1,15 @@
 // The `fastbase` command as users run it: the compiled dist/lib/cli/bin.js in a subprocess
 // (`npm test` builds first). Asynchronous spawns only: `exec` talks to an app in this process.
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { adminToken, buildApp } from './helper.js'
+import { cleanEnv, fastbase, root, skip } from './cli-run.js'
+import { spawn } from 'node:child_process'
 import { baseFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-
-const root = join(import.meta.dirname, '..')
-const bin = join(root, 'dist', 'lib', 'cli', 'bin.js')
-const skip = existsSync(bin) ? false : 'dist/ not built: run npm run build (npm test does)'
-
-/** The environment of a user who set nothing fastbase reads. */
-function cleanEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of ['FASTBASE_CONFIG', 'FASTBASE_URL', 'FASTBASE_DATA_DIR', 'DATABASE_URL', 'ADMIN_SERVICE_TOKEN', 'JWT_SECRET', 'JWT_SECRET_USERS', 'NODE_ENV', 'PORT', 'FASTIFY_ADDRESS']) delete env[name]
-  return { ...env, ...extra }
-}
-
-interface Run { code: number | null, stdout: string, stderr: string }
-
-async function fastbase (args: string[], opts: { cwd?: string, env?: Record<string, string> } = {}): Promise<Run> {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd ?? root, env: cleanEnv(opts.env), stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => { stdout += d })
-  child.stderr.on('data', (d) => { stderr += d })
-  const [code] = await once(child, 'close') as [number | null]
-  return { code, stdout, stderr }
-}
 
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
@@ -58,13 +36,6 @@ t.test('--help', { skip }, async (t) => {
   const badOption = await fastbase(['check', '--nope'])
   t.equal(badOption.code, 2)
   t.match(badOption.stderr, /Unknown option '--nope'[\s\S]*fastbase check --help/)
-})
-
-t.test('migrate says it is not built', { skip }, async (t) => {
-  const run = await fastbase(['migrate'])
-  t.equal(run.code, 1)
-  t.match(run.stderr, /migrations are not built yet/)
-  t.equal(run.stdout, '')
 })
 
 t.test('check', { skip }, async (t) => {
