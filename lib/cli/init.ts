@@ -193,8 +193,9 @@ of version control. Set \`PORT\` or \`FASTIFY_ADDRESS\` to change where it liste
 npm run check        # every problem in the config, one per line (fastbase check)
 \`\`\`
 
-Restart \`npm start\` after a change. New tables are created on start; changes to existing tables
-are not applied yet (migrations are not built), so while developing delete \`./data/\` to start over.
+Restart \`npm start\` after a change: new tables and columns, indexes and renames (\`lastName\`)
+are applied on start; dropped columns and tables, type changes and new constraints wait until you
+apply them (\`npx fastbase migrate\` shows them, \`npx fastbase migrate --apply\` applies them).
 
 ## Call the API as admin
 

@@ -9,7 +9,7 @@ import { searchIndexOf, type SearchIndex } from '../fts.js'
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {
   /**
-   * Statements run first inside the schema-sync transaction so that two instances starting at once
+   * Statements run first inside the schema-change transaction so that two instances starting at once
    * on one database wait for each other instead of both creating the same tables.
    */
   schemaLock(): string[]

@@ -19,7 +19,7 @@ const CONFIGS: Record<Tokenizer, string> = { unicode61: 'simple', ascii: 'simple
 // Every ASCII character that is not a letter or a digit (NUL cannot occur in PostgreSQL text).
 const ASCII_SEPARATORS = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]+'
 
-/** The stemming configuration, created once per schema (under the schema-sync lock). */
+/** The stemming configuration, created once per schema (under the schema lock). */
 const CREATE_PORTER = `DO $fastbase$ BEGIN
   IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '${PORTER}' AND cfgnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())) THEN
     CREATE TEXT SEARCH DICTIONARY ${PORTER}_stem (TEMPLATE = snowball, LANGUAGE = english);
