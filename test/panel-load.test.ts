@@ -57,8 +57,9 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
   // First load, cold: a new context each run (no cache, no session).
   const firstLoad: Array<{ ready: number, domContentLoaded: number, load: number, bytes: number, requests: number }> = []
   for (let run = 0; run < RUNS; run++) {
+    const panel = await openPanel(t, browser!, 'about:blank')
     const before = Date.now()
-    const panel = await openPanel(t, browser!, served.panel)
+    await panel.page.goto(served.panel)
     await panel.page.getByLabel('Token or password').waitFor()
     const ready = Date.now() - before
     const timing = await panel.page.evaluate(() => {
@@ -70,7 +71,7 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
         bytes: nav.encodedBodySize + resources.reduce((sum, r) => sum + r.encodedBodySize, 0)
       }
     })
-    firstLoad.push({ ready, ...timing, requests: panel.requests.length })
+    firstLoad.push({ ready, ...timing, requests: panel.requests.filter((u) => u.startsWith(served.origin)).length })
     t.same(foreignRequests(panel.requests, served.origin), [], 'only this origin')
     await panel.context.close()
   }
@@ -82,7 +83,7 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
     requests: firstLoad[0].requests,
     domContentLoadedMs: median(firstLoad.map((r) => r.domContentLoaded)),
     loadEventMs: median(firstLoad.map((r) => r.load)),
-    signInFormVisibleMs: median(firstLoad.map((r) => r.ready))
+    gotoToSignInFormMs: median(firstLoad.map((r) => r.ready))
   }
 
   // Sign-in to the 10,000-row table on screen, then paging, sorting and filtering it.
@@ -92,6 +93,9 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
   const nextMs: number[] = []
   const sortMs: number[] = []
   const filterMs: number[] = []
+  const inPage: Record<'next' | 'sort' | 'filter', number[]> = { next: [], sort: [], filter: [] }
+  // The panel's own measure of its last list load: from the click's handler to the page rendered.
+  const lastTotal = async (page: import('playwright-core').Page): Promise<number> => await page.evaluate(() => performance.getEntriesByName('fastbase:list-total').at(-1)!.duration)
   for (let run = 0; run < RUNS; run++) {
     const panel = await openPanel(t, browser!, served.panel)
     const { page } = panel
@@ -116,16 +120,19 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
     await page.getByRole('button', { name: 'Next' }).click()
     await page.getByRole('cell', { name: 'row-00099' }).waitFor()
     nextMs.push(Date.now() - before)
+    inPage.next.push(await lastTotal(page))
     before = Date.now()
     await page.getByRole('button', { name: 'n', exact: true }).click()
     await page.getByRole('button', { name: 'n', exact: true }).click()
     await page.getByRole('cell', { name: 'row-09999' }).waitFor()
     sortMs.push(Date.now() - before)
+    inPage.sort.push(await lastTotal(page))
     before = Date.now()
     await page.getByLabel('Filter').fill("label ~ '%777%'")
     await page.getByLabel('Filter').press('Enter')
     await page.getByText('19 records').waitFor()
     filterMs.push(Date.now() - before)
+    inPage.filter.push(await lastTotal(page))
     t.same(panel.errors, [], 'no console error')
     await panel.context.close()
   }
@@ -135,7 +142,8 @@ t.test('first load, and a table of 10,000 rows', { skip: browser === undefined }
     renderPageMs: median(renderMs),
     nextPageMs: median(nextMs),
     sortDescendingMs: median(sortMs),
-    filterMs: median(filterMs)
+    filterMs: median(filterMs),
+    inPage: { nextPageMs: median(inPage.next), sortMs: median(inPage.sort), filterMs: median(inPage.filter) }
   }
   t.comment(JSON.stringify(results, null, 2))
   mkdirSync(ARTIFACTS, { recursive: true })

@@ -240,13 +240,13 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
     await dialog.getByRole('button', { name: 'Save' }).click()
     await formError.filter({ hasText: 'Titles starting with blocked are refused' }).waitFor()
     t.pass('the trigger\'s message is shown at the form')
+    await screenshot(page, 'record-errors', { top: false })
 
     await dialog.getByLabel('title').fill('epsilon')
     await dialog.getByLabel('meta').fill('{not json')
     await dialog.getByRole('button', { name: 'Save' }).click()
     await dialog.getByText(/Not valid JSON/).waitFor()
     t.equal(await dialog.getByLabel('meta').getAttribute('aria-invalid'), 'true')
-    await screenshot(page, 'record-errors')
     await dialog.getByRole('button', { name: 'Cancel' }).click()
     t.equal(await dialog.count(), 0)
     t.equal((await notes(served)).length, 4, 'nothing was created by the failed saves')
@@ -269,6 +269,24 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
     page.off('request', listener)
     t.same(JSON.parse(sent[0]), { title: 'beta two', done: true }, 'only the changed fields are sent')
     t.match((await notes(served)).find((n) => n.title === 'beta two'), { done: true, priority: 1 })
+  })
+
+  await t.test('Edit: a new file replaces the current one; "Remove current file" clears it', async (t) => {
+    await row(page, 'alpha').getByRole('button', { name: 'Edit' }).click()
+    const dialog = page.getByRole('dialog', { name: /^Edit record .* in notes$/ })
+    t.match(await dialog.getByText(/^Current file: /).textContent(), /hello_.*\.txt/, 'the current file is named')
+    await dialog.getByLabel('attachment').setInputFiles({ name: 'second.txt', mimeType: 'text/plain', buffer: Buffer.from('second version') })
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Record saved.' }).waitFor()
+    await row(page, 'alpha').getByRole('link', { name: /^second_/ }).waitFor()
+    const replaced = (await notes(served)).find((n) => n.title === 'alpha')
+    t.match(replaced.attachment, /^second_.*\.txt$/, 'replaced')
+    await row(page, 'alpha').getByRole('button', { name: 'Edit' }).click()
+    await dialog.getByLabel('Remove current file').check()
+    await dialog.getByRole('button', { name: 'Save' }).click()
+    await dialog.waitFor({ state: 'detached' })
+    await row(page, 'alpha').getByRole('link').waitFor({ state: 'detached' })
+    t.equal((await notes(served)).find((n) => n.title === 'alpha').attachment, null, 'cleared')
   })
 
   await t.test('Delete asks first; Cancel keeps the record, Delete removes it', async (t) => {
@@ -335,7 +353,7 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
     await guarded.getByRole('button', { name: 'Run' }).click()
     await guarded.getByRole('alert').filter({ hasText: 'Forbidden' }).waitFor()
     t.equal(await guarded.getByRole('alert').textContent(), 'Error 403: Forbidden', 'a guard refusing is shown as an error')
-    await screenshot(page, 'actions')
+    await screenshot(page, 'actions', { top: false })
   })
 
   await t.test('Settings: the config with its secrets redacted', async (t) => {
@@ -602,5 +620,40 @@ t.test('migrations: a destructive change waits; the editor sees it, the superadm
   const kept = await call(served, '/table/notes/list')
   t.match(kept.json.items, [{ title: 'kept' }], 'the other data stays')
   t.notOk('score' in kept.json.items[0], 'the column is gone')
+  await clean(t, panel, served.origin)
+})
+
+t.test('a table keyed by an integer primary key, without a uid field: edit and delete by the key', { skip: browser === undefined }, async (t) => {
+  const config = panelConfig()
+  config.tables.push({
+    name: 'counters',
+    fields: [
+      { name: 'n', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
+      { name: 'label', type: 'text', sqlType: 'text', notNull: true }
+    ],
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }]
+  })
+  const app = await buildApp(t, config)
+  const served: Served = { app, ...await listen(t, app) }
+  await call(served, '/table/counters/insert', { values: [{ label: "it's one" }, { label: 'two' }] })
+  const panel = await openPanel(t, browser!, `${served.panel}#/table/counters`)
+  const { page } = panel
+  await signIn(page, EDITOR_PASSWORD)
+  await page.getByText('2 records').waitFor()
+  await page.getByRole('button', { name: 'New record' }).click()
+  const dialog = page.getByRole('dialog', { name: 'New record in counters' })
+  t.equal(await dialog.getByLabel('n', { exact: true }).count(), 0, 'the autoincrement key is the database\'s')
+  await dialog.getByLabel('label').fill('three')
+  await dialog.getByRole('button', { name: 'Save' }).click()
+  await page.getByText('3 records').waitFor()
+  await row(page, "it's one").getByRole('button', { name: 'Edit' }).click()
+  await page.getByRole('dialog').getByLabel('label').fill("it's still one")
+  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
+  await row(page, "it's still one").waitFor()
+  await row(page, 'two').getByRole('button', { name: 'Delete' }).click()
+  await page.getByRole('dialog', { name: 'Delete record?' }).getByRole('button', { name: 'Delete' }).click()
+  await page.getByText('2 records').waitFor()
+  const { json } = await call(served, '/table/counters/list?order=n')
+  t.same(json.items, [{ n: 1, label: "it's still one" }, { n: 3, label: 'three' }], 'edited, deleted and created by the key (a quote in a value included)')
   await clean(t, panel, served.origin)
 })

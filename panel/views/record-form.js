@@ -211,7 +211,7 @@ export function openRecordForm ({ table, record, canWrite, onSaved }) {
     formError.textContent = ''
     const { values, files, invalid } = collect(controls, mode)
     if (invalid) {
-      formError.textContent = 'Fix the fields marked below.'
+      formError.textContent = 'Fix the fields marked above.'
       controls.find((c) => c.input.getAttribute('aria-invalid') === 'true')?.input.focus()
       return
     }
@@ -242,7 +242,8 @@ export function openRecordForm ({ table, record, canWrite, onSaved }) {
     for (const [name, detail] of Object.entries(error.data ?? {})) {
       const c = controls.find((x) => x.field.name === name)
       if (c === undefined) {
-        others.push(`${name}: ${messagesOf(detail).join('; ')}`)
+        // A trigger's RAISE is reported under the uid field; its message stands on its own.
+        others.push(detail?.code === 'trigger' ? messagesOf(detail).join('; ') : `${name}: ${messagesOf(detail).join('; ')}`)
         continue
       }
       c.setError(messagesOf(detail).join('; '))
@@ -250,7 +251,7 @@ export function openRecordForm ({ table, record, canWrite, onSaved }) {
     }
     replace(formError,
       h('strong', {}, error.message),
-      first ? ' — see the fields marked below.' : null,
+      first ? ' — see the fields marked above.' : null,
       others.length > 0 ? h('ul', {}, others.map((o) => h('li', {}, o))) : null)
     first?.input.focus()
   }

@@ -96,6 +96,7 @@ export function renderTable (root, { table, query, can, limit }) {
   }
 
   function openForm (record) {
+    announce(status, '')
     openRecordForm({
       table,
       record,
@@ -116,6 +117,7 @@ export function renderTable (root, { table, query, can, limit }) {
       confirmLabel: 'Delete'
     })
     if (!ok) return
+    announce(status, '')
     try {
       await api.post(`/table/${encodeURIComponent(table.name)}/delete`, { where })
       announce(status, 'Record deleted.')
@@ -203,6 +205,7 @@ export function renderTable (root, { table, query, can, limit }) {
       performance.mark('fastbase:list-rendered')
       performance.measure('fastbase:list-fetch', 'fastbase:list-start', 'fastbase:list-fetched')
       performance.measure('fastbase:list-render', 'fastbase:list-fetched', 'fastbase:list-rendered')
+      performance.measure('fastbase:list-total', 'fastbase:list-start', 'fastbase:list-rendered')
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       if (mine !== sequence || error.status === 401) return
