@@ -41,7 +41,8 @@ async function send (method, path, { query, json, form, auth = true, raw = false
   }
   let response
   try {
-    response = await fetch(apiUrl(path, query), { method, headers, body, credentials: 'same-origin', cache: 'no-store' })
+    // No cookies: the admin token is the only credential (a stale user cookie would make the sign-in a 401).
+    response = await fetch(apiUrl(path, query), { method, headers, body, credentials: 'omit', cache: 'no-store' })
   } catch (error) {
     throw new ApiError(0, `The server did not answer (${error.message})`)
   }

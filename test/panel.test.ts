@@ -1,76 +1,22 @@
 // The admin panel in a real browser (Debian's chromium via playwright-core), against a fastbase
-// started here with its own config (test/fixtures/panel/config.ts), by accessible names only:
-// sign-in and sign-out, tables (types, filter, sort, paging, downloads), records (create, edit,
-// delete, the API's errors), actions, migrations and settings, as superadmin, editor and viewer.
+// started here with its own config (test/fixtures/panel/config.ts), by accessible names only: what
+// the panel serves, the superadmin's whole tour (sign-in and sign-out, tables with typed values,
+// filter, sort, downloads, records with the API's errors, actions, settings, migrations), expiry
+// and keyboard-only use. Roles and migrations: test/panel-roles.test.ts; load: test/panel-load.test.ts.
 // Every page asserts it never requested another origin and logged no error.
-// The superadmin's whole tour runs on SQLite and PostgreSQL (when FASTBASE_TEST_PG_URL is set); the
+// The superadmin's tour runs on SQLite and PostgreSQL (when FASTBASE_TEST_PG_URL is set); the
 // other tests on SQLite only: the panel is a client of the HTTP API, which the API tests cover on both.
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import t, { type Test } from 'tap'
-import type { FastifyInstance } from 'fastify'
-import type { Page } from 'playwright-core'
-import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'
-import type { DialectName } from '../lib/dialects/types.js'
-import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
-import { foreignRequests, launch, listen, openPanel, screenshot, signIn, type PanelPage } from './fixtures/panel/browser.js'
+import t from 'tap'
+import { adminToken, forEachDialect } from './helper.js'
+import { EDITOR_PASSWORD, VIEWER_PASSWORD } from './fixtures/panel/config.js'
+import { launch, openPanel, screenshot, signIn } from './fixtures/panel/browser.js'
+import { call, clean, column, notes, row, seed, serve, XSS_TITLE } from './fixtures/panel/helpers.js'
 
+// Several browser pages per test on a busy 2-core machine: more than the suite's default 120 s.
+t.setTimeout(300_000)
 const browser = await launch(t)
-
-interface Served { app: FastifyInstance, origin: string, panel: string, api: string }
-
-async function serve (t: Test, dialect: DialectName = 'sqlite'): Promise<Served> {
-  const app = await buildApp(t, panelConfig(), { dialect })
-  return { app, ...await listen(t, app) }
-}
-
-async function call (served: Served, path: string, body?: unknown, token = adminToken): Promise<{ status: number, json: any }> {
-  const init: RequestInit = { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${token}` } }
-  if (body instanceof FormData) init.body = body
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body)
-    init.headers = { ...init.headers, 'content-type': 'application/json' }
-  }
-  const res = await fetch(`${served.api}${path}`, init)
-  return { status: res.status, json: await res.json() }
-}
-
-async function notes (served: Served): Promise<any[]> {
-  const { json } = await call(served, '/table/notes/list?limit=1000&order=title')
-  return json.items
-}
-
-const XSS_TITLE = '<img src=x onerror="window.__xss = 1">'
-
-/** alpha (every type, a file), beta, and a title that is markup. */
-async function seed (served: Served): Promise<void> {
-  const form = new FormData()
-  form.append('@filePayload', new Blob(['hello from the panel test'], { type: 'text/plain' }), 'hello.txt')
-  form.append('@jsonPayload', JSON.stringify({
-    values: { title: 'alpha', done: true, priority: 3, score: 2.5, due: '2024-05-06T07:08:09Z', status: 'open', meta: { tags: ['x', 'y'] }, attachment: '@filePayload.0', internal: 'staff only' },
-    returning: '*'
-  }))
-  const alpha = await call(served, '/table/notes/insert', form)
-  if (alpha.status !== 200) throw new Error(JSON.stringify(alpha.json))
-  const rest = await call(served, '/table/notes/insert', { values: [{ title: 'beta', priority: 1 }, { title: XSS_TITLE, priority: 0 }] })
-  if (rest.status !== 200) throw new Error(JSON.stringify(rest.json))
-}
-
-/** The texts of one column of the records table, by its header. */
-async function column (page: Page, name: string): Promise<string[]> {
-  return await page.evaluate((name) => {
-    const headers = [...document.querySelectorAll('table.records thead th')]
-    const index = headers.findIndex((th) => th.querySelector('button')?.firstChild?.textContent === name)
-    return [...document.querySelectorAll('table.records tbody tr')].map((tr) => (tr as HTMLTableRowElement).cells[index]?.textContent ?? '')
-  }, name)
-}
-
-const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text })
-
-async function clean (t: Test, panel: PanelPage, origin: string): Promise<void> {
-  t.same(foreignRequests(panel.requests, origin), [], 'no request left the origin')
-  t.same(panel.errors, [], 'no console error or uncaught exception')
-}
 
 t.test('the panel is self-contained, served with a strict CSP, and never writes HTML from data', async (t) => {
   const served = await serve(t)
@@ -394,108 +340,6 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
   await clean(t, panel, served.origin)
 })
 
-/** Every button named like one of these on the page is disabled (none, or all disabled). */
-async function writeControlsDisabled (t: Test, page: Page, where: string): Promise<void> {
-  for (const name of ['New record', 'Save', 'Delete', 'Run', 'Apply']) {
-    const buttons = await page.getByRole('button', { name }).all()
-    const enabled = []
-    for (const b of buttons) if (await b.isEnabled()) enabled.push(b)
-    t.equal(enabled.length, 0, `${where}: no enabled "${name}" control (${buttons.length} disabled)`)
-  }
-}
-
-t.test('viewer: reads everything, pages through, writes nothing', { skip: browser === undefined }, async (t) => {
-  const served = await serve(t)
-  await seed(served)
-  const filler = Array.from({ length: 57 }, (_, i) => ({ title: `filler ${String(i).padStart(2, '0')}`, priority: 10 + i }))
-  await call(served, '/table/notes/insert', { values: filler })
-  const panel = await openPanel(t, browser!, served.panel)
-  const { page } = panel
-  await signIn(page, VIEWER_PASSWORD)
-  t.match(await page.getByText('Signed in as').textContent(), /viewer \(read only\)/)
-
-  await page.getByText('60 records').waitFor()
-  t.equal(await page.locator('table.records tbody tr').count(), 50, 'one page of 50 rows in the DOM')
-  t.match(await page.getByText(/^Page \d+ of \d+$/).textContent(), /Page 1 of 2/)
-  t.ok(await page.getByRole('button', { name: 'Previous' }).isDisabled(), 'no previous page')
-  await page.getByRole('button', { name: 'Next' }).click()
-  await page.getByText('Page 2 of 2').waitFor()
-  t.equal(await page.locator('table.records tbody tr').count(), 10, 'the last 10 rows')
-  t.ok(await page.getByRole('button', { name: 'Next' }).isDisabled(), 'no next page')
-  await page.getByRole('button', { name: 'Previous' }).click()
-  await page.getByText('Page 1 of 2').waitFor()
-
-  await page.getByLabel('Filter').fill("title ~ 'filler 0%'")
-  await page.getByLabel('Filter').press('Enter')
-  await page.getByText('10 records').waitFor()
-  t.pass('a viewer filters')
-  await page.getByRole('button', { name: 'title', exact: true }).click()
-  await page.getByRole('button', { name: 'title', exact: true }).click()
-  await page.locator('th[aria-sort="descending"]').waitFor()
-  t.equal((await column(page, 'title'))[0], 'filler 09', 'and sorts')
-
-  await writeControlsDisabled(t, page, 'table')
-  t.equal(await page.getByRole('button', { name: 'Edit' }).count(), 10, 'each row shows Edit')
-  for (const b of await page.getByRole('button', { name: 'Edit' }).all()) t.ok(await b.isDisabled(), 'disabled')
-  await screenshot(page, 'viewer')
-
-  await page.getByRole('link', { name: 'Actions' }).click()
-  await page.getByRole('article', { name: 'count_notes' }).waitFor()
-  await writeControlsDisabled(t, page, 'actions')
-  await page.getByRole('link', { name: 'Migrations' }).click()
-  await page.getByRole('heading', { name: 'Migrations', level: 2 }).waitFor()
-  await page.getByRole('status').or(page.getByRole('alert')).or(page.getByRole('heading', { name: /^Applied/ })).first().waitFor()
-  await writeControlsDisabled(t, page, 'migrations')
-  await page.getByRole('link', { name: 'Settings' }).click()
-  await page.getByRole('heading', { name: 'General' }).waitFor()
-  t.pass('a viewer reads the settings')
-
-  // The server agrees: a viewer's token writes nothing and runs no action.
-  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('fastbase-panel-session')!).token)
-  t.equal((await call(served, '/table/notes/insert', { values: { title: 'viewer' } }, token)).status, 403, 'insert refused by the API')
-  t.equal((await call(served, '/action/add_note', { title: 'viewer' }, token)).status, 403, 'actions refused by the API')
-  t.notOk((await notes(served)).some((n) => n.title === 'viewer'))
-  await clean(t, panel, served.origin)
-})
-
-t.test('editor: writes records and runs actions, applies no migration', { skip: browser === undefined }, async (t) => {
-  const served = await serve(t)
-  await seed(served)
-  const panel = await openPanel(t, browser!, served.panel)
-  const { page } = panel
-  await signIn(page, EDITOR_PASSWORD)
-  t.match(await page.getByText('Signed in as').textContent(), /editor/)
-  await page.getByText('3 records').waitFor()
-
-  await page.getByRole('button', { name: 'New record' }).click()
-  const dialog = page.getByRole('dialog', { name: 'New record in notes' })
-  await dialog.getByLabel('title').fill('by the editor')
-  await dialog.getByRole('button', { name: 'Save' }).click()
-  await page.getByText('4 records').waitFor()
-  await row(page, 'by the editor').getByRole('button', { name: 'Edit' }).click()
-  await page.getByRole('dialog').getByLabel('priority').fill('9')
-  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
-  await page.getByRole('status').filter({ hasText: 'Record saved.' }).waitFor()
-  t.match((await notes(served)).find((n) => n.title === 'by the editor'), { priority: 9 }, 'created and edited')
-  await row(page, 'alpha').getByRole('button', { name: 'Delete' }).click()
-  await page.getByRole('dialog', { name: 'Delete record?' }).getByRole('button', { name: 'Delete' }).click()
-  await page.getByText('3 records').waitFor()
-  t.notOk((await notes(served)).some((n) => n.title === 'alpha'), 'deleted')
-
-  await page.getByRole('link', { name: 'Actions' }).click()
-  const add = page.getByRole('article', { name: 'add_note' })
-  await add.getByLabel('title').fill('editor action')
-  await add.getByRole('button', { name: 'Run' }).click()
-  await add.getByRole('status').filter({ hasText: 'Result' }).waitFor()
-  t.ok((await notes(served)).some((n) => n.title === 'editor action'), 'an editor runs actions')
-
-  await page.getByRole('link', { name: 'Migrations' }).click()
-  await page.getByRole('heading', { name: 'Migrations', level: 2 }).waitFor()
-  await page.getByText('Only the superadmin can apply migrations.').waitFor()
-  t.ok(await page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'Apply pending is the superadmin\'s')
-  await clean(t, panel, served.origin)
-})
-
 t.test('expiry: the token\'s end, a 401 and a stale stored session all return to the form', { skip: browser === undefined }, async (t) => {
   const served = await serve(t)
   const panel = await openPanel(t, browser!, served.panel)
@@ -570,90 +414,5 @@ t.test('keyboard only: sign in, create a record, Escape, move between tables, sk
   t.equal(await focused(), 'Skip to content', 'the first stop is the skip link')
   await page.keyboard.press('Enter')
   t.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'it moves focus to the content')
-  await clean(t, panel, served.origin)
-})
-
-t.test('migrations: a destructive change waits; the editor sees it, the superadmin previews and applies it', { skip: browser === undefined }, async (t) => {
-  const databaseUrl = sharedDatabase(t, 'sqlite')
-  const first = await buildApp(t, panelConfig(), { databaseUrl })
-  await first.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { authorization: `Bearer ${adminToken}` }, payload: { values: { title: 'kept', score: 1.5 } } })
-  await first.close()
-  // The same project without notes.score: dropping a column never happens on start.
-  const changed = panelConfig()
-  changed.tables[0].fields = changed.tables[0].fields.filter((f) => f.name !== 'score')
-  const app = await buildApp(t, changed, { databaseUrl })
-  const served: Served = { app, ...await listen(t, app) }
-  const status = await call(served, '/migrations')
-  t.equal(status.status, 200, 'the server has the migrations endpoints')
-  t.equal(status.json.pending.length, 1, 'one pending migration')
-  t.equal(status.json.pending[0].destructive, true, 'destructive')
-
-  const editor = await openPanel(t, browser!, `${served.panel}#/migrations`)
-  await signIn(editor.page, EDITOR_PASSWORD)
-  await editor.page.getByRole('heading', { name: 'Pending (1)' }).waitFor()
-  t.match(await editor.page.getByRole('row').filter({ hasText: 'destructive' }).textContent(), /notes/, 'the pending change, its table and kind')
-  t.ok(await editor.page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'the editor cannot apply')
-  t.ok(await editor.page.getByRole('button', { name: 'Preview' }).isDisabled())
-  await clean(t, editor, served.origin)
-
-  const panel = await openPanel(t, browser!, `${served.panel}#/migrations`)
-  const { page } = panel
-  await signIn(page, adminToken)
-  await page.getByRole('heading', { name: 'Pending (1)' }).waitFor()
-  const pendingRow = page.getByRole('row').filter({ hasText: 'destructive' })
-  await pendingRow.getByText('SQL').click()
-  t.match(await pendingRow.locator('pre').textContent(), /notes/, 'its SQL can be read')
-  await page.getByRole('button', { name: 'Preview' }).click()
-  await page.getByRole('heading', { name: 'Preview (nothing applied)' }).waitFor()
-  t.equal((await call(served, '/migrations')).json.pending.length, 1, 'a preview applies nothing')
-  await screenshot(page, 'migrations')
-  await page.getByRole('button', { name: 'Apply pending' }).click()
-  const confirm = page.getByRole('dialog', { name: 'Apply pending migrations?' })
-  t.match(await confirm.textContent(), /1 of them destructive/, 'the confirmation says what is at stake')
-  await confirm.getByRole('button', { name: 'Apply' }).click()
-  await page.getByRole('status').filter({ hasText: 'Applied 1 migration.' }).waitFor()
-  await page.getByRole('heading', { name: 'Pending (0)' }).waitFor()
-  const after = await call(served, '/migrations')
-  t.equal(after.json.pending.length, 0, 'nothing pending')
-  t.ok(after.json.migrations.length >= 2, 'the change is recorded')
-  t.ok(await page.getByRole('button', { name: 'Apply pending' }).isDisabled(), 'nothing left to apply')
-  const kept = await call(served, '/table/notes/list')
-  t.match(kept.json.items, [{ title: 'kept' }], 'the other data stays')
-  t.notOk('score' in kept.json.items[0], 'the column is gone')
-  await clean(t, panel, served.origin)
-})
-
-t.test('a table keyed by an integer primary key, without a uid field: edit and delete by the key', { skip: browser === undefined }, async (t) => {
-  const config = panelConfig()
-  config.tables.push({
-    name: 'counters',
-    fields: [
-      { name: 'n', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true },
-      { name: 'label', type: 'text', sqlType: 'text', notNull: true }
-    ],
-    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }]
-  })
-  const app = await buildApp(t, config)
-  const served: Served = { app, ...await listen(t, app) }
-  await call(served, '/table/counters/insert', { values: [{ label: "it's one" }, { label: 'two' }] })
-  const panel = await openPanel(t, browser!, `${served.panel}#/table/counters`)
-  const { page } = panel
-  await signIn(page, EDITOR_PASSWORD)
-  await page.getByText('2 records').waitFor()
-  await page.getByRole('button', { name: 'New record' }).click()
-  const dialog = page.getByRole('dialog', { name: 'New record in counters' })
-  t.equal(await dialog.getByLabel('n', { exact: true }).count(), 0, 'the autoincrement key is the database\'s')
-  await dialog.getByLabel('label').fill('three')
-  await dialog.getByRole('button', { name: 'Save' }).click()
-  await page.getByText('3 records').waitFor()
-  await row(page, "it's one").getByRole('button', { name: 'Edit' }).click()
-  await page.getByRole('dialog').getByLabel('label').fill("it's still one")
-  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click()
-  await row(page, "it's still one").waitFor()
-  await row(page, 'two').getByRole('button', { name: 'Delete' }).click()
-  await page.getByRole('dialog', { name: 'Delete record?' }).getByRole('button', { name: 'Delete' }).click()
-  await page.getByText('2 records').waitFor()
-  const { json } = await call(served, '/table/counters/list?order=n')
-  t.same(json.items, [{ n: 1, label: "it's still one" }, { n: 3, label: 'three' }], 'edited, deleted and created by the key (a quote in a value included)')
   await clean(t, panel, served.origin)
 })
