@@ -1,14 +1,14 @@
 // The admin panel per role, in a real browser (see test/panel.test.ts): a viewer reads, pages and
 // writes nothing (and the API agrees), an editor writes records and runs actions but applies no
 // migration, a destructive migration waits until the superadmin previews and applies it, and a
-// table keyed by an integer primary key without a uid field is edited and deleted by its key.
+// table keyed by an integer primary key without a uid field is edited and deleted by its key; expiry
+// (the token's end, a 401, a stale stored session) and keyboard-only use.
 import t from 'tap'
 import { adminToken, buildApp, sharedDatabase } from './helper.js'
 import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
 import { launch, listen, openPanel, screenshot, signIn } from './fixtures/panel/browser.js'
 import { call, clean, column, notes, row, seed, serve, writeControlsDisabled, type Served } from './fixtures/panel/helpers.js'
 
-t.setTimeout(300_000)
 const browser = await launch(t)
 
 t.test('viewer: reads everything, pages through, writes nothing', { skip: browser === undefined }, async (t) => {
@@ -185,5 +185,82 @@ t.test('a table keyed by an integer primary key, without a uid field: edit and d
   await page.getByText('2 records').waitFor()
   const { json } = await call(served, '/table/counters/list?order=n')
   t.same(json.items, [{ n: 1, label: "it's still one" }, { n: 3, label: 'three' }], 'edited, deleted and created by the key (a quote in a value included)')
+  await clean(t, panel, served.origin)
+})
+
+t.test('expiry: the token\'s end, a 401 and a stale stored session all return to the form', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  await page.clock.install()
+  await page.reload()
+  await signIn(page, EDITOR_PASSWORD)
+  await page.getByText('0 records').waitFor()
+  await page.clock.fastForward('03:00:01')
+  await page.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
+  t.equal(await page.getByLabel('Token or password').count(), 1, 'after expiresIn the form is back')
+  t.equal(await page.evaluate(() => sessionStorage.length), 0, 'and the token forgotten')
+
+  const page2 = (await openPanel(t, browser!, served.panel)).page
+  await signIn(page2, EDITOR_PASSWORD)
+  // A token the server no longer accepts (e.g. signed with a rotated key): the first 401 signs out.
+  await page2.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
+    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, token: `${s.token.slice(0, -4)}AAAA` }))
+  })
+  await page2.reload()
+  await page2.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
+  t.pass('a 401 from the API returns to the form')
+
+  await signIn(page2, EDITOR_PASSWORD)
+  await page2.evaluate(() => {
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
+    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, expiresAt: Date.now() - 1000 }))
+  })
+  await page2.reload()
+  await page2.getByLabel('Token or password').waitFor()
+  t.equal(await page2.getByRole('button', { name: 'Sign out' }).count(), 0, 'a stored session past its expiry is not used')
+})
+
+t.test('keyboard only: sign in, create a record, Escape, move between tables, skip link', { skip: browser === undefined }, async (t) => {
+  const served = await serve(t)
+  const panel = await openPanel(t, browser!, served.panel)
+  const { page } = panel
+  const focused = async () => await page.evaluate(() => document.activeElement?.textContent)
+  await page.getByLabel('Token or password').waitFor()
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'signin-password', 'the password input has focus')
+  await page.keyboard.type(adminToken)
+  await page.keyboard.press('Enter')
+  await page.getByText('0 records').waitFor()
+  t.equal(await focused(), 'notes', 'after sign-in, focus is on the view\'s heading')
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'New record')
+  await page.keyboard.press('Enter')
+  const dialog = page.getByRole('dialog', { name: 'New record in notes' })
+  await dialog.waitFor()
+  t.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement).name), 'title', 'focus starts in the form')
+  await page.keyboard.press('Escape')
+  await dialog.waitFor({ state: 'detached' })
+  t.equal(await focused(), 'New record', 'Escape closes it and focus returns')
+  await page.keyboard.press('Enter')
+  await dialog.waitFor()
+  await page.keyboard.type('typed only')
+  await page.keyboard.press('Enter')
+  await page.getByText('1 record', { exact: true }).waitFor()
+  t.ok((await notes(served)).some((n) => n.title === 'typed only'), 'Enter in the form saves')
+  // Backwards from "New record": Settings, Migrations, Actions, users (the navigation).
+  for (const name of ['Settings', 'Migrations', 'Actions', 'users']) {
+    await page.keyboard.press('Shift+Tab')
+    t.equal(await focused(), name)
+  }
+  await page.keyboard.press('Enter')
+  await page.getByRole('heading', { name: 'users', level: 2 }).waitFor()
+  t.equal(await focused(), 'users', 'the users view, focus on its heading')
+  await page.reload()
+  await page.getByRole('button', { name: 'Sign out' }).waitFor()
+  await page.keyboard.press('Tab')
+  t.equal(await focused(), 'Skip to content', 'the first stop is the skip link')
+  await page.keyboard.press('Enter')
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'main', 'it moves focus to the content')
   await clean(t, panel, served.origin)
 })
