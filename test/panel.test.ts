@@ -9,8 +9,10 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { adminToken, forEachDialect } from './helper.js'
-import { EDITOR_PASSWORD, VIEWER_PASSWORD } from './fixtures/panel/config.js'
+import Fastify from 'fastify'
+import fastbase from '../app.js'
+import { adminToken, forEachDialect, freshDir } from './helper.js'
+import { EDITOR_PASSWORD, VIEWER_PASSWORD, panelConfig } from './fixtures/panel/config.js'
 import { launch, openPanel, screenshot, signIn } from './fixtures/panel/browser.js'
 import { call, clean, column, notes, row, seed, serve, XSS_TITLE } from './fixtures/panel/helpers.js'
 
@@ -43,6 +45,15 @@ t.test('the panel is self-contained, served with a strict CSP, and never writes 
   const moduleRes = await fetch(`${served.origin}/panel/app.js`)
   t.match(moduleRes.headers.get('content-type'), /javascript/)
   t.match(moduleRes.headers.get('content-security-policy'), /default-src 'none'/)
+})
+
+t.test('with a custom API prefix the panel is told where the API is', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastbase, { config: panelConfig(), databaseUrl: `sqlite:${join(freshDir(t), 'db.sqlite')}`, dataDir: freshDir(t), adminServiceToken: adminToken, prefix: '/custom/v2' })
+  const page = await app.inject({ method: 'GET', url: '/panel/' })
+  t.match(page.body, /<meta name="fastbase-api" content="\/custom\/v2">/)
+  t.equal((await app.inject({ method: 'GET', url: '/custom/v2/health' })).statusCode, 200, 'the API is there')
 })
 
 forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, settings, sign-out', async (t, dialect) => {
