@@ -1,6 +1,8 @@
-// The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it.
+// The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it, as often as
+// they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
-import { LogController, type FastifyError, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import type { Fastbase } from './plugins/types.js'
 import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
@@ -21,6 +23,7 @@ import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
 import adminRoutes from './routes/admin.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
+import { routeNotFound } from './plugins/errors.js'
 
 export interface FastbaseOptions {
   /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
@@ -33,48 +36,69 @@ export interface FastbaseOptions {
   adminServiceToken?: string
   /** Where `$NAME` secrets in the config are read from. Default: process.env. */
   env?: Record<string, string | undefined>
-  /** URL prefix of the API. Default `/api/v1`. */
+  /** URL prefix of the API (and of its document at `<prefix>/doc`). Default `/api/v1`. */
   prefix?: string
+  /** URL prefix of the admin panel. Default `/panel`; `false` serves no panel. */
+  panelPrefix?: string | false
+  /**
+   * Name under which the host app gets this instance (`app.fastbase`): give each instance its own
+   * when registering several, or `false` for none. Default `fastbase`.
+   */
+  decorator?: string | false
 }
 
-const fastbase: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
-  await app.register(configPlugin, opts)
-  await app.register(databasePlugin)
-  await app.register(tablesPlugin)
-  await app.register(errorsPlugin)
-  await app.register(validationPlugin)
-  await app.register(authPlugin)
-  await app.register(actionsPlugin)
-  await app.register(filesPlugin)
-  await app.register(schemaPlugin)
-  await app.register(authContextPlugin)
-  const prefix = opts.prefix ?? '/api/v1'
-  await app.register(docsPlugin, { prefix })
-  await app.register(apiScope(healthRoutes), { prefix })
-  for (const routes of [tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes]) await app.register(apiScope(routes as FastifyPluginAsync<{ prefix: string }>), { prefix })
-  await app.register(panelRoutes, { apiPrefix: prefix })
+/**
+ * Registers fastbase in a child scope of the host: its validator and serializer compilers, error
+ * handler, body parsers, hooks and decorators apply to its own routes only, and its 404 handler to
+ * its API prefix only, so the host's routes, schemas and handlers behave exactly as without it and
+ * several instances can live side by side. The host gets the instance as `app[decorator]`.
+ */
+const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
+  const decorator = opts.decorator ?? 'fastbase'
+  if (decorator !== false && host.hasDecorator(decorator)) {
+    throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
+  }
+  let instance: Fastbase | undefined
+  await host.register(async (app) => {
+    await app.register(configPlugin, opts)
+    await app.register(databasePlugin)
+    await app.register(tablesPlugin)
+    await app.register(errorsPlugin)
+    await app.register(validationPlugin)
+    await app.register(authPlugin)
+    await app.register(actionsPlugin)
+    await app.register(filesPlugin)
+    await app.register(schemaPlugin)
+    await app.register(authContextPlugin)
+    const prefix = opts.prefix ?? '/api/v1'
+    await app.register(docsPlugin, { prefix })
+    await app.register(api, { prefix })
+    if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
+    instance = app.fastbase
+  })
+  if (decorator !== false) host.decorate(decorator, instance)
 }
 
 /** FASTBASE_SLOW_REQUEST_MS: requests slower than this are logged (warn) with their id; 0 turns it off. */
 const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
 
 /**
- * A route plugin in its own scope, so nothing here touches the host app's routes: bodies up to
- * `limits.bodySize` (DECISIONS 38), an empty JSON body read as `{}` (DECISIONS 36), and a warning
- * for slow requests (per-request log lines are off by default, see `options`).
+ * The API under its prefix: bodies up to `limits.bodySize` (DECISIONS 38), an empty JSON body read
+ * as `{}` (DECISIONS 36), the standard 404 body for unknown API paths, and a warning for slow
+ * requests (per-request log lines are off by default, see `options`).
  */
-function apiScope<Options extends { prefix: string }> (routes: FastifyPluginAsync<Options>): FastifyPluginAsync<Options> {
-  return async (scope, opts) => {
-    scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
-    lenientJsonBodies(scope)
-    if (SLOW_REQUEST_MS > 0) {
-      scope.addHook('onResponse', (request, reply, done) => {
-        if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ reqId: request.id, method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
-        done()
-      })
-    }
-    await routes(scope, opts)
+async function api (scope: FastifyInstance): Promise<void> {
+  scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
+  lenientJsonBodies(scope)
+  routeNotFound(scope)
+  if (SLOW_REQUEST_MS > 0) {
+    scope.addHook('onResponse', (request, reply, done) => {
+      if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ reqId: request.id, method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
+      done()
+    })
   }
+  // Each group in a scope of its own (their body parsers and hooks differ).
+  for (const routes of [healthRoutes, tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes]) await scope.register(routes as FastifyPluginAsync)
 }
 
 export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })

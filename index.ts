@@ -2,6 +2,8 @@
 export { default } from './app.js'
 export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
+// The instance the host gets as `app.fastbase`: importing this package also types that decorator.
+export type { Fastbase, FastbaseRuntimeOptions, SchemaService } from './plugins/types.js'
 export {
   sql, sqlValue, sqlRaw, baseFields, authFields, defineConfig, tableField, createdTrigger, updatedTrigger,
   TableFieldUsageRecord, TableFieldUsageAuth, TableFieldDataType, TableFieldSqlDataType0, TableFieldSqlDataType1, TABLE_REF_TOKEN

@@ -55,8 +55,14 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
     }
     void reply.code(body.code).type('application/json').send(body)
   })
+}
 
-  app.setNotFoundHandler((request, reply) => {
+/**
+ * The standard 404 body for unknown paths under the scope's prefix. Fastify allows one 404 handler
+ * per prefix across the whole app, so fastbase sets it on its API prefix only, never on the host's.
+ */
+export function routeNotFound (scope: FastifyInstance): void {
+  scope.setNotFoundHandler((request, reply) => {
     const error = errors.routeNotFound(request.method, request.url.split('?')[0])
     void reply.code(404).send({ code: 404, message: error.message })
   })

@@ -6,11 +6,6 @@ import type { FastifyPluginAsync } from 'fastify'
 import type {} from '../plugins/types.js'
 import { packageVersion } from '../lib/package.js'
 
-export interface HealthOptions {
-  /** API prefix, e.g. `/api/v1`. Fastify itself applies it: this is not a fastify-plugin. */
-  prefix: string
-}
-
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
   name: Type.String(),
@@ -28,7 +23,7 @@ const UnavailableSchema = Type.Object({
 /** A check that hangs (exhausted pool, dead PostgreSQL host) must fail before the prober gives up. */
 const DB_CHECK_TIMEOUT_MS = 3000
 
-const health: FastifyPluginAsync<HealthOptions> = async (app) => {
+const health: FastifyPluginAsync = async (app) => {
   const version = packageVersion
   app.get('/health', {
     schema: {

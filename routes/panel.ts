@@ -9,6 +9,8 @@ import type { FastifyPluginAsync } from 'fastify'
 import { packageRoot } from '../lib/package.js'
 
 export interface PanelOptions {
+  /** Where the panel is served (default `/panel`). */
+  path?: string
   /** The API's URL prefix, which the panel calls (default `/api/v1`). */
   apiPrefix?: string
 }
@@ -36,6 +38,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
   const root = join(packageRoot, 'panel')
   const apiPrefix = opts.apiPrefix ?? '/api/v1'
+  const path = (opts.path ?? '/panel').replace(/\/+$/, '')
   // index.html names the API prefix in a <meta> element; it is read once and filled in here.
   const index = readFileSync(join(root, 'index.html'), 'utf8')
     .replace('<meta name="fastbase-api" content="/api/v1">', `<meta name="fastbase-api" content="${apiPrefix.replace(/[^\w/.-]/g, '')}">`)
@@ -43,7 +46,7 @@ const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
   await app.register(fastifyStatic, {
     root,
     // Without the trailing slash @fastify/static adds one and, with `redirect`, sends /panel there.
-    prefix: '/panel',
+    prefix: path,
     redirect: true,
     index: false,
     cacheControl: false,
@@ -51,7 +54,7 @@ const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
     // Other plugins (file downloads) may decorate the reply with sendFile; this one needs none.
     decorateReply: false
   })
-  app.get('/panel/', { schema: { hide: true } }, async (_request, reply) => {
+  app.get(`${path}/`, { schema: { hide: true } }, async (_request, reply) => {
     return await reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(index)
   })
 }
