@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from './types.js'
 import { packageVersion } from '../lib/package.js'
+import { finishDocument } from '../schemas/openapi.js'
 
 export interface DocsOptions {
   /** API prefix, e.g. `/api/v1`. Applied here: a fastify-plugin ignores Fastify's own `prefix`. */
@@ -31,7 +32,19 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
     // No `servers`: paths keep the full `/api/v1/...` form, as teenybase's document did.
     refResolver: { buildLocalReference: componentNamer() },
     transform: nestRootIds,
-    transformObject: unwrapNested
+    transformObject: (document) => {
+      const doc = unwrapNested(document)
+      const fb = app.fastbase
+      // A minimal instance (tests of this plugin alone) has no tables: the routes' own view is kept.
+      if (fb.tables === undefined) return doc
+      return finishDocument(doc, {
+        prefix,
+        config,
+        tables: [...fb.tables.values()],
+        actions: [...(fb.actions?.values() ?? [])].map((a) => a.data),
+        version: packageVersion
+      }, fb.limits) as typeof doc
+    }
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
   app.get(`${prefix}/doc`, { schema: { hide: true } }, async () => app.swagger())

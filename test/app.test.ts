@@ -52,7 +52,8 @@ forEachDialect(t, 'OpenAPI document', async (t, dialect) => {
   t.ok(doc.paths['/api/v1/table/notes/view/{id}'].get)
   t.ok(doc.paths['/api/v1/table/notes/edit/{id}'].post)
   const insertBody = doc.paths['/api/v1/table/notes/insert'].post.requestBody.content['application/json'].schema
-  t.match(JSON.stringify(insertBody), /"pinned"/, 'the record schema of the table is in the document')
+  t.equal(insertBody.$ref, '#/components/schemas/notes.insert', 'the insert body is a shared component')
+  t.match(JSON.stringify(doc.components.schemas['notes.new']), /"pinned"/, 'the record schema of the table is in the document')
   t.equal((await app.inject('/api/v1/doc/ui/')).statusCode, 200)
   t.equal((await app.inject('/api/v1/health')).json().dialect, dialect)
 })
