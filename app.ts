@@ -72,6 +72,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(authContextPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
+    await app.register((await import('./plugins/realtime.js')).default, { prefix })
     await app.register(api, { prefix })
     if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
     instance = app.fastbase

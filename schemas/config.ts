@@ -321,7 +321,16 @@ export const DatabaseSettingsSchema = Type.Object({
     editorPassword: Type.Optional(Type.String())
   }, { additionalProperties: false })),
   /** Apply additive schema changes on start (DECISIONS 21); default true. */
-  autoMigrate: Type.Optional(Type.Boolean())
+  autoMigrate: Type.Optional(Type.Boolean()),
+  /** Realtime subscriptions over server-sent events (README: Realtime); lib/realtime/settings.ts has the defaults. */
+  realtime: Type.Optional(Type.Object({
+    enabled: Type.Optional(Type.Boolean()),
+    heartbeatSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+    sessionCheckSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
+    maxSubscriptions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    maxConnectionsPerUser: Type.Optional(Type.Integer({ minimum: 1 })),
+    queueBytes: Type.Optional(Type.Integer({ minimum: 1024 }))
+  }, { additionalProperties: false }))
 }, { additionalProperties: false })
 
 export type SqlQuery = Static<typeof SqlQuerySchema>

@@ -10,6 +10,7 @@ import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
 import type { Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
+import type { ChangeSink } from '../realtime/changes.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -28,6 +29,8 @@ export interface CrudContext {
   direct?: DirectRunner
   /** Set while a plan is compiled for reuse (lib/crud/read-plans.ts). */
   trace?: Trace
+  /** Where committed writes are reported (realtime, lib/realtime/changes.ts); unset: nobody listens. */
+  changes?: ChangeSink
 }
 
 export type { Condition } from '../expr/index.js'
@@ -41,16 +44,18 @@ export interface Executor {
   dialect: Dialect
   limits: Limits
   direct?: DirectRunner
+  /** Set by the realtime plugin: every write made through this executor is reported after its commit. */
+  changes?: ChangeSink
 }
 
 /** The one way a CrudContext is made: routes, actions and server code all come here. */
 export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules'> = {}): CrudContext {
-  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, table, auth, applyRules: true, ...extra }
+  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, changes: executor.changes, table, auth, applyRules: true, ...extra }
 }
 
 /** The executor of a transaction: its statements go through it, never a fast path beside it. */
 export function withinTransaction (executor: Executor, trx: Knex.Transaction): Executor {
-  return { db: trx, dialect: executor.dialect, limits: executor.limits }
+  return { db: trx, dialect: executor.dialect, limits: executor.limits, changes: executor.changes }
 }
 
 const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()

@@ -8,6 +8,7 @@ import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
+import { recordChange, type ChangeAction } from '../realtime/changes.js'
 
 type Row = Record<string, unknown>
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
@@ -16,6 +17,28 @@ export type Assignments = Map<string, Fragment>
 
 // Internal aliases for the key columns a write returns besides the caller's `returning`.
 const KEY_ALIAS = 'fb_key_'
+// ... and for the columns realtime captures (lib/realtime/changes.ts).
+const CAPTURE_ALIAS = 'fb_rt_'
+
+/**
+ * What a write returns for realtime besides the caller's columns: the key of each changed row, and
+ * for a delete every column (the record as it was). Nothing when no subscriber could want the table.
+ */
+function captureColumns (ctx: CrudContext, action: ChangeAction): OutputColumn[] {
+  if (ctx.changes === undefined || ctx.table.key.length === 0 || !ctx.changes.wants(ctx.table.name)) return []
+  const fields = action === 'delete' ? ctx.table.fieldList : ctx.table.key
+  return fields.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
+}
+
+/** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
+function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
+  if (capture.length === 0 || rows.length === 0) return
+  const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
+  const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
+  const keys = decoded.map((values) => keyAt.map((i) => values[i]))
+  const old = action === 'delete' ? decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field!.name, values[i]]))) : undefined
+  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, old })
+}
 
 
 export function raw (db: Knex, fragment: Fragment): Knex.Raw {
@@ -60,13 +83,21 @@ export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<stri
   return batches
 }
 
-export function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
+export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
+  if (or === 'REPLACE') return await upsert(ctx, trx, rows, columns)
+  const capture = captureColumns(ctx, 'insert')
+  const all = capture.length === 0 ? columns : [...columns, ...capture]
   const names = Object.keys(rows[0])
-  if (or !== 'IGNORE' && or !== 'REPLACE' && names.length > 0) return plainInsert(ctx, trx, rows, names, columns)
-  if (or === 'REPLACE') return upsert(ctx, trx, rows, columns)
-  const insert = trx(ctx.table.name).insert(rows)
-  const query = or === 'IGNORE' ? insert.onConflict().ignore() as unknown as Knex.QueryBuilder : insert
-  return runWriteQuery(trx, ctx.direct, columns.length > 0 ? query.returning(selectList(trx, ctx, columns)) : query)
+  let result: Row[]
+  if (or !== 'IGNORE' && names.length > 0) {
+    result = await plainInsert(ctx, trx, rows, names, all)
+  } else {
+    const insert = trx(ctx.table.name).insert(rows)
+    const query = or === 'IGNORE' ? insert.onConflict().ignore() as unknown as Knex.QueryBuilder : insert
+    result = await runWriteQuery(trx, ctx.direct, all.length > 0 ? query.returning(selectList(trx, ctx, all)) : query)
+  }
+  reportChange(ctx, trx, 'insert', capture, result)
+  return result
 }
 
 /** The SQL text of a value made with `raw`; its bindings are appended to `bindings`. */
@@ -115,11 +146,39 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   const written = Object.keys(rows[0])
   const keys = uniqueKeys(ctx, written)
   if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
-  const run = (batch: Record<string, Knex.Raw>[], target: string[]) => runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, columns))
+  const capture = captureColumns(ctx, 'update')
+  const all = capture.length === 0 ? columns : [...columns, ...capture]
+  const run = async (batch: Record<string, Knex.Raw>[], target: string[]): Promise<Row[]> => {
+    // Which rows exist already decides each returned row's realtime action (insert or update).
+    const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, capture)
+    const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
+    if (existing !== undefined) {
+      // In the order the rows were returned: one change per run of inserts or updates.
+      let run: Row[] = []
+      let action: ChangeAction = 'insert'
+      for (const row of result) {
+        const rowAction: ChangeAction = existing.has(JSON.stringify(capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))) ? 'update' : 'insert'
+        if (rowAction !== action) reportChange(ctx, trx, action, capture, run.splice(0))
+        action = rowAction
+        run.push(row)
+      }
+      reportChange(ctx, trx, action, capture, run)
+    }
+    return result
+  }
   if (keys.length === 1) return await run(rows, keys[0])
   const result: Row[] = []
   for (const row of rows) result.push(...await run([row], await conflictKey(ctx, trx, row, keys)))
   return result
+}
+
+/** The keys (as JSON of the decoded capture columns) of the rows an upsert of `rows` on `target` would update. */
+async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], capture: OutputColumn[]): Promise<Set<string>> {
+  const bindings: unknown[] = []
+  const matches = rows.map((row) => `(${target.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')})`)
+  const list = capture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
+  const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')}`, bindings as Knex.RawBinding[]))
+  return new Set(found.map((row) => JSON.stringify(capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))))
 }
 
 /** The first of `keys` on which `row` meets an existing row (the first key when it meets none). */
@@ -157,7 +216,10 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   })
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
   if (condition !== true) bindings.push(...condition.bindings)
-  return await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, columns, bindings)}`, bindings)
+  const capture = captureColumns(ctx, 'update')
+  const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
+  reportChange(ctx, trx, 'update', capture, rows)
+  return rows
 }
 
 /** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
@@ -213,7 +275,7 @@ async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assign
   const value = ctx.dialect.literal(ctx.dialect.decode(field, v), field)
   const holders = { sql: `${ctx.table.quoted}.${ctx.dialect.quote(column)} = ${value.sql} AND NOT (${self.sql})`, bindings: [...value.bindings, ...self.bindings] }
   const allowed = and(holders, ruleCondition(ctx, 'deleteRule'))
-  const deleted = allowed === false ? 0 : await applyCondition(trx(ctx.table.name).del(), allowed)
+  const deleted = allowed === false ? 0 : (await deleteStatement(ctx, trx, allowed, keyColumns(ctx))).length
   if (deleted === 0) throw errors.forbidden()
 }
 
@@ -227,5 +289,8 @@ export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, 
 export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const bindings = condition === true ? [] : [...condition.bindings]
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
-  return await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, columns, bindings)}`, bindings)
+  const capture = captureColumns(ctx, 'delete')
+  const rows = await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
+  reportChange(ctx, trx, 'delete', capture, rows)
+  return rows
 }

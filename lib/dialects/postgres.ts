@@ -88,6 +88,11 @@ export const postgres: Dialect = {
     }
     return { sql: `(${doc} ${asText ? '#>>' : '#>'} CAST(? AS text[]))`, bindings: [...target.bindings, pathArray(path)] }
   },
+  // The table's own row type types every column exactly as stored.
+  rowsAs: (quotedTable, fields, rows) => ({
+    sql: `(SELECT * FROM json_populate_recordset(CAST(NULL AS ${quotedTable}), CAST(? AS json))) AS ${quotedTable}`,
+    bindings: [JSON.stringify(rows.map((row) => Object.fromEntries(fields.map((f) => [f.name, row[f.name] ?? null]))))]
+  }),
   jsonContains: (array, value) => `(CAST(${array} AS jsonb) @> jsonb_build_array(${value}))`,
   jsonSet: (doc, path, value) => ({ sql: `jsonb_set(CAST(${doc} AS jsonb), CAST(? AS text[]), to_jsonb(${value}), true)`, bindings: [pathArray(path)] }),
   // jsonb, not json: it can be compared, so DISTINCT and ORDER BY work on an expanded column.

@@ -50,6 +50,16 @@ function decode (field: TableField | undefined, value: unknown): unknown {
   }
 }
 
+/** SQLite's affinity rules on a declared type, where CAST gives the same storage class: TEXT, INTEGER or REAL. */
+function affinityOf (field: TableField): string | undefined {
+  const type = sqliteDdl.columnType(field)
+  if (type.includes('INT')) return 'INTEGER'
+  if (/CHAR|CLOB|TEXT/.test(type)) return 'TEXT'
+  if (type.includes('BLOB') || type === '') return undefined
+  if (/REAL|FLOA|DOUB/.test(type)) return 'REAL'
+  return undefined
+}
+
 const DATE_FORMATS: Record<string, string> = { datetime: '%Y-%m-%d %H:%M:%S', date: '%Y-%m-%d', time: '%H:%M:%S' }
 
 export const sqlite: Dialect = {
@@ -79,6 +89,18 @@ export const sqlite: Dialect = {
   now: () => 'strftime(\'%Y-%m-%d %H:%M:%f\', \'now\')',
   // AUTOINCREMENT follows explicit ids by itself.
   resyncIdentity: () => undefined,
+  rowsAs (quotedTable, fields, rows): Fragment {
+    const bindings: unknown[] = []
+    const selects = rows.map((row) => 'SELECT ' + fields.map((field) => {
+      const value = row[field.name]
+      const lit = value === null || value === undefined ? { sql: 'NULL', bindings: [] } : sqlite.literal(value, field)
+      bindings.push(...lit.bindings)
+      // The column's affinity where a CAST gives it without changing the value (never NUMERIC, whose CAST truncates text).
+      const affinity = affinityOf(field)
+      return `${affinity === undefined || lit.sql === 'NULL' ? lit.sql : `CAST(${lit.sql} AS ${affinity})`} AS ${quote(field.name)}`
+    }).join(', '))
+    return { sql: `(${selects.join(' UNION ALL ')}) AS ${quotedTable}`, bindings }
+  },
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }

@@ -64,6 +64,12 @@ export interface Dialect extends DdlDialect {
   rowEstimate?: { explain(sql: string): string, rows(result: Array<Record<string, unknown>>): number }
   /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
   literal(value: unknown, field?: TableField): Fragment
+  /**
+   * Rows that no longer exist (a delete's captured values, decoded), as a FROM item named like the
+   * table `quotedTable`, typed like its columns: a rule compiled for the table evaluates on it as on
+   * the table's own rows (realtime delete events, lib/realtime/hub.ts).
+   */
+  rowsAs(quotedTable: string, fields: TableField[], rows: Array<Record<string, unknown>>): Fragment
   /** Full-text search (DECISIONS 37, lib/fts.ts); the index itself is part of createTable. */
   search: {
     /**

@@ -1,0 +1,60 @@
+// The one after-commit notification point of the write path. Every INSERT, UPDATE and DELETE that
+// fastbase itself runs (lib/crud/statements.ts: table routes, edit, upserts, both action modes,
+// sign-up) reports the keys of the rows it changed here, and for a delete the rows as they were.
+// Outside a transaction the statement has committed when it returns; inside one the changes wait
+// on the transaction (a savepoint's move to its parent when it is released) and reach the sink
+// only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
+import type { Knex } from 'knex'
+
+type Row = Record<string, unknown>
+
+export type ChangeAction = 'insert' | 'update' | 'delete'
+
+export interface Change {
+  table: string
+  action: ChangeAction
+  /** The key values of each changed row (the table's primary key, else its uid), decoded. */
+  keys: unknown[][]
+  /** Deletes: every column of each deleted row, decoded, in the order of `keys`. */
+  old?: Row[]
+}
+
+export interface ChangeSink {
+  /** Whether writes to `table` should be captured at all (false: nobody could receive them). */
+  wants: (table: string) => boolean
+  /** One committed transaction's changes, in statement order. Must not throw. */
+  committed: (changes: Change[]) => void
+}
+
+interface TransactionInternals {
+  executionPromise?: Promise<unknown>
+  parentTransaction?: Knex.Transaction
+}
+
+const pending = new WeakMap<Knex.Transaction, Change[]>()
+
+/** Records `change`, made by a statement just run on `db`, for publication once it is committed. */
+export function recordChange (sink: ChangeSink, db: Knex | Knex.Transaction, change: Change): void {
+  if (db.isTransaction !== true) {
+    sink.committed([change])
+    return
+  }
+  changesOf(sink, db as Knex.Transaction).push(change)
+}
+
+function changesOf (sink: ChangeSink, trx: Knex.Transaction): Change[] {
+  let list = pending.get(trx)
+  if (list !== undefined) return list
+  const changes: Change[] = []
+  pending.set(trx, changes)
+  const { executionPromise, parentTransaction } = trx as unknown as TransactionInternals
+  // Knex settles executionPromise after COMMIT (or a savepoint's RELEASE) and rejects it on rollback.
+  executionPromise?.then(() => {
+    pending.delete(trx)
+    if (changes.length === 0) return
+    if (parentTransaction !== undefined) changesOf(sink, parentTransaction).push(...changes)
+    else sink.committed(changes)
+  }, () => { pending.delete(trx) })
+  list = changes
+  return list
+}

@@ -1,0 +1,185 @@
+// Changes between instances sharing one PostgreSQL database: NOTIFY on commit, LISTEN on a
+// dedicated connection (never one of the Knex pool's; reconnected when lost). The payload is what a
+// committed change is: table, action, keys, and for deletes the rows as they were, as ASCII JSON.
+// A message over one NOTIFY's limit (8000 bytes) is sent in numbered pieces within one statement
+// (one transaction: PostgreSQL delivers them together and in order) and put back together by each
+// listener. Each instance re-reads the rows under its own subscribers' rules (lib/realtime/hub.ts).
+import { createHash, randomBytes } from 'node:crypto'
+import type Pg from 'pg'
+import type { Change } from './changes.js'
+
+/** Characters per NOTIFY payload (ASCII only, so also bytes), under PostgreSQL's 8000. */
+const PIECE = 7800
+/** A message larger than this is not forwarded: the other instances send their clients `gap` instead. */
+export const MAX_MESSAGE = 4 * 1024 * 1024
+/** Partly received messages kept at once (a listener that lost pieces drops the oldest). */
+const MAX_PARTIAL = 64
+
+export interface BusLog { warn: (obj: object, msg: string) => void, info: (obj: object, msg: string) => void }
+
+export interface BusHandlers {
+  /** Changes committed on another instance. */
+  changes: (changes: Change[]) => void
+  /** Changes may have been missed (the connection was lost, a message was too large). */
+  gap: () => void
+}
+
+/** The database URL as fastbase takes it (`?schema=` is fastbase's own): the connection string and the schema. */
+function parseUrl (url: string): { connectionString: string, schema: string } {
+  const parsed = new URL(url)
+  const schema = parsed.searchParams.get('schema') ?? 'public'
+  parsed.searchParams.delete('schema')
+  return { connectionString: parsed.toString(), schema }
+}
+
+export class PgBus {
+  readonly origin = randomBytes(8).toString('hex')
+  readonly channel: string
+  private client?: Pg.Client
+  private readonly connectionString: string
+  /** Messages waiting to be sent, each as its payloads (one, or its pieces). */
+  private outgoing: string[][] = []
+  private flushing = false
+  private closed = false
+  private retryMs = 100
+  private retry?: NodeJS.Timeout
+  private readonly partial = new Map<string, string[]>()
+  private seq = 0
+
+  constructor (url: string, private readonly handlers: BusHandlers, private readonly log: BusLog) {
+    const { connectionString, schema } = parseUrl(url)
+    this.connectionString = connectionString
+    // One channel per database schema: instances of other projects in the same database never meet.
+    this.channel = `fastbase_rt_${createHash('sha256').update(schema).digest('hex').slice(0, 24)}`
+  }
+
+  async start (): Promise<void> {
+    await this.connect()
+  }
+
+  private async connect (): Promise<void> {
+    const pg = (await import('pg')).default
+    const client = new pg.Client({ connectionString: this.connectionString })
+    client.on('notification', (message) => { if (message.channel === this.channel) this.received(message.payload ?? '') })
+    client.on('error', (error) => this.lost(client, error))
+    client.on('end', () => this.lost(client))
+    await client.connect()
+    await client.query(`LISTEN "${this.channel}"`)
+    if (this.closed) { await client.end().catch(() => {}); return }
+    this.client = client
+    this.retryMs = 100
+    if (this.outgoing.length > 0) void this.flush()
+  }
+
+  private lost (client: Pg.Client, error?: unknown): void {
+    if (this.client !== client || this.closed) return
+    this.client = undefined
+    this.log.warn({ err: error }, 'realtime: lost the PostgreSQL LISTEN connection; reconnecting')
+    client.end().catch(() => {})
+    this.handlers.gap()
+    this.scheduleReconnect()
+  }
+
+  private scheduleReconnect (): void {
+    if (this.closed || this.retry !== undefined) return
+    this.retry = setTimeout(() => {
+      this.retry = undefined
+      this.connect().then(() => { this.log.info({}, 'realtime: LISTEN connection restored') }, (error: unknown) => {
+        this.log.warn({ err: error }, 'realtime: reconnecting to PostgreSQL failed')
+        this.retryMs = Math.min(this.retryMs * 2, 5000)
+        this.scheduleReconnect()
+      })
+    }, this.retryMs)
+    this.retry.unref()
+  }
+
+  /** Sends committed changes to the other instances (batched per tick, one statement per batch). */
+  publish (changes: Change[]): void {
+    if (this.closed) return
+    const text = asciiJson({ o: this.origin, c: changes })
+    if (text.length > MAX_MESSAGE) {
+      this.log.warn({ size: text.length }, 'realtime: a change too large to forward; other instances send gap')
+      this.outgoing.push([asciiJson({ o: this.origin, gap: true })])
+    } else if (text.length <= PIECE) {
+      this.outgoing.push([text])
+    } else {
+      const id = `${this.origin}.${this.seq++}`
+      const count = Math.ceil(text.length / PIECE)
+      this.outgoing.push(Array.from({ length: count }, (_, i) => `#${id}:${i}:${count}:${text.slice(i * PIECE, (i + 1) * PIECE)}`))
+    }
+    if (!this.flushing) setImmediate(() => { void this.flush() })
+  }
+
+  private async flush (): Promise<void> {
+    if (this.flushing || this.client === undefined) return
+    this.flushing = true
+    try {
+      while (this.outgoing.length > 0 && this.client !== undefined) {
+        // Whole messages only: the pieces of one message go in one statement.
+        let take = 0
+        let size = 0
+        while (take < this.outgoing.length && (take === 0 || size < 512 * 1024)) {
+          size += this.outgoing[take].reduce((n, p) => n + p.length, 0)
+          take++
+        }
+        const batch = this.outgoing.splice(0, take).flat()
+        const sql = `SELECT ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`
+        try {
+          await this.client.query(sql, [this.channel, ...batch])
+        } catch (error) {
+          this.log.warn({ err: error }, 'realtime: NOTIFY failed; other instances may miss changes')
+        }
+      }
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  private received (payload: string): void {
+    if (payload.startsWith('#')) {
+      const match = /^#([0-9a-f]+)\.(\d+):(\d+):(\d+):/.exec(payload)
+      if (match === null || match[1] === this.origin) return
+      const id = `${match[1]}.${match[2]}`
+      const index = Number(match[3])
+      const count = Number(match[4])
+      let pieces = this.partial.get(id)
+      if (pieces === undefined) {
+        if (index !== 0) return
+        if (this.partial.size >= MAX_PARTIAL) this.partial.delete(this.partial.keys().next().value as string)
+        this.partial.set(id, pieces = [])
+      }
+      pieces.push(payload.slice(match[0].length))
+      if (pieces.length < count) return
+      this.partial.delete(id)
+      payload = pieces.join('')
+    }
+    let message: { o?: string, c?: Change[], gap?: boolean }
+    try {
+      message = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (message.o === this.origin) return
+    if (message.gap === true) this.handlers.gap()
+    else if (Array.isArray(message.c)) this.handlers.changes(message.c)
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+    if (this.retry !== undefined) clearTimeout(this.retry)
+    const client = this.client
+    this.client = undefined
+    await client?.end().catch(() => {})
+  }
+
+  /** Test hook: drops the LISTEN connection as a network failure would. */
+  breakConnection (): void {
+    const client = this.client as unknown as { connection?: { stream?: { destroy: () => void } } } | undefined
+    client?.connection?.stream?.destroy()
+  }
+}
+
+/** JSON with every non-ASCII character escaped: its length in characters is its length in bytes. */
+function asciiJson (value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}

@@ -1,0 +1,25 @@
+// The `realtime` config block with its defaults.
+import type { DatabaseSettings } from '../../schemas/config.js'
+import type { RealtimeSettings } from './hub.js'
+
+export const REALTIME_DEFAULTS = {
+  heartbeatSeconds: 25,
+  sessionCheckSeconds: 30,
+  maxSubscriptions: 32,
+  maxConnectionsPerUser: 10,
+  queueBytes: 1024 * 1024,
+  maxPending: 100_000
+}
+
+export function realtimeSettings (config: DatabaseSettings['realtime']): RealtimeSettings & { enabled: boolean } {
+  const c = config ?? {}
+  return {
+    enabled: c.enabled ?? true,
+    heartbeatMs: Math.round((c.heartbeatSeconds ?? REALTIME_DEFAULTS.heartbeatSeconds) * 1000),
+    sessionCheckMs: Math.round((c.sessionCheckSeconds ?? REALTIME_DEFAULTS.sessionCheckSeconds) * 1000),
+    maxSubscriptions: c.maxSubscriptions ?? REALTIME_DEFAULTS.maxSubscriptions,
+    maxConnections: c.maxConnectionsPerUser ?? REALTIME_DEFAULTS.maxConnectionsPerUser,
+    queueBytes: c.queueBytes ?? REALTIME_DEFAULTS.queueBytes,
+    maxPending: REALTIME_DEFAULTS.maxPending
+  }
+}

@@ -1,0 +1,43 @@
+// Realtime subscriptions (README: Realtime): the hub (lib/realtime/hub.ts) is the executor's change
+// sink, so every write made through fastbase is reported to it after its commit; on PostgreSQL a
+// LISTEN/NOTIFY bus (lib/realtime/pg-bus.ts) carries changes between the instances sharing the
+// database. Registers GET and POST `<prefix>/realtime` (routes/realtime.ts). Streams end before the
+// app closes (preClose), so `app.close()` never waits on a client.
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsync } from 'fastify'
+import type {} from './types.js'
+import { RealtimeHub } from '../lib/realtime/hub.js'
+import { PgBus } from '../lib/realtime/pg-bus.js'
+import { realtimeSettings } from '../lib/realtime/settings.js'
+import { isPostgresUrl } from '../lib/dialects/postgres-connection.js'
+import realtimeRoutes from '../routes/realtime.js'
+
+declare module './types.js' {
+  interface Fastbase {
+    /** Realtime subscriptions; unset when the config says `realtime: { enabled: false }`. */
+    realtime?: RealtimeHub
+    /** The PostgreSQL bus between instances (tests break its connection). */
+    realtimeBus?: PgBus
+  }
+}
+
+const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
+  const { config, executor, tables, options } = app.fastbase
+  const { enabled, ...settings } = realtimeSettings(config.realtime)
+  if (!enabled) return
+  const hub = new RealtimeHub(executor, tables, settings, app.log)
+  if (isPostgresUrl(options.databaseUrl)) {
+    const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap() }, app.log)
+    await bus.start()
+    hub.forward = (changes) => bus.publish(changes)
+    hub.shared = true
+    app.fastbase.realtimeBus = bus
+    app.addHook('onClose', async () => { await bus.close() })
+  }
+  executor.changes = hub
+  app.fastbase.realtime = hub
+  app.addHook('preClose', (done) => { hub.close(); done() })
+  await app.register(realtimeRoutes, { prefix: opts.prefix })
+}
+
+export default fp(realtime, { fastify: '5.x', name: 'fastbase-realtime', dependencies: ['fastbase-auth-context'] })
