@@ -5,8 +5,9 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { JWT } from '@fastify/jwt'
 import fastifyJwt from '@fastify/jwt'
-import fastifyCookie from '@fastify/cookie'
-import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import cookiePlugin from './external/cookie.js'
+import rateLimitPlugin from './external/rate-limit.js'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { authFieldsOf } from '../lib/auth/fields.js'
@@ -41,18 +42,9 @@ const DEFAULT_RATE_WINDOW_MS = 60_000
 
 async function auth (app: FastifyInstance): Promise<void> {
   const { config, options, db } = app.fastbase
-  // No parsing hook: only the auth cookie is ever read, by the auth context, and only when there is
-  // no Authorization header (plugins/auth-context.ts); setting and clearing cookies still works.
-  await app.register(fastifyCookie, { hook: false })
+  await app.register(cookiePlugin)
   const limits = config.rateLimit
-  await app.register(fastifyRateLimit, {
-    global: false,
-    ...(limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: sharedRateLimits(app) } : {}),
-    // Fail closed: when the counters cannot be read the request is refused (503), not let through.
-    skipOnError: false,
-    // Thrown into the one error handler, which renders the standard body.
-    errorResponseBuilder: (_request, context) => ({ statusCode: 429, code: 'FB_ERR_RATE_LIMITED', message: `Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s` })
-  })
+  await app.register(rateLimitPlugin, limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: sharedRateLimits(app) } : {})
 
   // Tokens are signed with one algorithm and only that one verifies: a token re-signed with another
   // HMAC (HS512 with the same key) is refused, whatever its header claims.

@@ -1,7 +1,7 @@
 // File uploads and storage: the storage driver (local disk or S3, `storage` in the config), multipart
 // parsing for table writes, and the per-request FileTracker that keeps storage in step with the database.
 import fp from 'fastify-plugin'
-import fastifyMultipart from '@fastify/multipart'
+import multipartPlugin from './external/multipart.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { createStorage } from '../lib/storage/index.js'
@@ -63,9 +63,9 @@ function multipartError (error: unknown): unknown {
 async function files (app: FastifyInstance): Promise<void> {
   const { config, options, limits } = app.fastbase
   const storage: Storage = await createStorage(config.storage, options.dataDir)
-  await app.register(fastifyMultipart, {
-    limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize }
-  })
+  await app.register(multipartPlugin)
+  // Per call rather than per plugin: the plugin may be the host app's, with its own limits.
+  const partLimits = { limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize } }
   app.fastbase.storage = storage
   app.addHook('onClose', async () => { await storage.close() })
 
@@ -81,7 +81,7 @@ async function files (app: FastifyInstance): Promise<void> {
     const fileFieldNames = new Set(fileFields(table).map((f) => f.name))
     // Every non-file part together stays within the JSON body limit (busboy bounds each one alone).
     let fieldBytes = 0
-    for await (const part of request.parts()) {
+    for await (const part of request.parts(partLimits)) {
       if (typeof part.fieldname !== 'string' || part.fieldname === '') throw errors.badRequest('Multipart part without a field name')
       if (part.type === 'file') {
         // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.

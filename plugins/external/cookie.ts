@@ -1,0 +1,14 @@
+// @fastify/cookie, for the auth cookie (routes/auth/kit.ts sets it, plugins/auth-context.ts reads it).
+// A host app may have registered it already: a second registration in one app is an error, and the
+// host's serves fastbase as well.
+import fp from 'fastify-plugin'
+import fastifyCookie from '@fastify/cookie'
+import type { FastifyInstance } from 'fastify'
+
+async function cookie (app: FastifyInstance): Promise<void> {
+  if (app.hasDecorator('parseCookie')) return
+  // No parsing hook: only the auth cookie is ever read, and only when no Authorization header came.
+  await app.register(fastifyCookie, { hook: false })
+}
+
+export default fp(cookie, { fastify: '5.x', name: 'fastbase-cookie' })
