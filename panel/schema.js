@@ -12,6 +12,19 @@ export function tablesOf (settings) {
   return tables
 }
 
+/**
+ * With the auth extension's `passwordConfirmSuffix`, a password write needs `<password><suffix>` too
+ * (lib/auth/password-writes.ts): forms get that input right after the password's.
+ */
+function withConfirm (fields, data) {
+  const auth = (Array.isArray(data.extensions) ? data.extensions : []).find((e) => e?.name === 'auth')
+  const password = fields.find((f) => f.usage === 'auth_password')
+  if (!auth?.passwordConfirmSuffix || password === undefined) return fields
+  const confirm = { name: `${password.name}${auth.passwordConfirmSuffix}`, type: 'password', confirms: password.name }
+  const at = fields.indexOf(password) + 1
+  return [...fields.slice(0, at), confirm, ...fields.slice(at)]
+}
+
 function tableInfo (data) {
   const fields = Array.isArray(data.fields) ? data.fields.filter((f) => typeof f?.name === 'string') : []
   const uid = fields.find((f) => f.usage === 'record_uid')
@@ -24,10 +37,10 @@ function tableInfo (data) {
     uid,
     key,
     /** Fields a create form offers: not noInsert, not set by the server, not generated. */
-    createFields: fields.filter((f) => f.noInsert !== true && !SERVER_SET.has(f.usage) && f.type !== 'blob' &&
-      f.autoIncrement !== true && !(f === uid && data.autoSetUid === true)),
+    createFields: withConfirm(fields.filter((f) => f.noInsert !== true && !SERVER_SET.has(f.usage) && f.type !== 'blob' &&
+      f.autoIncrement !== true && !(f === uid && data.autoSetUid === true)), data),
     /** Fields an edit form offers: also not noUpdate, and never the row's identity. */
-    editFields: fields.filter((f) => f.noUpdate !== true && !SERVER_SET.has(f.usage) && f.type !== 'blob' && f !== uid && f.primary !== true)
+    editFields: withConfirm(fields.filter((f) => f.noUpdate !== true && !SERVER_SET.has(f.usage) && f.type !== 'blob' && f !== uid && f.primary !== true), data)
   }
 }
 

@@ -14,7 +14,8 @@ function hintOf (field, mode) {
   if (field.type === 'select' && Array.isArray(field.values)) parts.push(`one of ${field.values.join(', ')}`)
   if (field.notNull === true && field.default === undefined && mode === 'create' && field.type !== 'bool') parts.push('required')
   if (field.type === 'json') parts.push('JSON text')
-  if (isPassword(field)) parts.push(mode === 'edit' ? 'leave empty to keep the current one' : 'stored hashed')
+  if (field.confirms) parts.push(`repeat ${field.confirms}`)
+  else if (isPassword(field)) parts.push(mode === 'edit' ? 'leave empty to keep the current one' : 'stored hashed')
   if (field.type === 'file' && mode === 'edit') parts.push('choose a file to replace the current one')
   return parts.join(' · ')
 }

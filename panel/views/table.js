@@ -40,6 +40,17 @@ async function download (path, name, onError) {
   }
 }
 
+/** A filter that fits this table's own fields, for the placeholder. */
+function exampleFilter (table) {
+  const text = table.fields.find((f) => ['text', 'editor', 'email', 'url', 'select'].includes(f.type) && f !== table.uid && f.noSelect !== true && f.usage !== 'auth_password')
+  const number = table.fields.find((f) => f.type === 'integer' || f.type === 'number')
+  const parts = []
+  if (text) parts.push(`${text.name} ~ '%word%'`)
+  if (number) parts.push(`${number.name} > 10`)
+  if (parts.length === 0) parts.push(`${table.fields[0]?.name ?? 'id'} != null`)
+  return parts.join(' & ')
+}
+
 export function renderTable (root, { table, query, can, limit }) {
   const state = stateFromQuery(query)
   const pageSize = Math.max(1, Math.min(PAGE_SIZE, limit ?? PAGE_SIZE))
@@ -52,12 +63,12 @@ export function renderTable (root, { table, query, can, limit }) {
   const heading = h('h2', { id: headingId, tabindex: '-1' }, table.name)
   const count = h('p', { class: 'count', 'aria-live': 'polite' })
   const newButton = h('button', { type: 'button', class: 'button primary', disabled: !can.write, title: can.write ? undefined : 'Viewers cannot write records', onclick: () => openForm() }, 'New record')
-  const filterInput = h('input', { id: filterId, type: 'text', value: state.where, autocomplete: 'off', spellcheck: 'false', placeholder: 'e.g. done == false & priority > 2', 'aria-describedby': `${filterId}-help ${filterId}-error` })
+  const filterInput = h('input', { id: filterId, type: 'text', value: state.where, autocomplete: 'off', spellcheck: 'false', placeholder: `e.g. ${exampleFilter(table)}`, 'aria-describedby': `${filterId}-help ${filterId}-error` })
   const filterError = h('p', { id: `${filterId}-error`, class: 'field-error', role: 'alert' })
   const filter = h('form', { class: 'filter', role: 'search' },
     h('label', { for: filterId }, 'Filter'),
     filterInput,
-    h('p', { id: `${filterId}-help`, class: 'hint' }, 'An expression, e.g. title ~ \'%draft%\' | views > 10. Press Enter to apply; empty shows every record.'),
+    h('p', { id: `${filterId}-help`, class: 'hint' }, 'An expression of the API\'s expression language (==, !=, <, >, ~ with % wildcards, & and, | or). Press Enter to apply; empty shows every record.'),
     filterError)
   const status = h('p', { class: 'status', role: 'status' })
   const alert = h('div', { class: 'alert', role: 'alert' })
@@ -173,7 +184,7 @@ export function renderTable (root, { table, query, can, limit }) {
     const pages = Math.max(1, Math.ceil(total / pageSize))
     const page = Math.floor(state.offset / pageSize) + 1
     count.textContent = `${total} ${total === 1 ? 'record' : 'records'}`
-    caption.textContent = `${table.name}: records ${first}–${last} of ${total}`
+    caption.textContent = total === 0 ? `${table.name}: no records` : `${table.name}: records ${first}–${last} of ${total}`
     pageText.textContent = `Page ${page} of ${pages}`
     previous.disabled = state.offset === 0
     next.disabled = state.offset + pageSize >= total
