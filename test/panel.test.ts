@@ -345,7 +345,7 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
       await page.getByRole('heading', { name: /^Applied/ }).waitFor()
       t.match(await page.getByRole('main').textContent(), new RegExp(res.json.migrations[0].name), 'the initial migration is listed')
     }
-    await screenshot(page, 'migrations')
+    await screenshot(page, 'migrations-up-to-date')
   })
 
   await t.test('Sign out returns to the form; a reload stays signed out', async (t) => {

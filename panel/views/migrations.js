@@ -15,18 +15,18 @@ function sqlBlock (sql) {
 
 function appliedTable (migrations) {
   if (migrations.length === 0) return h('p', {}, 'No migration applied yet.')
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'records migrations' },
     h('caption', {}, 'Applied migrations, oldest first'),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'name'), h('th', { scope: 'col' }, 'applied_at'), h('th', { scope: 'col' }, 'sql'))),
     h('tbody', {}, migrations.map((m) => h('tr', {},
       h('td', {}, String(m?.name ?? '')),
       h('td', {}, m?.applied_at ? h('time', { datetime: String(m.applied_at) }, formatDate(m.applied_at)) : ''),
-      h('td', {}, sqlBlock(m?.sql)))))))
+      h('td', { class: 'sql-cell' }, sqlBlock(m?.sql)))))))
 }
 
 function pendingTable (pending, caption) {
   if (pending.length === 0) return h('p', {}, 'Nothing pending: the database matches the config.')
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'records' },
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'records migrations' },
     h('caption', {}, caption),
     h('thead', {}, h('tr', {}, ['name', 'table', 'kind', 'reason', 'sql'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, pending.map((m) => h('tr', {},
@@ -34,7 +34,7 @@ function pendingTable (pending, caption) {
       h('td', {}, m?.table ? String(m.table) : ''),
       h('td', {}, m?.destructive ? h('strong', { class: 'badge danger' }, 'destructive') : h('span', { class: 'badge' }, 'safe')),
       h('td', {}, m?.reason ? String(m.reason) : '', list(m?.waitsFor).length > 0 ? h('p', { class: 'hint' }, `after ${list(m.waitsFor).join(', ')}`) : null),
-      h('td', {}, sqlBlock(m?.sql)))))))
+      h('td', { class: 'sql-cell' }, sqlBlock(m?.sql)))))))
 }
 
 function explain (error) {
