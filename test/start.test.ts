@@ -77,6 +77,25 @@ t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync
   // pino writes asynchronously: give the lines a moment to arrive.
   for (let i = 0; i < 40 && !/incoming request/.test(output()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
   t.match(output(), /incoming request/, 'FASTBASE_LOG_REQUESTS=true logs every request')
+  await fetch(`${url}/api/v1/table/things/list?where=${encodeURIComponent("label = 'ann@example.com'")}`)
+  for (let i = 0; i < 40 && !/things\/list/.test(output()); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.match(output(), /"url":"\/api\/v1\/table\/things\/list"/, 'the path is logged')
+  t.notMatch(output(), /ann|example\.com|where=/, 'the query string is not: caller text never reaches the logs')
+})
+
+t.test('npm start: a config with problems is one clean message and exit code 1', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir({ 'bad.json': JSON.stringify({ jwtSecret: 'x', appUrl: 'http://l', tables: [{ name: 'a', fields: [{ name: 'b', type: 'texty', sqlType: 'text' }] }] }) })
+  const child = spawn(process.execPath, [join(root, 'scripts', 'start.mjs'), '--options', builtApp], {
+    cwd: dir, env: { ...process.env, PORT: String(await freePort()), FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.equal(stderr, 'fastbase could not start: Invalid fastbase config:\n  - tables[0].fields[0].type: must be one of text, number, bool, email, url, editor, date, select, json, file, relation, password, integer, blob (did you mean "text"?)\n')
+  t.notMatch(stdout, /Error|at /, 'nothing else')
 })
 
 t.test('fastify start refuses an invalid config with the list of problems', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {

@@ -74,7 +74,7 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     engines: { node: '>=20.6' },
     scripts: {
       // --env-file: Node 20.6+. Variables already set in the environment win over .env.
-      start: 'node --env-file=.env node_modules/fastify-cli/cli.js start --options --log-level info node_modules/fastbase/dist/app.js',
+      start: 'node --env-file=.env node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
       check: 'fastbase check --env-file .env fastbase.config.ts'
     },
     dependencies: {
