@@ -15,7 +15,9 @@ export function openDialog ({ title, content, className, onClose }) {
     if (dialog.open) dialog.close()
     dialog.remove()
     onClose?.()
+    // The opener may be gone (its row re-rendered after a save): then the content area takes focus.
     if (returnTo instanceof HTMLElement && returnTo.isConnected) returnTo.focus()
+    else document.getElementById('main')?.focus()
   }
   dialog.addEventListener('close', close)
   document.body.append(dialog)
