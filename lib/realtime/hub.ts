@@ -80,11 +80,22 @@ export class RealtimeClient {
     this.auth = options.auth
   }
 
+  private checkedRound = -1
+
+  /**
+   * Writes an event. Once per delivery round (the events of one batch of changes, or a heartbeat)
+   * the bytes the client has not taken yet are checked: over `queueBytes` the stream is closed
+   * (`overflow`). So a client's buffer holds at most queueBytes plus one round, however slow it reads.
+   */
   send (chunk: string): void {
     if (this.closed) return
-    if (this.options.sink.buffered() > this.hub.settings.queueBytes) {
-      this.close('overflow')
-      return
+    if (this.checkedRound !== this.hub.round) {
+      this.checkedRound = this.hub.round
+      if (this.options.sink.buffered() > this.hub.settings.queueBytes) {
+        this.hub.stats.overflows++
+        this.close('overflow')
+        return
+      }
     }
     this.options.sink.write(chunk)
   }
@@ -131,7 +142,9 @@ export class RealtimeHub implements ChangeSink {
   /** true when other instances may subscribe: every table's writes are captured. */
   shared = false
   closing = false
-  readonly stats = { delivered: 0, evaluations: 0, dropped: 0 }
+  /** Delivery rounds so far (see RealtimeClient#send). */
+  round = 0
+  readonly stats = { delivered: 0, evaluations: 0, dropped: 0, overflows: 0 }
 
   constructor (
     readonly executor: Executor,
@@ -223,6 +236,7 @@ export class RealtimeHub implements ChangeSink {
   }
 
   private heartbeat (): void {
+    this.round++
     for (const client of this.clients.values()) client.send(': ping\n\n')
   }
 
@@ -283,6 +297,7 @@ export class RealtimeHub implements ChangeSink {
 
   /** Events may have been missed (dropped backlog, lost connection to the other instances): clients refetch. */
   gap (): void {
+    this.round++
     const chunk = frame('gap', { message: 'Some changes could not be delivered; refetch what you show' })
     for (const client of this.clients.values()) if (client.classes.length > 0) client.send(chunk)
   }
@@ -378,6 +393,7 @@ export class RealtimeHub implements ChangeSink {
       }
     }
     // In the order the keys were written; a row read twice (changed twice) is sent once.
+    this.round++
     const sent = new Set<string>()
     for (const k of keys) {
       const key = JSON.stringify(k)
