@@ -195,8 +195,9 @@ class Builder {
       }
       this.schemas[name] = {
         type: 'object',
-        description: `A \`${name}\` record. \`select\` / \`returning\` narrow it to the columns they name and may add computed keys.`,
-        required: visible.filter((f) => neverNull(table, f) && f.noSelect !== true).map((f) => f.name),
+        description: `A \`${name}\` record: every column but the noSelect ones (sent to admins only). \`select\` / \`returning\` narrow it to the columns they name and may add computed keys.`,
+        // Every column but the noSelect ones is in a full answer (null where it holds none).
+        required: visible.filter((f) => f.noSelect !== true).map((f) => f.name),
         properties,
         additionalProperties: true,
         example

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { projects } from './fixtures/openapi/documents.js'
 import { lintDocument, lintProject } from './fixtures/openapi/lint.js'
+import { freshDir } from './helper.js'
 
 const project = projects.find((p) => p.name === 'example')!
 
@@ -17,8 +18,7 @@ t.test(`${project.name}: Redocly recommended and Spectral spectral:oas report no
   damaged.paths[files.replace('{path}', '{*}')] = damaged.paths[files]
   delete damaged.paths[files]
   delete damaged.servers
-  const dir = t.testdir()
-  const { redocly, spectral } = lintDocument(damaged, dir)
+  const { redocly, spectral } = lintDocument(damaged, freshDir(t, 'damaged-'))
   t.ok(redocly.totals.errors > 0, `Redocly finds errors (${redocly.totals.errors})`)
   t.ok(redocly.problems.some((p) => p.startsWith('operation-operationId')), 'Redocly: operation-operationId')
   t.ok(spectral.results.some((r) => r.startsWith('operation-operationId')), 'Spectral: operation-operationId')
