@@ -34,6 +34,11 @@ export class FastbaseError extends Error {
     super(message)
     this.name = 'FastbaseError'
   }
+
+  /** The stable code, under the name Node's own errors use. */
+  get code (): string {
+    return this.errorCode
+  }
 }
 
 /** `data.<field>._errors` shape shared by table validation and actions. */
@@ -57,6 +62,21 @@ export const errors = {
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),
+  // Sign-in with an identity provider (lib/auth/oauth-*.ts, id-tokens.ts).
+  providerNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_PROVIDER_NOT_FOUND', `OAuth provider not found - ${name}`),
+  oauthState: (message: string, status: 400 | 403 = 400) => new FastbaseError(status, 'FB_ERR_OAUTH_STATE', message),
+  oauthFailed: (message: string, status: 400 | 401 = 400) => new FastbaseError(status, 'FB_ERR_OAUTH_FAILED', message),
+  oauthRefused: (message: string, providerError: string) => new FastbaseError(400, 'FB_ERR_OAUTH_PROVIDER', message, { error: providerError }),
+  providerUnavailable: (message: string) => new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', message),
+  /** The shared rate-limit counters could not be read: refused rather than let through. */
+  rateLimitUnavailable: () => new FastbaseError(503, 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'Rate limiting is unavailable, try again'),
+  rangeNotSatisfiable: () => new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable'),
+  /** A SQL-mode action whose config does not fit the tables (lib/actions/sql-mode.ts). */
+  actionConfig: (action: string, reason: string) => new FastbaseError(500, 'FB_ERR_ACTION_CONFIG', `Action ${action}: ${reason}`),
+  // Storage drivers (lib/storage): both throw these, so a bucket can move between drivers.
+  storageBadKey: (message: string) => new FastbaseError(400, 'FB_ERR_BAD_KEY', message),
+  storageNotFound: (message: string) => new FastbaseError(404, 'FB_ERR_NOT_FOUND', message),
+  storageBadRange: (message: string) => new FastbaseError(416, 'FB_ERR_BAD_RANGE', message),
   /** A schema migration the database refused (rows that break a new constraint...): nothing was applied. */
   migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name })
 }

@@ -78,7 +78,7 @@ export default async function fileRoutes (app: FastifyInstance): Promise<void> {
     const range = parseRange(request.headers.range, object.size)
     if (range === 'unsatisfiable') {
       void reply.header('Content-Range', `bytes */${object.size}`)
-      throw new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable')
+      throw errors.rangeNotSatisfiable()
     }
     void reply.type(object.contentType)
     // Deleted between stat and read (another instance replaced it): the same 404 as a missing file.

@@ -8,23 +8,17 @@ import type { CrudContext } from '../crud/context.js'
 import { applyCondition } from '../crud/context.js'
 import { selectList, decodeRow, type OutputColumn } from '../crud/columns.js'
 import { raw, insertStatement, statementBatches, updateStatement, deleteStatement } from '../crud/statements.js'
-import { FastbaseError } from '../errors.js'
+import { errors } from '../errors.js'
 
 type Row = Record<string, unknown>
 type Value = SqlQuery | { l: unknown } | string | number | boolean | null
 
 const PLACEHOLDER = /\{:([A-Za-z_][A-Za-z0-9_]*)\}/g
 
-export class ActionConfigError extends FastbaseError {
-  constructor (action: string, message: string) {
-    super(500, 'FB_ERR_ACTION_CONFIG', `Action ${action}: ${message}`)
-  }
-}
-
 function paramValue (action: string, name: string, params: Row, local?: Record<string, unknown>): unknown {
   if (Object.hasOwn(params, name)) return params[name]
   if (local !== undefined && Object.hasOwn(local, name)) return local[name]
-  throw new ActionConfigError(action, `missing parameter ${name}`)
+  throw errors.actionConfig(action, `missing parameter ${name}`)
 }
 
 /** Raw SQL with its `{:name}` placeholders turned into bound values. */
@@ -43,7 +37,7 @@ export function template (ctx: CrudContext, action: string, query: SqlQuery | st
 /** A `set` / `values` entry: `{q}` is SQL, anything else a value (a string may embed `{:param}`s). */
 function valueFragment (ctx: CrudContext, action: string, column: string, value: Value, params: Row): Fragment {
   const field = ctx.table.fields.get(column)
-  if (field === undefined) throw new ActionConfigError(action, `unknown column ${column} in ${ctx.table.name}`)
+  if (field === undefined) throw errors.actionConfig(action, `unknown column ${column} in ${ctx.table.name}`)
   if (value !== null && typeof value === 'object' && 'q' in value) {
     const f = template(ctx, action, value, params)
     return { sql: `(${f.sql})`, bindings: f.bindings }
@@ -100,7 +94,7 @@ export async function runSqlQuery (ctx: CrudContext, trx: Knex.Transaction, acti
     case 'UPDATE': {
       const out = query.returning === undefined ? [] : columns(ctx, action, query.returning, params)
       const set = new Map(Object.entries(query.set ?? {}).map(([c, value]) => [c, valueFragment(ctx, action, c, value as Value, params)]))
-      if (set.size === 0) throw new ActionConfigError(action, 'UPDATE needs set')
+      if (set.size === 0) throw errors.actionConfig(action, 'UPDATE needs set')
       return (await updateStatement(ctx, trx, set, where, out, query.or)).map((row) => decodeRow(ctx, out, row))
     }
     case 'DELETE': {

@@ -5,7 +5,7 @@ import type { CrudContext } from '../crud/context.js'
 import { compileCaller } from '../crud/context.js'
 import { select } from '../crud/read.js'
 import { insert, update, remove } from '../crud/write.js'
-import { ActionConfigError } from './sql-mode.js'
+import { errors } from '../errors.js'
 
 type Row = Record<string, unknown>
 
@@ -14,7 +14,7 @@ function count (ctx: CrudContext, action: string, what: string, value: number | 
   if (value === undefined || typeof value === 'number') return value
   const compiled = compileCaller(ctx, what, value)
   if (compiled.kind !== 'lit' || typeof compiled.value !== 'number' || !Number.isInteger(compiled.value) || compiled.value < 0) {
-    throw new ActionConfigError(action, `${what} must be a whole number (got ${compiled.kind === 'lit' ? JSON.stringify(compiled.value) : 'an expression over columns'})`)
+    throw errors.actionConfig(action, `${what} must be a whole number (got ${compiled.kind === 'lit' ? JSON.stringify(compiled.value) : 'an expression over columns'})`)
   }
   return compiled.value
 }

@@ -235,7 +235,7 @@ function tokenError (error: unknown): FastbaseError {
   // A TypeError, a bad HMAC key length or anything else from the token's own bytes is the token's fault;
   // only the key set fetch (timeout, network, not a key set) is the provider's.
   if (error instanceof jose.JWKSTimeout || error instanceof jose.JWKSInvalid || isFetchFailure(error)) {
-    return new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', 'Could not read the identity provider\'s keys')
+    return errors.providerUnavailable('Could not read the identity provider\'s keys')
   }
   return errors.invalidToken()
 }

@@ -36,9 +36,7 @@ const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512
 const CLOCK_TOLERANCE = 30
 const USER_AGENT = 'fastbase'
 
-const providerNotFound = (name: string): FastbaseError => new FastbaseError(404, 'FB_ERR_PROVIDER_NOT_FOUND', `OAuth provider not found - ${name}`)
-const invalidState = (message: string): FastbaseError => new FastbaseError(400, 'FB_ERR_OAUTH_STATE', message)
-const loginFailed = (message: string): FastbaseError => new FastbaseError(400, 'FB_ERR_OAUTH_FAILED', message)
+const { providerNotFound, oauthState: invalidState, oauthFailed: loginFailed } = errors
 
 /** The provider the flow serves under `name`, or a 404. */
 export async function providerOf (ctx: FlowContext, name: string): Promise<OAuthProvider> {
@@ -128,7 +126,7 @@ async function verifiedState (ctx: FlowContext, provider: OAuthProvider, state: 
   const { claims } = read
   if (claims.table !== ctx.at.table.name || claims.provider !== provider.name) throw invalidState('Invalid OAuth state')
   if (!nonceMatches(claims, cookieNonce)) {
-    throw new FastbaseError(403, 'FB_ERR_OAUTH_STATE', 'OAuth state does not belong to this browser (state cookie missing or from another sign-in)')
+    throw errors.oauthState('OAuth state does not belong to this browser (state cookie missing or from another sign-in)', 403)
   }
   // Last: only a state that passed every other check is recorded, so nobody else can use it up.
   if (!await claimState(ctx.services.db, ctx.services.dialect, claims.id, claims.exp)) throw invalidState('OAuth state already used, sign in again')
@@ -139,7 +137,7 @@ async function identityFrom (ctx: FlowContext, provider: OAuthProvider, claims: 
   if (query.error !== undefined && query.error !== '') {
     const code = /^[a-z_]{1,64}$/.test(query.error) ? query.error : 'login_failed'
     const description = typeof query.error_description === 'string' ? ` (${query.error_description.replace(/[^\x20-\x7e]/g, '').slice(0, 200)})` : ''
-    throw new FastbaseError(400, 'FB_ERR_OAUTH_PROVIDER', `The provider refused the sign-in: ${code}${description}`, { error: code })
+    throw errors.oauthRefused(`The provider refused the sign-in: ${code}${description}`, code)
   }
   // RFC 9207: an authorization server that names itself in the response must be the one asked.
   if (query.iss !== undefined && provider.issuers.length > 0 && !provider.issuers.includes(query.iss)) throw loginFailed('The response comes from another issuer')
@@ -199,12 +197,12 @@ async function fromIdToken (ctx: FlowContext, provider: OAuthProvider, state: OA
     }))
   } catch (err) {
     if (err instanceof jose.JWKSTimeout || err instanceof jose.JWKSInvalid || (err instanceof TypeError && err.message === 'fetch failed')) throw providerUnavailable('key set')
-    throw new FastbaseError(401, 'FB_ERR_OAUTH_FAILED', 'Invalid ID token')
+    throw errors.oauthFailed('Invalid ID token', 401)
   }
   // OpenID Connect Core §3.1.3.7: several audiences need `azp`, and it must be us.
-  if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== provider.clientId) throw new FastbaseError(401, 'FB_ERR_OAUTH_FAILED', 'Invalid ID token')
+  if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== provider.clientId) throw errors.oauthFailed('Invalid ID token', 401)
   const expected = idTokenNonce(ctx.key, state.id)
-  if (claims.nonce !== undefined ? claims.nonce !== expected : provider.requireNonce) throw new FastbaseError(401, 'FB_ERR_OAUTH_FAILED', 'Invalid ID token')
+  if (claims.nonce !== undefined ? claims.nonce !== expected : provider.requireNonce) throw errors.oauthFailed('Invalid ID token', 401)
   const identity = fromClaims(provider, claims as Row, false)
   if (identity.email === undefined && accessToken !== undefined && provider.userinfoUrl !== undefined) {
     // Some providers put the email in userinfo only; it counts only for the same subject.

@@ -4,7 +4,7 @@
 // of the issuer the config names), never from a caller. Free of Fastify.
 import type { JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
-import { FastbaseError } from '../errors.js'
+import { FastbaseError, errors } from '../errors.js'
 import { checkRedirect, redirectPolicy, allowedEntryProblem } from './redirects.js'
 
 /** How the signed-in user is read after the code exchange. */
@@ -165,7 +165,7 @@ export function oauthConfigProblems (config: { appUrl?: unknown, authProviders?:
 }
 
 /** A provider failed in a way that is not the caller's fault (unreachable, malformed answer). */
-export const providerUnavailable = (what: string): FastbaseError => new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', `The identity provider did not answer: ${what}`)
+export const providerUnavailable = (what: string): FastbaseError => errors.providerUnavailable(`The identity provider did not answer: ${what}`)
 
 interface Discovery { authorizeUrl: string, tokenUrl: string, userinfoUrl?: string, jwksUrl?: string, issuer: string }
 

@@ -2,7 +2,7 @@
 // database counts the same hits, so `max` holds for the whole fleet instead of per process.
 // One atomic upsert per hit, timed by the database clock, so instances whose clocks differ still agree.
 import type { Knex } from 'knex'
-import { FastbaseError } from '../errors.js'
+import { FastbaseError, errors } from '../errors.js'
 import { RATE_LIMITS } from './store-tables.js'
 
 export interface Hits { current: number, ttl: number }
@@ -22,7 +22,7 @@ RETURNING "hits", CAST(ceil(extract(epoch FROM "reset_at" - now()) * 1000) AS bi
 
 /** The answer when the counters cannot be read: fail closed, the request is not let through unlimited. */
 const unavailable = (cause: unknown): FastbaseError => {
-  const error = new FastbaseError(503, 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'Rate limiting is unavailable, try again')
+  const error = errors.rateLimitUnavailable()
   error.cause = cause
   return error
 }

@@ -2,11 +2,15 @@
 // and a bucket can move between drivers. Keys come from our own code (`<table>/<storedFileName>`),
 // but a route path also reaches here, so anything that could escape a directory is refused.
 
-/** Error codes a driver throws; routes map them to 400 / 404. */
+import { errors, type FastbaseError } from '../errors.js'
+
+/** Error codes a driver throws (lib/errors.ts); routes map them to 400 / 404. */
 export type StorageErrorCode = 'FB_ERR_BAD_KEY' | 'FB_ERR_NOT_FOUND' | 'FB_ERR_BAD_RANGE'
 
-export function storageError (code: StorageErrorCode, message: string): Error & { code: StorageErrorCode } {
-  return Object.assign(new Error(message), { code })
+const STORAGE_ERRORS = { FB_ERR_BAD_KEY: errors.storageBadKey, FB_ERR_NOT_FOUND: errors.storageNotFound, FB_ERR_BAD_RANGE: errors.storageBadRange }
+
+export function storageError (code: StorageErrorCode, message: string): FastbaseError {
+  return STORAGE_ERRORS[code](message)
 }
 
 const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.\-/+=#]*$/
