@@ -24,6 +24,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
+import { measureRealtime } from './realtime.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -40,7 +41,9 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string' },
     rounds: { type: 'string' },
     connections: { type: 'string' },
-    quick: { type: 'boolean', default: false }
+    quick: { type: 'boolean', default: false },
+    // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
+    'realtime-only': { type: 'boolean', default: false }
   }
 })
 
@@ -320,24 +323,36 @@ try {
   const fx = await seed(database.url, join(work, 'seed'))
   servers.push(await startServer('fastbase', 'fastbase-server.mjs', { project: 'bench', databaseUrl: database.url, dataDir: join(work, 'fastbase') }))
   servers.push(await startServer('ceiling', 'ceiling.mjs', { databaseUrl: database.url, jwtKey: USERS_JWT_KEY }))
-  const list = scenarios(fx)
-  await verify(servers, list)
-  console.log('Both servers answer every scenario alike. Measuring:')
-  const results = await benchmark(servers, list)
-  const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
-  await Promise.all(servers.map((s) => s.stop()))
-  const startup = await measureStartup(work)
+  if (flags['realtime-only']) {
+    const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-realtime.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, realtime }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+    }
+  } else {
+    const list = scenarios(fx)
+    await verify(servers, list)
+    console.log('Both servers answer every scenario alike. Measuring:')
+    const results = await benchmark(servers, list)
+    const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
+    // Realtime (issue 16): writes with 0 and 1,000 subscribers, and the fan-out to them.
+    const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
+    await Promise.all(servers.map((s) => s.stop()))
+    const startup = await measureStartup(work)
 
-  const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
-    run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
-  report(results, memory, startup, problems)
-  if (!quick) {
-    const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
-    mkdirSync(dirname(file), { recursive: true })
-    const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-    writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, problems }, null, 2) + '\n')
-    console.log(`Results written to ${relative(process.cwd(), file)}`)
-    if (problems.length > 0) process.exitCode = 1
+    const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
+      run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
+    report(results, memory, startup, problems)
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, problems }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+      if (problems.length > 0) process.exitCode = 1
+    }
   }
 } finally {
   await Promise.all(servers.map((s) => s.stop()))

@@ -205,8 +205,10 @@ export class RealtimeHub implements ChangeSink {
       if (table.key.length === 0) throw errors.badRequest(`Table ${s.table} has no primary key or uid field: it cannot be subscribed to`)
       const ctx = crudContext(this.executor, table, auth)
       const where = s.where === undefined || s.where.trim() === '' ? undefined : s.where
-      const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, where))
-      if (condition === false && !auth.admin) throw errors.forbidden()
+      const rule = ruleCondition(ctx, 'listRule')
+      // A rule that lets this caller see nothing (`auth.uid != null` when anonymous) is refused like a missing one.
+      if (rule === false) throw errors.forbidden()
+      const condition = ruleFirst(rule, whereOf(ctx, where))
       return { key: `${table.name}\u0000${where ?? ''}\u0000${globals}`, table, admin: auth.admin, condition, clients: new Set() }
     })
   }
