@@ -23,18 +23,6 @@ const VERIFIED_TOKENS = 4096
 
 interface Claims { table?: AuthTable, payload: Record<string, unknown>, until: number }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route accepts an expired (but genuine) access token: refresh-token and logout. */
-    allowExpiredToken?: boolean
-    /**
-     * The route signs the caller in with a credential another party issued and reads it itself
-     * (login-token's bearer JWT, one-tap): this hook reads no token there, and the request stays anonymous.
-     */
-    externalCredential?: boolean
-  }
-}
-
 async function authContext (app: FastifyInstance): Promise<void> {
   const { options, config } = app.fastbase
   const serviceToken = options.adminServiceToken

@@ -18,13 +18,6 @@ const JSON_PART = '@jsonPayload'
 // How deep in the body `@filePayload` references are looked for: body -> values -> [row] -> field.
 const FILE_REF_DEPTH = 4
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set on table writes: what this request uploaded and released. */
-    fileTracker?: FileTracker
-  }
-}
-
 type Row = Record<string, unknown>
 
 /** Deep merge of `@jsonPayload` over the form fields; recursion follows the form's own (bounded) depth. */
@@ -121,7 +114,7 @@ async function files (app: FastifyInstance): Promise<void> {
    * Route hooks for a table write: `authorize` settles the caller's right to write before a byte is
    * stored; multipart bodies become JSON bodies; storage is settled before the reply.
    */
-  app.decorate('fastbaseFileHooks', (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => ({
+  app.fastbase.fileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => ({
     preValidation: async (request: FastifyRequest) => {
       request.fileTracker = new FileTracker(storage, request.log)
       if (!request.isMultipart()) return
@@ -135,7 +128,7 @@ async function files (app: FastifyInstance): Promise<void> {
     onSend: async (request: FastifyRequest, reply: FastifyReply) => {
       await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
     }
-  }))
+  })
 }
 
 /**
@@ -149,13 +142,5 @@ function guarded (file: Readable): Readable {
   return pass
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    fastbaseFileHooks: (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
-      preValidation: (request: FastifyRequest) => Promise<void>
-      onSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
-    }
-  }
-}
 
 export default fp(files, { name: 'fastbase-files', dependencies: ['fastbase-tables'] })

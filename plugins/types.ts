@@ -1,5 +1,7 @@
 // Decorations every fastbase plugin shares. Declared once, here.
 import type { Knex } from 'knex'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FileTracker } from '../lib/files/tracker.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table.js'
@@ -52,13 +54,33 @@ export interface Fastbase {
   runAction: RunActionFn
   /** Where uploaded files live (local disk or S3). */
   storage: Storage
+  /** Route hooks for table writes with files. */
+  fileHooks: FileHooks
 }
 
+/** Route hooks for a table write that may carry files (plugins/files.ts). */
+export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
+  preValidation: (request: FastifyRequest) => Promise<void>
+  onSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+}
+
+// Every module augmentation of fastbase, in this one place.
 declare module 'fastify' {
   interface FastifyInstance {
     fastbase: Fastbase
   }
   interface FastifyRequest {
     auth: AuthContext
+    /** Set on table writes: what this request uploaded and released. */
+    fileTracker?: FileTracker
+  }
+  interface FastifyContextConfig {
+    /** The route accepts an expired (but genuine) access token: refresh-token and logout. */
+    allowExpiredToken?: boolean
+    /**
+     * The route signs the caller in with a credential another party issued and reads it itself
+     * (login-token's bearer JWT, one-tap): the auth context reads no token there, and the request stays anonymous.
+     */
+    externalCredential?: boolean
   }
 }

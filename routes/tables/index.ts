@@ -35,7 +35,7 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
     // Tables with file fields take multipart bodies on writes (`@filePayload` parts + `@jsonPayload`).
     const hasFiles = table.fieldList.some((f) => f.type === 'file')
     const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => hasFiles
-      ? app.fastbaseFileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
+      ? app.fastbase.fileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
       : {}
     const consumes = { consumes: ['application/json', FORM, ...(hasFiles ? ['multipart/form-data'] : [])] }
 
