@@ -320,6 +320,8 @@ export class RealtimeHub implements ChangeSink {
           } catch (error) {
             this.log.warn({ err: error, table: group.table }, 'realtime: delivery failed')
           }
+          // Requests get their turn between rounds.
+          await new Promise((resolve) => setImmediate(resolve))
         }
       }
     } finally {
@@ -395,7 +397,9 @@ export class RealtimeHub implements ChangeSink {
       }
     }
     // In the order the keys were written; a row read twice (changed twice) is sent once.
+    // Each client's events of this round go out in one write (one syscall per client, not per event).
     this.round++
+    const outbox = new Map<RealtimeClient, string[]>()
     const sent = new Set<string>()
     for (const k of keys) {
       const key = JSON.stringify(k)
@@ -407,10 +411,15 @@ export class RealtimeHub implements ChangeSink {
         const kind = c.admin ? 'admin' : 'user'
         const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, entry.record, c.admin) })
         for (const client of c.clients) {
-          client.send(chunk)
-          this.stats.delivered++
+          let parts = outbox.get(client)
+          if (parts === undefined) outbox.set(client, parts = [])
+          parts.push(chunk)
         }
       }
+    }
+    for (const [client, parts] of outbox) {
+      client.send(parts.length === 1 ? parts[0] : parts.join(''))
+      this.stats.delivered += parts.length
     }
   }
 
