@@ -361,8 +361,9 @@ function writeContent (b: Builder, view: TableView, schema: Json, example: Json,
           '@jsonPayload': { ...schema, description: 'The JSON body; a file field holds `@filePayload.<n>` to take the n-th `@filePayload` part', example: multipartExample },
           '@filePayload': { type: 'array', description: 'The files, in the order `@filePayload.<n>` counts them', items: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } }
         }
-      },
-      encoding: { '@jsonPayload': { contentType: JSON_TYPE } }
+      }
+      // No `encoding`: an object part is application/json by default (OpenAPI 3.1, 4.8.15), and naming
+      // it makes Swagger UI send the part as a file (a Blob named "blob"), which the server refuses.
     }
   }
   return content
