@@ -109,6 +109,7 @@ forEachDialect(t, 'subscribe protocol', async (t, dialect) => {
     ['unknown table', { clientId: id, subscriptions: [{ table: 'nope' }] }, ann.token, 404, /Table not found - nope/],
     ['admin-only table', { clientId: id, subscriptions: [{ table: 'hidden' }] }, ann.token, 403, /Forbidden/],
     ['bad where', { clientId: id, subscriptions: [{ table: 'posts', where: 'nope == 1' }] }, ann.token, 400, /Invalid where/],
+    ['a noSelect field in where (probing a hidden column)', { clientId: id, subscriptions: [{ table: 'posts', where: "secret == 's1'" }] }, ann.token, 400, /Invalid where/],
     ['raw SQL in where', { clientId: id, subscriptions: [{ table: 'posts', where: "1 == 1) OR (1 = 1" }] }, ann.token, 400, /Invalid where/],
     ['too many', { clientId: id, subscriptions: [{ table: 'posts' }, { table: 'users' }, { table: 'posts', where: 'true' }] }, ann.token, 400, /At most 2 subscriptions/],
     ['bad body', { clientId: id, subscriptions: 'posts' }, ann.token, 400, /Validation Error|subscriptions/]

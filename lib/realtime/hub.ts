@@ -167,8 +167,15 @@ export class RealtimeHub implements ChangeSink {
     this.perLimitKey.set(options.limitKey, held + 1)
     this.clients.set(client.id, client)
     if (options.expiresAt !== undefined) {
-      const timer = setTimeout(() => client.close('expired'), Math.max(0, options.expiresAt - Date.now()))
-      timer.unref()
+      const expiresAt = options.expiresAt
+      let timer: NodeJS.Timeout
+      // setTimeout takes at most 2^31-1 ms (24.8 days): a longer token re-arms until it is due.
+      const arm = (): void => {
+        const left = expiresAt - Date.now()
+        timer = setTimeout(() => { if (Date.now() >= expiresAt) client.close('expired'); else arm() }, Math.max(0, Math.min(left, 2 ** 31 - 1)))
+        timer.unref()
+      }
+      arm()
       const end = client.options.sink.end
       client.options.sink.end = (abort) => { clearTimeout(timer); end(abort) }
     }
