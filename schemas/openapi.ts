@@ -462,6 +462,28 @@ function authOperation (b: Builder, view: TableView, suffix: string, op: Json): 
   op.operationId = `${t}_auth_${id === 'login_password' ? 'login' : id}`
   op.description ??= op.summary
   const fields = view.auth?.fields
+  const password = fields?.password?.name ?? 'password'
+  const media = op.requestBody?.content?.[JSON_TYPE] as Json | undefined
+  const bodyExample = (example: Json) => { if (media !== undefined) media.example = example }
+  const confirm = fields?.confirmName === undefined ? {} : { [fields.confirmName]: EXAMPLE_PASSWORD }
+  const email = fields?.email === undefined ? undefined : exampleValue(view.table, fields.email, undefined, 1)
+  switch (suffix) {
+    case 'change-password':
+      bodyExample({ [password]: EXAMPLE_PASSWORD, ...confirm, ...(fields?.currentName === undefined ? {} : { [fields.currentName]: EXAMPLE_PASSWORD }) })
+      break
+    case 'request-password-reset':
+      if (fields?.email !== undefined) bodyExample({ [fields.email.name]: email })
+      break
+    case 'confirm-password-reset':
+      bodyExample({ token: 'the token from the reset email', [password]: EXAMPLE_PASSWORD, ...confirm })
+      break
+    case 'confirm-verification':
+      bodyExample({ token: 'the token from the verification email' })
+      break
+    case 'refresh-token':
+      bodyExample({ refresh_token: 'the refresh_token of the last sign-in or refresh' })
+      break
+  }
   switch (suffix) {
     case 'sign-up': {
       const name = `${t}.sign-up`
@@ -473,8 +495,7 @@ function authOperation (b: Builder, view: TableView, suffix: string, op: Json): 
       return
     }
     case 'login-password': {
-      const body = op.requestBody?.content?.[JSON_TYPE]
-      if (body !== undefined) body.example = { identity: exampleValue(view.table, fields?.email ?? fields?.username ?? view.table.fieldList[0], undefined, 1), password: EXAMPLE_PASSWORD }
+      bodyExample({ identity: exampleValue(view.table, fields?.email ?? fields?.username ?? view.table.fieldList[0], undefined, 1), password: EXAMPLE_PASSWORD })
       session('A new session')
       setResponses(b, op, [400, 401, 413, 415, 500, 503, ...limited])
       return
@@ -626,7 +647,9 @@ export function finishDocument (doc: Json, source: DocumentSource, limits: { wri
   const b = new Builder(source)
   const { prefix, config } = source
   const actions = new Map(source.actions.map((a) => [a.name, a]))
+  // Account tables last: the examples name the first table, and an account's files are its own.
   const fileTables = [...b.views.values()].filter((v) => v.hasFiles && v.table.uid !== undefined)
+    .sort((x, y) => Number(x.auth !== undefined) - Number(y.auth !== undefined))
   const paths: Json = {}
   for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<[string, Json]>) {
     const rel = path.startsWith(prefix) ? path.slice(prefix.length) : path
