@@ -618,7 +618,11 @@ function otherOperation (b: Builder, rel: string, method: string, op: Json): voi
     // A route this pass does not know (added by a later feature): a stable id from its path, and the
     // answers every fastbase route can give (a bad token is a 401, an unexpected failure a 500).
     op.operationId ??= `${method}_${rel.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`
-    if (!Object.keys(op.responses ?? {}).some((code) => /^4/.test(code))) setResponses(b, op, [401, 500])
+    // Its error answers become the shared responses (same `{ code, message, data? }` body).
+    const responses: Json = op.responses ?? {}
+    for (const code of Object.keys(responses)) if (STATUS[Number(code)] !== undefined) responses[code] = b.response(Number(code))
+    for (const code of [401, 500]) responses[code] ??= b.response(code)
+    op.responses = responses
     return
   }
   op.operationId = known[0]
