@@ -128,6 +128,12 @@ t.test('every-feature document', async (t) => {
     }
   })
 
+  t.test('the document is the same on every fetch (the finishing pass runs once)', async (t) => {
+    t.same(await documentOf(app), doc)
+    const ui = await app.inject({ method: 'GET', url: '/api/v1/doc/ui/json' })
+    t.same(ui.json(), doc, 'Swagger UI reads the same document')
+  })
+
   t.test('shared components instead of inline copies', async (t) => {
     t.ok(text.length < 125_000, `${text.length} bytes (the same routes took about 200 KB of inline copies before)`)
     t.equal((text.match(/"title":\{"type":"string"\}/g) ?? []).length, 3, 'a docs field is written once per schema (record, new, changes), not once per route')
