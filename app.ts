@@ -13,6 +13,7 @@ import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
 import schemaPlugin from './plugins/schema.js'
+import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
@@ -72,7 +73,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(authContextPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
-    await app.register((await import('./plugins/realtime.js')).default, { prefix })
+    await app.register(realtimePlugin, { prefix })
     await app.register(api, { prefix })
     if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
     instance = app.fastbase

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
 
 export const root = join(import.meta.dirname, '..')
 export const bin = join(root, 'dist', 'lib', 'cli', 'bin.js')
@@ -28,3 +29,10 @@ export async function fastbase (args: string[], opts: { cwd?: string, env?: Reco
   return { code, stdout, stderr }
 }
 
+export async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as { port: number }).port
+  server.close()
+  return port
+}

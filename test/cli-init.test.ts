@@ -1,0 +1,78 @@
+// `fastbase init`, then `check`, then `npm start` of the scaffold, as a new user runs them.
+import t from 'tap'
+import { existsSync, readFileSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { once } from 'node:events'
+import { cleanEnv, fastbase, freePort, root, skip } from './cli-run.js'
+import { spawn } from 'node:child_process'
+import type {} from '../schemas/config.js'
+
+function linkDependencies (dir: string): void {
+  mkdirSync(join(dir, 'node_modules'))
+  symlinkSync(root, join(dir, 'node_modules', 'fastbase'), 'dir')
+  symlinkSync(join(root, 'node_modules', 'fastify-cli'), join(dir, 'node_modules', 'fastify-cli'), 'dir')
+}
+
+t.test('init, then check, then npm start', { skip }, async (t) => {
+  const parent = t.testdir({})
+  const dir = join(parent, 'my-app')
+  const init = await fastbase(['init', 'my-app'], { cwd: parent })
+  t.equal(init.code, 0, init.stderr)
+  t.match(init.stdout, /cd my-app[\s\S]*npm install[\s\S]*npm start/)
+  for (const file of ['fastbase.config.ts', '.env', '.env.example', '.gitignore', 'README.md', 'package.json']) t.ok(existsSync(join(dir, file)), file)
+
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  t.equal(pkg.name, 'my-app')
+  t.equal(pkg.dependencies.fastbase, `file:${root}`, 'depends on this checkout (not installed from a registry)')
+  t.ok(pkg.scripts.start, 'npm start')
+  const example = readFileSync(join(dir, '.env.example'), 'utf8')
+  for (const name of ['JWT_SECRET', 'JWT_SECRET_USERS', 'ADMIN_SERVICE_TOKEN', 'DATABASE_URL']) t.match(example, new RegExp(`^${name}=$`, 'm'), `.env.example lists ${name}`)
+  const dotEnv = readFileSync(join(dir, '.env'), 'utf8')
+  const token = /^ADMIN_SERVICE_TOKEN=(\S{32,})$/m.exec(dotEnv)?.[1]
+  t.ok(token, '.env has a generated service token')
+  const config = readFileSync(join(dir, 'fastbase.config.ts'), 'utf8')
+  t.match(config, /baseFields, \.\.\.authFields/)
+  t.match(config, /name: 'rules'/)
+
+  linkDependencies(dir)
+  const check = await fastbase(['check', '--env-file', '.env', 'fastbase.config.ts'], { cwd: dir })
+  t.equal(check.code, 0, check.stderr)
+  t.match(check.stdout, /^config OK: 2 tables, 0 actions/)
+  const noEnv = await fastbase(['check', 'fastbase.config.ts'], { cwd: dir })
+  t.equal(noEnv.code, 1, 'the secrets come from .env')
+  t.match(noEnv.stderr, /environment variable JWT_SECRET is not set/)
+
+  const again = await fastbase(['init', dir])
+  t.equal(again.code, 1, 'refuses to overwrite')
+  t.match(again.stderr, /not overwriting existing files in .*my-app: fastbase\.config\.ts, \.env/)
+  writeFileSync(join(parent, 'README.md'), 'mine')
+  const oneFile = await fastbase(['init'], { cwd: parent })
+  t.equal(oneFile.code, 1)
+  t.match(oneFile.stderr, /not overwriting existing file in .*: README\.md\nNothing was written/)
+  t.notOk(existsSync(join(parent, 'fastbase.config.ts')), 'nothing written when one file exists')
+  t.equal(readFileSync(join(parent, 'README.md'), 'utf8'), 'mine')
+
+  // npm start, as a user runs it: in its own process group, so the server under npm stops with it.
+  const port = await freePort()
+  const server = spawn('npm', ['start'], { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let output = ''
+  server.stdout.on('data', (d) => { output += d })
+  server.stderr.on('data', (d) => { output += d })
+  const stop = (): void => { try { process.kill(-server.pid!, 'SIGTERM') } catch {} }
+  t.teardown(stop)
+  const url = `http://127.0.0.1:${port}`
+  let health: Response | undefined
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline && server.exitCode === null;) {
+    health = await fetch(`${url}/api/v1/health`).catch(() => undefined)
+    if (health?.ok === true) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  t.equal(health?.status, 200, `the scaffold serves at once:\n${output}`)
+  t.match(await health?.json(), { status: 'ok', dialect: 'sqlite', name: 'My fastbase app' })
+  const notes = await fetch(`${url}/api/v1/table/notes/list`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(notes.status, 200, 'the generated service token is the admin token')
+  const anonymous = await fetch(`${url}/api/v1/table/notes/list`)
+  t.same(await anonymous.json(), { items: [], total: 0 }, 'anonymous callers see no notes (listRule)')
+  stop()
+  await once(server, 'exit')
+})
