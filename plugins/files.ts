@@ -76,7 +76,9 @@ async function files (app: FastifyInstance): Promise<void> {
     let fieldBytes = 0
     for await (const part of request.parts(partLimits)) {
       if (typeof part.fieldname !== 'string' || part.fieldname === '') throw errors.badRequest('Multipart part without a field name')
-      if (part.type === 'file') {
+      // Swagger UI and FormData clients that append the JSON as a Blob send it as a file part.
+      const value = part.type === 'file' && part.fieldname === JSON_PART ? await jsonFilePart(part.file, limits.bodySize - fieldBytes) : undefined
+      if (part.type === 'file' && value === undefined) {
         // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.
         const inField = part.fieldname !== FILE_PART
         if (inField && !fileFieldNames.has(formFieldPath(part.fieldname).at(-1)!)) {
@@ -92,17 +94,18 @@ async function files (app: FastifyInstance): Promise<void> {
         else stored.push(name)
         continue
       }
-      fieldBytes += Buffer.byteLength(String(part.value))
+      const text = value ?? String((part as { value: unknown }).value)
+      fieldBytes += Buffer.byteLength(text)
       if (fieldBytes > limits.bodySize) throw errors.payloadTooLarge(`Multipart fields larger than ${limits.bodySize} bytes in all`)
       if (part.fieldname === JSON_PART) {
         try {
-          merge(json, JSON.parse(String(part.value)))
+          merge(json, JSON.parse(text))
         } catch (error) {
           if (error instanceof SyntaxError) throw errors.badRequest(`${JSON_PART} is not valid JSON`)
           throw error
         }
       } else {
-        setFormField(form, part.fieldname, part.value)
+        setFormField(form, part.fieldname, text)
       }
     }
     const body = typedForm(request.routeOptions.schema?.body as TSchema | undefined, form)
@@ -129,6 +132,21 @@ async function files (app: FastifyInstance): Promise<void> {
       await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
     }
   })
+}
+
+/** A file part's text, read up to `max` bytes (413 beyond). */
+async function jsonFilePart (file: Readable, max: number): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of file) {
+    size += (chunk as Buffer).length
+    if (size > max) {
+      file.resume()
+      throw errors.payloadTooLarge(`Multipart fields larger than the body limit in all`)
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /**
