@@ -249,7 +249,8 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     }
     // Once nothing waits, the model is the config's exactly (attributes no step looks at included).
     if (waiting.length === 0) current = target.map(schemaOf)
-    if (applied.length > 0 || created.length > 0 || recorded === undefined || waiting.length === 0) await saveModel(trx, current)
+    // Written only when it changed: a start with nothing to do writes nothing.
+    if (recorded === undefined || JSON.stringify(current.map(schemaOf)) !== JSON.stringify(recorded)) await saveModel(trx, current)
     const pending = waiting.map(({ step, waitsFor }) => pendingOf(step, waitsFor))
     if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, 'database schema: migrations applied')
     if (pending.length > 0) {
