@@ -81,6 +81,15 @@ forEachDialect(t, 'actions, sign-up, rollback, upsert', async (t, dialect) => {
   t.equal(admin.changes().find((c) => c.table === 'users').record.id, carl.id, 'the signed-up user')
   t.same(anon.changes().filter((c) => c.table === 'users'), [], 'anonymous did not subscribe to users')
   t.equal(anon.changes().length, 6, 'anonymous gets the published posts\' events')
+
+  // Each change is evaluated and sent with the values its statement wrote, not the row as it is at
+  // delivery: a row inserted, updated twice and deleted in one transaction (gone before any
+  // delivery) gives four events; the update that unpublished it is not anonymous's to see.
+  t.equal((await api(base, '/action/churn', { id: 'brief' })).status, 200)
+  await settle(app)
+  const brief = (s: SseClient) => s.changes().filter((c) => c.record.id === 'brief').map((c) => `${c.action}:${c.record.title}:${c.record.published}`)
+  t.same(brief(admin), ['insert:first:true', 'update:second:true', 'update:third:false', 'delete:third:false'], 'admin: every change, with the values it wrote')
+  t.same(brief(anon), ['insert:first:true', 'update:second:true'], 'anonymous: the changes while it was published')
 })
 
 forEachDialect(t, 'subscribe protocol', async (t, dialect) => {

@@ -21,13 +21,14 @@ const KEY_ALIAS = 'fb_key_'
 const CAPTURE_ALIAS = 'fb_rt_'
 
 /**
- * What a write returns for realtime besides the caller's columns: the key of each changed row, and
- * for a delete every column (the record as it was). Nothing when no subscriber could want the table.
+ * What a write returns for realtime besides the caller's columns: every column of each changed row,
+ * as this statement left it (for a delete, as it was). Events carry these values rather than a later
+ * re-read, so a row changed again (or deleted) before delivery still gets its own event.
+ * Nothing when no subscriber could want the table.
  */
-function captureColumns (ctx: CrudContext, action: ChangeAction): OutputColumn[] {
+function captureColumns (ctx: CrudContext): OutputColumn[] {
   if (ctx.changes === undefined || ctx.table.key.length === 0 || !ctx.changes.wants(ctx.table.name)) return []
-  const fields = action === 'delete' ? ctx.table.fieldList : ctx.table.key
-  return fields.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
+  return ctx.table.fieldList.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
 }
 
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
@@ -36,8 +37,8 @@ function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: Ch
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
   const keys = decoded.map((values) => keyAt.map((i) => values[i]))
-  const old = action === 'delete' ? decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field!.name, values[i]]))) : undefined
-  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, old })
+  const records = decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field!.name, values[i]])))
+  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, rows: records })
 }
 
 
@@ -85,7 +86,7 @@ export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<stri
 
 export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
   if (or === 'REPLACE') return await upsert(ctx, trx, rows, columns)
-  const capture = captureColumns(ctx, 'insert')
+  const capture = captureColumns(ctx)
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const names = Object.keys(rows[0])
   let result: Row[]
@@ -146,18 +147,19 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   const written = Object.keys(rows[0])
   const keys = uniqueKeys(ctx, written)
   if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
-  const capture = captureColumns(ctx, 'update')
+  const capture = captureColumns(ctx)
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const run = async (batch: Record<string, Knex.Raw>[], target: string[]): Promise<Row[]> => {
     // Which rows exist already decides each returned row's realtime action (insert or update).
-    const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, capture)
+    const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field!))
+    const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, keyCapture)
     const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
       // In the order the rows were returned: one change per run of inserts or updates.
       let run: Row[] = []
       let action: ChangeAction = 'insert'
       for (const row of result) {
-        const rowAction: ChangeAction = existing.has(JSON.stringify(capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))) ? 'update' : 'insert'
+        const rowAction: ChangeAction = existing.has(JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))) ? 'update' : 'insert'
         if (rowAction !== action) reportChange(ctx, trx, action, capture, run.splice(0))
         action = rowAction
         run.push(row)
@@ -172,13 +174,13 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   return result
 }
 
-/** The keys (as JSON of the decoded capture columns) of the rows an upsert of `rows` on `target` would update. */
-async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], capture: OutputColumn[]): Promise<Set<string>> {
+/** The keys (as JSON of the decoded `keyCapture` columns) of the rows an upsert of `rows` on `target` would update. */
+async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], keyCapture: OutputColumn[]): Promise<Set<string>> {
   const bindings: unknown[] = []
   const matches = rows.map((row) => `(${target.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')})`)
-  const list = capture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
+  const list = keyCapture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
   const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')}`, bindings as Knex.RawBinding[]))
-  return new Set(found.map((row) => JSON.stringify(capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))))
+  return new Set(found.map((row) => JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))))
 }
 
 /** The first of `keys` on which `row` meets an existing row (the first key when it meets none). */
@@ -216,7 +218,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   })
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
   if (condition !== true) bindings.push(...condition.bindings)
-  const capture = captureColumns(ctx, 'update')
+  const capture = captureColumns(ctx)
   const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
   reportChange(ctx, trx, 'update', capture, rows)
   return rows
@@ -289,7 +291,7 @@ export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, 
 export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const bindings = condition === true ? [] : [...condition.bindings]
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
-  const capture = captureColumns(ctx, 'delete')
+  const capture = captureColumns(ctx)
   const rows = await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
   reportChange(ctx, trx, 'delete', capture, rows)
   return rows

@@ -1,6 +1,7 @@
 // The one after-commit notification point of the write path. Every INSERT, UPDATE and DELETE that
 // fastbase itself runs (lib/crud/statements.ts: table routes, edit, upserts, both action modes,
-// sign-up) reports the keys of the rows it changed here, and for a delete the rows as they were.
+// sign-up) reports the rows it changed here: every column, as the statement left them (for a
+// delete, as they were).
 // Outside a transaction the statement has committed when it returns; inside one the changes wait
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
@@ -15,8 +16,8 @@ export interface Change {
   action: ChangeAction
   /** The key values of each changed row (the table's primary key, else its uid), decoded. */
   keys: unknown[][]
-  /** Deletes: every column of each deleted row, decoded, in the order of `keys`. */
-  old?: Row[]
+  /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
+  rows: Row[]
 }
 
 export interface ChangeSink {

@@ -2,12 +2,12 @@
 // decides their events (table, where, the caller as rules see it), and the delivery of committed
 // changes to them. Fastify-free: the route gives each client a sink (its HTTP response).
 //
-// A committed change (lib/realtime/changes.ts) carries keys, and for a delete the rows as they were.
-// Inserted and updated rows are re-read after the commit: one query per table, batch of changes and
-// up to CLASSES_PER_QUERY subscriber classes, which selects the rows and, per class, whether the
-// class's `listRule` and `where` (compiled by lib/expr exactly as for `list`, with `ruleFirst`) hold
-// on them. Deleted rows are evaluated the same way on their captured values (Dialect#rowsAs). A
-// non-admin's record is sent without `noSelect` fields.
+// A committed change (lib/realtime/changes.ts) carries its rows as the statement left them (a
+// delete: as they were). They are evaluated on those values, as a derived table named like the
+// table (Dialect#rowsAs): one query per table, batch of changes and up to CLASSES_PER_QUERY
+// subscriber classes, which says per row and class whether the class's `listRule` and `where`
+// (compiled by lib/expr exactly as for `list`, with `ruleFirst`) hold. A non-admin's record is sent
+// without `noSelect` fields.
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
 import type { TableDescriptor } from '../table.js'
@@ -341,34 +341,24 @@ export class RealtimeHub implements ChangeSink {
     const table = this.tables.get(change.table)
     if (classes === undefined || table === undefined) return
     const list = [...classes.values()]
-    for (let i = 0; i < change.keys.length; i += ROWS_PER_QUERY) {
-      const keys = change.keys.slice(i, i + ROWS_PER_QUERY)
-      const old = change.old?.slice(i, i + ROWS_PER_QUERY)
-      await this.deliverRows(table, change.action, keys, old, list)
-    }
+    for (const part of distinctRuns(change, ROWS_PER_QUERY)) await this.deliverRows(table, change.action, part.keys, part.rows, list)
   }
 
-  /** Evaluates `classes` on the rows and sends each matching record to the class's clients. */
-  private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], old: Row[] | undefined, classes: SubscriberClass[]): Promise<void> {
+  /** Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the class's clients. */
+  private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], records: Row[], classes: SubscriberClass[]): Promise<void> {
     const { dialect } = this.executor
     const q = dialect.quote
-    const fields = table.fieldList
-    const source = old === undefined ? { sql: table.quoted, bindings: [] } : dialect.rowsAs(table.quoted, fields, old)
-    const byKey = keyCondition(this.executor, table, keys)
-    const rows = new Map<string, { record: Row, matches: Set<SubscriberClass> }>()
+    const source = dialect.rowsAs(table.quoted, table.fieldList, records)
+    const matches = new Map<string, Set<SubscriberClass>>()
     const evaluated = classes.filter((c) => c.condition !== true && c.condition !== false)
     const always = classes.filter((c) => c.condition === true)
-    // The first query reads the rows (every column, for insert and update) with the first classes.
-    const chunks: SubscriberClass[][] = [evaluated.slice(0, CLASSES_PER_QUERY)]
-    for (let i = CLASSES_PER_QUERY; i < evaluated.length; i += CLASSES_PER_QUERY) chunks.push(evaluated.slice(i, i + CLASSES_PER_QUERY))
+    keys.forEach((k) => matches.set(JSON.stringify(k), new Set(always)))
     const keySql = table.key.map((f, i) => `${table.quoted}.${q(f.name)} AS ${q(`fb_k_${i}`)}`)
-    const rowSql = old === undefined ? fields.map((f, i) => `${table.quoted}.${q(f.name)} AS ${q(`fb_c_${i}`)}`) : []
-    const from = ` FROM ${source.sql} WHERE ${byKey.sql}`
-    const plain = async (): Promise<Row[]> => await this.query(`SELECT ${[...keySql, ...rowSql].join(', ')}${from}`, [...source.bindings, ...byKey.bindings])
+    const chunks: SubscriberClass[][] = []
+    for (let i = 0; i < evaluated.length; i += CLASSES_PER_QUERY) chunks.push(evaluated.slice(i, i + CLASSES_PER_QUERY))
     for (let n = 0; n < chunks.length; n++) {
       const chunk = chunks[n]
-      const readRows = n === 0
-      const columns = [...keySql, ...readRows ? rowSql : []]
+      const columns = [...keySql]
       const caseBindings: unknown[] = []
       chunk.forEach((c, i) => {
         const cond = c.condition as Fragment
@@ -378,45 +368,29 @@ export class RealtimeHub implements ChangeSink {
       let result: Row[]
       try {
         this.stats.evaluations++
-        // The select list comes first in the text, then the FROM item, then the key condition.
-        result = await this.query(`SELECT ${columns.join(', ')}${from}`, [...caseBindings, ...source.bindings, ...byKey.bindings])
+        // The select list comes first in the text, then the FROM item.
+        result = await this.query(`SELECT ${columns.join(', ')} FROM ${source.sql}`, [...caseBindings, ...source.bindings])
       } catch (error) {
         // One class's where may fail on these rows (a bad cast): the others are evaluated one by one;
         // the failing one gets nothing, as its list would have failed.
         this.log.debug?.({ err: error, table: table.name }, 'realtime: a subscription could not be evaluated')
         if (chunk.length > 1) chunks.splice(n + 1, 0, ...chunk.map((c) => [c]))
-        if (!readRows) continue
-        result = await plain()
-        chunks[n] = []
+        continue
       }
-      const evaluatedChunk = chunks[n]
       for (const row of result) {
-        const key = JSON.stringify(table.key.map((f, i) => dialect.decode(f, row[`fb_k_${i}`])))
-        let entry = rows.get(key)
-        if (entry === undefined) {
-          if (!readRows) continue
-          const record = old === undefined
-            ? Object.fromEntries(fields.map((f, i) => [f.name, dialect.decode(f, row[`fb_c_${i}`])]))
-            : old.find((r) => JSON.stringify(table.key.map((f) => r[f.name])) === key) ?? {}
-          rows.set(key, entry = { record, matches: new Set(always) })
-        }
-        evaluatedChunk.forEach((c, i) => { if (Number(row[`fb_m_${i}`]) === 1) entry!.matches.add(c) })
+        const set = matches.get(JSON.stringify(table.key.map((f, i) => dialect.decode(f, row[`fb_k_${i}`]))))
+        chunk.forEach((c, i) => { if (Number(row[`fb_m_${i}`]) === 1) set?.add(c) })
       }
     }
-    // In the order the keys were written; a row read twice (changed twice) is sent once.
-    // Each client's events of this round go out in one write (one syscall per client, not per event).
+    // In the order the rows were written. Each client's events of this round go out in one write
+    // (one syscall per client, not per event).
     this.round++
     const outbox = new Map<RealtimeClient, string[]>()
-    const sent = new Set<string>()
-    for (const k of keys) {
-      const key = JSON.stringify(k)
-      const entry = rows.get(key)
-      if (entry === undefined || sent.has(key)) continue
-      sent.add(key)
+    for (let index = 0; index < keys.length; index++) {
       const frames: Record<'admin' | 'user', string | undefined> = { admin: undefined, user: undefined }
-      for (const c of entry.matches) {
+      for (const c of matches.get(JSON.stringify(keys[index])) ?? []) {
         const kind = c.admin ? 'admin' : 'user'
-        const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, entry.record, c.admin) })
+        const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, records[index], c.admin) })
         for (const client of c.clients) {
           let parts = outbox.get(client)
           if (parts === undefined) outbox.set(client, parts = [])
@@ -451,15 +425,21 @@ function visible (table: TableDescriptor, record: Row, admin: boolean): Row {
   return out
 }
 
-function keyCondition (executor: Executor, table: TableDescriptor, keys: unknown[][]): Fragment {
-  const { dialect } = executor
-  const bindings: unknown[] = []
-  const parts = keys.map((values) => `(${table.key.map((f, i) => {
-    const lit = dialect.literal(values[i], f)
-    bindings.push(...lit.bindings)
-    return `${table.quoted}.${dialect.quote(f.name)} = ${lit.sql}`
-  }).join(' AND ')})`)
-  return { sql: parts.join(' OR '), bindings }
+/**
+ * The change's rows in runs of at most `size`, each with distinct keys (a row changed twice in one
+ * batch is evaluated and sent twice, in order, each time with the values that change gave it).
+ */
+function distinctRuns (change: Change, size: number): Array<{ keys: unknown[][], rows: Row[] }> {
+  const runs: Array<{ keys: unknown[][], rows: Row[], seen: Set<string> }> = []
+  let run: (typeof runs)[number] | undefined
+  change.keys.forEach((key, i) => {
+    const id = JSON.stringify(key)
+    if (run === undefined || run.keys.length >= size || run.seen.has(id)) runs.push(run = { keys: [], rows: [], seen: new Set() })
+    run.keys.push(key)
+    run.rows.push(change.rows[i])
+    run.seen.add(id)
+  })
+  return runs
 }
 
 /** Consecutive changes of one table and action become one (fewer queries under load). */
@@ -469,7 +449,7 @@ function merged (changes: Change[]): Change[] {
     const last = out[out.length - 1]
     if (last !== undefined && last.table === c.table && last.action === c.action) {
       last.keys = [...last.keys, ...c.keys]
-      if (c.old !== undefined) last.old = [...last.old ?? [], ...c.old]
+      last.rows = [...last.rows, ...c.rows]
     } else {
       out.push({ ...c })
     }

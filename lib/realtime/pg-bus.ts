@@ -1,9 +1,9 @@
 // Changes between instances sharing one PostgreSQL database: NOTIFY on commit, LISTEN on a
 // dedicated connection (never one of the Knex pool's; reconnected when lost). The payload is what a
-// committed change is: table, action, keys, and for deletes the rows as they were, as ASCII JSON.
+// committed change is: table, action, keys and rows, as ASCII JSON.
 // A message over one NOTIFY's limit (8000 bytes) is sent in numbered pieces within one statement
 // (one transaction: PostgreSQL delivers them together and in order) and put back together by each
-// listener. Each instance re-reads the rows under its own subscribers' rules (lib/realtime/hub.ts).
+// listener. Each instance evaluates the rows under its own subscribers' rules (lib/realtime/hub.ts).
 import { createHash, randomBytes } from 'node:crypto'
 import type Pg from 'pg'
 import type { Change } from './changes.js'
