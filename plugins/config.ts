@@ -12,7 +12,7 @@ import { loadConfigFile } from '../lib/config/load.js'
 import { resolveSecrets, type Env } from '../lib/config/secrets.js'
 import { validateConfig } from '../lib/config/validate.js'
 import { ConfigError } from '../lib/errors.js'
-import { bundledExampleConfig, withExampleSecrets } from '../lib/config/example.js'
+import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
 import { dataDirOf, databaseUrlOf, nonEmpty } from '../lib/config/locations.js'
 
@@ -54,8 +54,7 @@ function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
     const file = resolve(path)
     return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
   }
-  const example = bundledExampleConfig
-  return { label: example, load: async () => await loadConfigFile(example), bundledExample: true }
+  return { label: bundledExampleConfig, load: loadBundledExample, bundledExample: true }
 }
 
 /** `env` plus development values for the example's unset secrets (not in production: there a missing secret is an error). */

@@ -1,5 +1,6 @@
 // Config loading, secret resolution, validation and the config plugin, without the rest of the app.
 import t from 'tap'
+import { utimes } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Writable } from 'node:stream'
@@ -8,6 +9,7 @@ import { authFields, baseFields, defineConfig, sql, sqlRaw, sqlValue } from '../
 import { resolveSecrets } from '../lib/config/secrets.js'
 import { ConfigError, validateConfig } from '../lib/config/validate.js'
 import { loadConfigFile } from '../lib/config/load.js'
+import { loadBundledExample, loadFresher } from '../lib/config/example.js'
 import configPlugin from '../plugins/config.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -381,6 +383,20 @@ t.test('loading config files', async (t) => {
   await t.rejects(loadConfigFile(join(dir, 'none.json')), { name: 'ConfigError', problems: [`${join(dir, 'none.json')}: config file not found`] })
   await t.rejects(loadConfigFile(join(dir, 'c.yaml')), { name: 'ConfigError', problems: [/unsupported config file type/] })
   await t.rejects(loadConfigFile(join(dir, 'throws.mjs')), { name: 'ConfigError', problems: [/throws\.mjs: could not be loaded: boom/] })
+})
+
+t.test('the bundled example: its compiled copy while fresh, else its source', async (t) => {
+  const dir = t.testdir({ 'c.ts': 'export default { from: "source" }', 'c.js': 'export default { from: "compiled" }' })
+  const source = join(dir, 'c.ts')
+  const compiled = join(dir, 'c.js')
+  const at = (file: string, seconds: number) => utimes(file, seconds, seconds)
+  await at(source, 1_000_000)
+  await at(compiled, 1_000_000)
+  t.same(await loadFresher(source, compiled), { from: 'compiled' }, 'as new as the source: the compiled copy')
+  await at(source, 1_000_100)
+  t.same(await loadFresher(source, compiled), { from: 'source' }, 'the source edited after the build: the source')
+  t.same(await loadFresher(source, join(dir, 'missing.js')), { from: 'source' }, 'not built: the source')
+  t.same((await loadBundledExample() as any).tables.map((table: any) => table.name), ['users', 'posts', 'comments', 'guestbook'], 'the example itself')
 })
 
 t.test('the bundled example is valid', async (t) => {

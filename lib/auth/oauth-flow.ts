@@ -2,7 +2,6 @@
 // browser's nonce, the provider's authorize URL) and the callback (state, cookie and single use checked;
 // the code exchanged; the user read from a verified ID token or the provider's API; signed in through
 // signInExternal). Free of Fastify: routes/auth/oauth-routes.ts turns the results into replies.
-import { AuthorizationCode } from 'simple-oauth2'
 import { jwtVerify, errors as jose, type JWTPayload } from 'jose'
 import { FastbaseError, errors } from '../errors.js'
 import { signInExternal, type ExternalIdentity } from './external-users.js'
@@ -153,6 +152,9 @@ async function identityFrom (ctx: FlowContext, provider: OAuthProvider, claims: 
 
 async function exchange (ctx: FlowContext, provider: OAuthProvider, code: string, callback: string, verifier: string): Promise<Row> {
   const tokenUrl = new URL(provider.tokenUrl)
+  // Loaded on the first code exchange: simple-oauth2 and its validator are a tenth of a start, and
+  // most projects never exchange a code.
+  const { AuthorizationCode } = await import('simple-oauth2')
   const client = new AuthorizationCode({
     client: { id: provider.clientId, secret: provider.clientSecret },
     auth: { tokenHost: tokenUrl.origin, tokenPath: `${tokenUrl.pathname}${tokenUrl.search}`, authorizeHost: tokenUrl.origin },

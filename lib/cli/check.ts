@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import { loadConfigFile } from '../config/load.js'
 import { resolveSecrets, type Env } from '../config/secrets.js'
 import { validateConfig } from '../config/validate.js'
-import { bundledExampleConfig, withExampleSecrets } from '../config/example.js'
+import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../config/example.js'
 import { ConfigError } from '../errors.js'
 import { describeTables } from '../table.js'
 import { compileActions } from '../actions/run.js'
@@ -61,7 +61,8 @@ export async function loadCheckedConfig (given: string | undefined, envFile: str
     env = example.env
     for (const name of example.filled) err(`note: ${name} is not set: the bundled example uses a public development value (as npm start does)`)
   }
-  return { file, env, result: checkConfig(await loadConfigFile(file).catch(problemsOf), env) }
+  const load = path === undefined ? loadBundledExample() : loadConfigFile(file)
+  return { file, env, result: checkConfig(await load.catch(problemsOf), env) }
 }
 
 /** Prints the warnings and problems of a check to stderr; true when there is no problem. */

@@ -1,10 +1,30 @@
 // The bundled example project (example/fastbase.config.ts): what the server and `fastbase check`
 // use when no config is given, and the public development values for its secrets.
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { packageRoot } from '../package.js'
+import { loadConfigFile } from './load.js'
 import type { Env } from './secrets.js'
 
 export const bundledExampleConfig = join(packageRoot, 'example', 'fastbase.config.ts')
+/** The same config compiled by `npm run build` (tsconfig.build.json includes example/). */
+const compiledExample = join(packageRoot, 'dist', 'example', 'fastbase.config.js')
+
+/**
+ * The bundled example's config. The build's compiled copy is used while it is at least as new as
+ * the source: importing it skips the TypeScript transpiler, a tenth of a start. An edited example
+ * (newer than the build) is read from its source, so an edit takes effect without a rebuild.
+ */
+export async function loadBundledExample (): Promise<unknown> {
+  return await loadFresher(bundledExampleConfig, compiledExample)
+}
+
+/** Loads `compiled` when it exists and is at least as new as `source`, else `source`. */
+export async function loadFresher (source: string, compiled: string): Promise<unknown> {
+  const [sourceStat, compiledStat] = await Promise.all([stat(source), stat(compiled).catch(() => undefined)])
+  const fresh = compiledStat !== undefined && compiledStat.mtimeMs >= sourceStat.mtimeMs
+  return await loadConfigFile(fresh ? compiled : source)
+}
 
 /**
  * Public, well-known values for the secrets the bundled example references, so `npm start` works
