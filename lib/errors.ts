@@ -1,5 +1,6 @@
 // Every error fastbase raises on purpose, in one table: a stable FB_ERR_* code, a status and a message.
-// The HTTP body is always { code: <status>, message, data? } (plugins/errors.ts renders it).
+// The HTTP body is always { code: <status>, message, data? } (plugins/errors.ts renders it), and the
+// stable code goes in the `Fastbase-Error-Code` response header (ERROR_CODE_HEADER).
 
 /**
  * A config that cannot be used (load, validation, compiling rules and actions at start): the one
@@ -41,8 +42,13 @@ export class FastbaseError extends Error {
   }
 }
 
+/** The response header that carries an error's stable code (the body's `code` is the HTTP status, as teenybase's clients expect). */
+export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
+
 /** `data.<field>._errors` shape shared by table validation and actions. */
 export type FieldErrors = Record<string, { _errors: string[] }>
+
+const CLIENT_ERROR_CODES: Readonly<Record<number, string>> = { 413: 'FB_ERR_PAYLOAD_TOO_LARGE', 415: 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', 429: 'FB_ERR_RATE_LIMITED' }
 
 export const errors = {
   actionNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_ACTION_NOT_FOUND', `Action not found - ${name}`),
@@ -59,6 +65,12 @@ export const errors = {
   constraint: (message: string, data: Record<string, { code: string, message: string }>) => new FastbaseError(400, 'FB_ERR_CONSTRAINT', message, data),
   tooManyRequests: (message: string) => new FastbaseError(429, 'FB_ERR_RATE_LIMITED', message),
   busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
+  databaseUnavailable: () => new FastbaseError(503, 'FB_ERR_DATABASE_UNAVAILABLE', 'Database unavailable'),
+  shuttingDown: () => new FastbaseError(503, 'FB_ERR_SHUTTING_DOWN', 'The server is shutting down'),
+  /** Another plugin's client error (Fastify's, multipart's limits...): the table's code for its status. */
+  clientError: (status: number, message: string) => new FastbaseError(status, CLIENT_ERROR_CODES[status] ?? 'FB_ERR_BAD_REQUEST', message),
+  /** Anything not raised on purpose (a bug): the message depends on whether errors are exposed. */
+  internal: (message: string) => new FastbaseError(500, 'FB_ERR_INTERNAL', message),
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),

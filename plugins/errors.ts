@@ -1,13 +1,13 @@
 // The one error path: every error leaves as { code, message, data? } with code == HTTP status.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { FastbaseError, errors } from '../lib/errors.js'
+import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'
 import { fieldErrors } from '../lib/validation.js'
 
 interface ErrorBody { code: number, message: string, data?: Record<string, unknown> }
 
 /** Errors Fastify itself raises on bad requests, mapped to the fastbase table. */
-function fromFastify (error: FastifyError): FastbaseError | undefined {
+function fromFastify (error: FastifyError, request: FastifyRequest): FastbaseError | undefined {
   if (error.validation !== undefined) {
     return errors.validation(fieldErrors(error.validation.map((v) => ({ path: v.instancePath, message: v.message ?? 'Invalid value' }))))
   }
@@ -15,12 +15,18 @@ function fromFastify (error: FastifyError): FastbaseError | undefined {
     case 'FST_ERR_CTP_INVALID_JSON_BODY': case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.badRequest('Invalid JSON body')
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return errors.payloadTooLarge()
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return errors.unsupportedMediaType(String(error.message.split(': ').at(-1)))
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return errors.unsupportedMediaType(mediaTypeOf(request))
   }
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-    return new FastbaseError(error.statusCode, error.code ?? 'FB_ERR_BAD_REQUEST', error.message)
+    return errors.clientError(error.statusCode, error.message)
   }
   return undefined
+}
+
+/** The request's media type as the caller sent it, without parameters and cut short (it is echoed back). */
+function mediaTypeOf (request: FastifyRequest): string {
+  const type = String(request.headers['content-type'] ?? '').split(';')[0].trim()
+  return type.length > 100 ? `${type.slice(0, 100)}...` : type
 }
 
 /** Database errors any route can meet: a lock outlasting the busy timeout, or a caller's value the database refused. */
@@ -36,25 +42,29 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
   const expose = app.fastbase.options.exposeErrors
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    let body: ErrorBody
     let known: FastbaseError | undefined
     try {
-      known = error instanceof FastbaseError ? error : fromFastify(error) ?? fromDatabase(app, error)
+      known = error instanceof FastbaseError ? error : fromFastify(error, request) ?? fromDatabase(app, error)
     } catch (mapping) {
       // A bug in describing the error must still end in the standard body, not Fastify's own.
       request.log.error({ err: mapping, reqId: request.id }, 'error handler failed')
     }
     if (known !== undefined) {
-      body = { code: known.statusCode, message: known.message }
-      if (known.data !== undefined) body.data = known.data
       if (known.statusCode >= 500) request.log.warn({ reqId: request.id, code: known.errorCode }, known.message)
     } else {
       // Unexpected: log everything with the request id, show the caller nothing about SQL or stacks in production.
       request.log.error({ err: error, reqId: request.id }, 'request failed')
-      body = { code: 500, message: expose ? `Internal Server Error: ${error.message}` : `Internal Server Error (request ${request.id})` }
+      known = errors.internal(expose ? `Internal Server Error: ${error.message}` : `Internal Server Error (request ${request.id})`)
     }
-    void reply.code(body.code).type('application/json').send(body)
+    sendError(reply, known)
   })
+}
+
+/** The one rendering of an error: the `{ code, message, data? }` body and the stable code's header. */
+function sendError (reply: FastifyReply, error: FastbaseError): void {
+  const body: ErrorBody = { code: error.statusCode, message: error.message }
+  if (error.data !== undefined) body.data = error.data
+  void reply.code(error.statusCode).header(ERROR_CODE_HEADER, error.errorCode).type('application/json').send(body)
 }
 
 /**
@@ -63,8 +73,7 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
  */
 export function routeNotFound (scope: FastifyInstance): void {
   scope.setNotFoundHandler((request, reply) => {
-    const error = errors.routeNotFound(request.method, request.url.split('?')[0])
-    void reply.code(404).send({ code: 404, message: error.message })
+    sendError(reply, errors.routeNotFound(request.method, request.url.split('?')[0]))
   })
 }
 

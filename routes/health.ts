@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from '../plugins/types.js'
 import { packageVersion } from '../lib/package.js'
+import { errors } from '../lib/errors.js'
 
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
@@ -33,12 +34,12 @@ const health: FastifyPluginAsync = async (app) => {
       security: [],
       response: { 200: HealthSchema, 503: UnavailableSchema }
     }
-  }, async (request, reply) => {
+  }, async (request) => {
     try {
       await withTimeout(app.fastbase.db.raw('select 1'), DB_CHECK_TIMEOUT_MS)
     } catch (err) {
       request.log.warn({ err }, 'health check: database unavailable')
-      return reply.code(503).send({ code: 503, message: 'Database unavailable' })
+      throw errors.databaseUnavailable()
     }
     return {
       status: 'ok' as const,

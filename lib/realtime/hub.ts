@@ -15,7 +15,7 @@ import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import type { Fragment } from '../dialects/types.js'
 import { crudContext, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
-import { errors, FastbaseError } from '../errors.js'
+import { errors } from '../errors.js'
 import type { Change, ChangeAction, ChangeSink } from './changes.js'
 
 type Row = Record<string, unknown>
@@ -160,7 +160,7 @@ export class RealtimeHub implements ChangeSink {
 
   /** A new client, or a 429 when its user (or IP) holds the maximum of connections already. */
   connect (options: ClientOptions): RealtimeClient {
-    if (this.closing) throw new FastbaseError(503, 'FB_ERR_SHUTTING_DOWN', 'The server is shutting down')
+    if (this.closing) throw errors.shuttingDown()
     const held = this.perLimitKey.get(options.limitKey) ?? 0
     if (held >= this.settings.maxConnections) throw errors.tooManyRequests(`Too many realtime connections (at most ${this.settings.maxConnections} per user, or per address when signed out)`)
     const client = new RealtimeClient(this, options)

@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin'
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
+import { errors } from '../../lib/errors.js'
 
 export interface RateLimitOptions {
   /** Where hits are counted (PostgreSQL: a table every instance shares); default in process memory. */
@@ -22,7 +23,7 @@ async function rateLimit (app: FastifyInstance, opts: RateLimitOptions): Promise
     // Fail closed: when the counters cannot be read the request is refused (503), not let through.
     skipOnError: false,
     // Thrown into the one error handler, which renders the standard body.
-    errorResponseBuilder: (_request, context) => ({ statusCode: 429, code: 'FB_ERR_RATE_LIMITED', message: `Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s` })
+    errorResponseBuilder: (_request, context) => errors.tooManyRequests(`Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s`)
   })
 }
 
