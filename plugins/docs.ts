@@ -4,7 +4,7 @@
 import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifySchema } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from './types.js'
 import { packageVersion } from '../lib/package.js'
@@ -18,6 +18,16 @@ export interface DocsOptions {
 const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
   const { prefix } = opts
   const config = app.fastbase.config
+  // A host app's own @fastify/swagger sees every route, fastbase's included (onRoute hooks reach
+  // child scopes), but none of the components fastbase's routes refer to: its document would fail.
+  // So fastbase's routes are hidden from every document but fastbase's own, which shows the ones
+  // it documents (those not hidden already) again in `transform`.
+  const documented = new WeakSet<object>()
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide === true) return
+    documented.add(route)
+    route.schema = { ...route.schema, hide: true }
+  })
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -31,7 +41,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
     },
     // No `servers`: paths keep the full `/api/v1/...` form, as teenybase's document did.
     refResolver: { buildLocalReference: componentNamer() },
-    transform: nestRootIds,
+    transform: (input) => nestRootIds(documented.has(input.route) ? { ...input, schema: shown(input.schema) } : input),
     transformObject: (document) => {
       const doc = unwrapNested(document)
       const fb = app.fastbase
@@ -97,6 +107,12 @@ const nestRootIds: SwaggerTransform = ({ schema, url }) => {
       .map(([code, s]) => [code, hasRootId(s) ? nest(s) : s]))
   }
   return { schema: out, url }
+}
+
+/** The route's schema without the `hide` that keeps it out of a host app's document. */
+function shown (schema: FastifySchema): FastifySchema {
+  const { hide: _hidden, ...rest } = schema
+  return rest
 }
 
 // The response description is read from the wrapper, so it moves up with the schema.

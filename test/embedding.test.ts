@@ -8,6 +8,8 @@ import fastifyMultipart from '@fastify/multipart'
 import fastifyRateLimit from '@fastify/rate-limit'
 import fastifyJwt from '@fastify/jwt'
 import fastifyStatic from '@fastify/static'
+import fastifySwagger from '@fastify/swagger'
+import fastifySwaggerUi from '@fastify/swagger-ui'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
@@ -151,6 +153,32 @@ t.test('two instances, own prefixes, configs and databases', async (t) => {
   await clash.register(fastbase, { config: notesConfig('a'), databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t), adminServiceToken: adminToken })
   clash.register(fastbase, { config: notesConfig('b'), databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t), adminServiceToken: adminToken, prefix: '/b' })
   await t.rejects(async () => { await clash.ready() }, /already has a "fastbase" decorator[\s\S]*`decorator` option/, 'a second instance under the same name is a clear error')
+})
+
+t.test('a host with its own @fastify/swagger: its document holds its routes, each fastbase document its own', async (t) => {
+  const blogOptions = (databaseUrl: string) => ({ config: notesConfig('blog'), databaseUrl, dataDir: freshDir(t), adminServiceToken: adminToken, prefix: '/blog/api/v1', panelPrefix: '/blog/panel', decorator: 'blog' })
+  const alone = Fastify()
+  t.teardown(() => alone.close())
+  await alone.register(fastbase, blogOptions(sharedDatabase(t, 'sqlite')))
+  const aloneDoc = (await alone.inject('/blog/api/v1/doc')).json()
+
+  const app = host()
+  t.teardown(() => app.close())
+  await app.register(fastifySwagger, { openapi: { openapi: '3.1.0', info: { title: 'host', version: '1.0.0' } } })
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' })
+  // Swagger sees the routes declared after it (host() declared its own before).
+  app.get('/host/documented', { schema: { response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async () => ({ ok: true }))
+  await app.register(fastbase, blogOptions(sharedDatabase(t, 'sqlite')))
+  await app.register(fastbase, { config: notesConfig('shop'), databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t), adminServiceToken: adminToken, prefix: '/shop/api/v1', panelPrefix: false, decorator: 'shop' })
+  await app.ready()
+  const hostDoc = await app.inject('/docs/json')
+  t.equal(hostDoc.statusCode, 200, 'the host document builds (fastbase routes refer to components only fastbase\'s document has)')
+  t.same(Object.keys(hostDoc.json().paths), ['/host/documented'], 'the host document lists the host\'s routes only')
+  t.same((await app.inject('/blog/api/v1/doc')).json(), aloneDoc, 'the blog document is what it is without the host\'s swagger')
+  const shopDoc = (await app.inject('/shop/api/v1/doc')).json()
+  t.ok(Object.keys(shopDoc.paths).length > 5 && Object.keys(shopDoc.paths).every((p) => p.startsWith('/shop/api/v1/')), 'the shop document holds its own routes')
+  t.equal((await app.inject('/docs/')).statusCode, 200, 'the host Swagger UI is served')
+  t.equal((await app.inject('/blog/api/v1/doc/ui/')).statusCode, 200, 'and fastbase\'s')
 })
 
 t.test('app.fastbase is typed for TypeScript consumers of the built package', async (t) => {
