@@ -2,14 +2,16 @@
 // JSON 404 for unknown names. Params are validated inside runAction, after requireAuth and the guard
 // (DECISIONS 19), so the route itself does not validate the body.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import { paramsSchema } from '../lib/actions/params.js'
 import { errorResponses } from '../schemas/tables.js'
 import { errors } from '../lib/errors.js'
+import type { TypeBoxApp } from './typebox.js'
+
+const UnknownActionParams = Type.Object({ name: Type.String() })
 
 const ResultSchema = Type.Array(Type.Array(Type.Record(Type.String(), Type.Unknown())), { description: 'One array of rows per query or step, in order' })
 
-export default async function actionRoutes (app: FastifyInstance): Promise<void> {
+export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
   for (const [name, action] of app.fastbase.actions) {
     app.post(`/action/${name}`, {
       schema: {
@@ -24,13 +26,14 @@ export default async function actionRoutes (app: FastifyInstance): Promise<void>
     }, async (request) => {
       // A viewer admin reads and never writes (DECISIONS 15); an action may write, so viewers run none.
       if (request.auth.adminRole === 'viewer') throw errors.forbidden('Viewers cannot run actions')
+      // The body as sent, typed as runAction takes it: nothing has checked it yet (runAction does).
       return await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
         auth: request.auth,
         request: { method: request.method, headers: request.headers, url: { pathname: request.url.split('?')[0] } }
       })
     })
   }
-  app.post('/action/:name', { schema: { hide: true } }, async (request) => {
-    throw errors.actionNotFound((request.params as { name: string }).name)
+  app.post('/action/:name', { schema: { hide: true, params: UnknownActionParams } }, async (request) => {
+    throw errors.actionNotFound(request.params.name)
   })
 }

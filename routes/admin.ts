@@ -5,9 +5,9 @@
 // (lib/db/migrations.ts). Who the caller is comes from request.auth (plugins/auth-context.ts): the
 // service token as `Bearer` or raw `Authorization`, or an admin token.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from '../plugins/types.js'
+import type { TypeBoxApp } from './typebox.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { redactSecrets } from '../lib/config/redact.js'
@@ -62,7 +62,7 @@ function requireAdmin (auth: AuthContext, superadmin = false): void {
   if (superadmin && !auth.superadmin) throw errors.forbidden('Only a superadmin can change the database schema')
 }
 
-export default async function adminRoutes (app: FastifyInstance): Promise<void> {
+export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/settings', {
     schema: {
       tags: ['admin'],
@@ -115,7 +115,7 @@ export default async function adminRoutes (app: FastifyInstance): Promise<void> 
     }
   }, async (request) => {
     requireAdmin(request.auth, true)
-    const dryRun = (request.body as { dryRun?: boolean } | undefined)?.dryRun === true
+    const dryRun = request.body?.dryRun === true
     const { applied, pending } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply')
     return { dryRun, applied, pending }
   })

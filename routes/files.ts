@@ -1,14 +1,15 @@
 // GET /files/{table}/{record_id}/{path}: a stored file, only when the record exists, the path is the
 // value of one of its file fields, and the caller passes the table's viewRule (DECISIONS 20).
 // Conditional GET (ETag, Last-Modified) and single byte ranges are supported.
-import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { view } from '../lib/crud/read.js'
 import { crudContext } from '../lib/crud/context.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { fileFields, fileKey } from '../lib/files/tracker.js'
 import { ErrorSchema } from '../schemas/error.js'
 import type { StoredObject } from '../lib/storage/types.js'
+import type { TypeBoxApp } from './typebox.js'
 
 // Types a browser may render in place; anything else (HTML, SVG, scripts...) is served as an attachment,
 // so an uploaded page can never run script on the API's origin.
@@ -41,16 +42,25 @@ function notModified (request: FastifyRequest, object: StoredObject): boolean {
   return since !== undefined && Math.floor(object.lastModified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000)
 }
 
-export default async function fileRoutes (app: FastifyInstance): Promise<void> {
+// `*` is the file's name; schemas/openapi.ts documents it as `{path}`.
+const FileParams = Type.Object({
+  table: Type.String(),
+  rid: Type.String({ minLength: 1, maxLength: 255 }),
+  '*': Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.\\-+=#]+$' })
+})
+
+export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/files/:table/:rid/*', {
     schema: {
       tags: ['files'],
       summary: 'Download a file stored in a record\'s file field',
-      params: Type.Object({ table: Type.String(), rid: Type.String({ minLength: 1, maxLength: 255 }), '*': Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.\\-+=#]+$' }) }),
+      params: FileParams,
       response: { 200: Type.String({ format: 'binary' }), 206: Type.String({ format: 'binary' }), 304: Type.Null(), 404: ErrorSchema, 416: ErrorSchema }
     }
-  }, async (request: FastifyRequest, reply: FastifyReply) => {
-    const { table: name, rid, '*': path } = request.params as { table: string, rid: string, '*': string }
+    // Typed here, not inferred from the schemas: the reply is a stream or a bodiless 304, which the
+    // documented response schemas do not describe as TypeScript values.
+  }, async (request: FastifyRequest<{ Params: Static<typeof FileParams> }>, reply: FastifyReply) => {
+    const { table: name, rid, '*': path } = request.params
     const table = app.fastbase.tables.get(name)
     if (table === undefined) throw errors.tableNotFound(name)
     const fields = fileFields(table)

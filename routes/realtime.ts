@@ -1,12 +1,12 @@
 // GET <prefix>/realtime: a server-sent event stream of table changes; POST <prefix>/realtime: replace
 // the subscriptions of a stream. The protocol is in the README (Realtime) and in the descriptions below.
 import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type {} from '../plugins/types.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
+import type { TypeBoxApp } from './typebox.js'
 
 const ErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })
 const errorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema }
@@ -47,7 +47,7 @@ function subscriptionsOf (query: Static<typeof StreamQuery>): Subscription[] {
   return [...new Set(tables)].map((table) => ({ table, where: wheres[`where.${table}`] }))
 }
 
-export default async function realtimeRoutes (app: FastifyInstance): Promise<void> {
+export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
   const hub = app.fastbase.realtime!
   const heartbeatSeconds = hub.settings.heartbeatMs / 1000
 
@@ -67,7 +67,7 @@ export default async function realtimeRoutes (app: FastifyInstance): Promise<voi
       querystring: StreamQuery,
       response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses }
     }
-  }, async (request: FastifyRequest<{ Querystring: Static<typeof StreamQuery> }>, reply) => {
+  }, async (request, reply) => {
     const auth = request.auth
     const subscriptions = subscriptionsOf(request.query)
     const identity = identityOf(auth)
@@ -121,7 +121,7 @@ export default async function realtimeRoutes (app: FastifyInstance): Promise<voi
         ...errorResponses
       }
     }
-  }, async (request: FastifyRequest<{ Body: Static<typeof SubscribeBody> }>) => {
+  }, async (request) => {
     const { clientId, subscriptions } = request.body
     const client = hub.clients.get(clientId)
     if (client === undefined || client.closed) throw new FastbaseError(404, 'FB_ERR_REALTIME_CLIENT', 'Realtime client not found (the stream has ended?)')

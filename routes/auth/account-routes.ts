@@ -1,7 +1,6 @@
 // sign-up, login-password, refresh-token and logout of one auth table (the flows: lib/auth/account-flows.ts;
 // sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { insertRecordSchema } from '../../schemas/record.js'
 import { errorResponses } from '../../schemas/tables.js'
@@ -12,8 +11,9 @@ import { loginWithPassword, refreshSession } from '../../lib/auth/account-flows.
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession } from '../../lib/auth/session-service.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'
+import type { TypeBoxApp } from '../typebox.js'
 
-export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
+export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, crudContext } = kit
   const { fields } = at
   const db = app.fastbase.db
@@ -26,7 +26,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
       schema: { tags, summary: `Create a ${at.table.name} account`, body: signUpBody, response: { 200: SessionResponseSchema, ...errorResponses } }
     }, async (request) => {
       // The ordinary insert path: createRule, noInsert, validation and password hashing all apply.
-      const values = Object.fromEntries(Object.entries(request.body as Record<string, unknown>).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
+      const values = Object.fromEntries(Object.entries(request.body).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
       const [created] = await insert(crudContext(request, at), { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
@@ -47,7 +47,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
         response: { 200: SessionResponseSchema, ...errorResponses }
       }
     }, async (request) => {
-      const body = request.body as { identity?: string, email?: string, username?: string, password: string }
+      const { body } = request
       const identity = body.identity ?? body.email ?? body.username
       if (identity === undefined) throw errors.validation({ identity: { _errors: ['Required'] } })
       return await loginWithPassword(app.fastbase.auth, at, identity, body.password)
@@ -63,7 +63,7 @@ export function accountRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKi
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
   }, async (request) => {
-    const { refresh_token: refreshToken } = request.body as { refresh_token: string }
+    const { refresh_token: refreshToken } = request.body
     return await refreshSession(app.fastbase.auth, at, refreshToken, request.auth.sid)
   })
 

@@ -1,10 +1,10 @@
 // POST /admin/login: the panel's sign-in (lib/auth/admin-tokens.ts).
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import { errorResponses } from '../../schemas/tables.js'
 import { adminSignIn } from '../../lib/auth/admin-tokens.js'
+import type { TypeBoxApp } from '../typebox.js'
 
-export function adminLoginRoute (app: FastifyInstance, limited: () => object): void {
+export function adminLoginRoute (app: TypeBoxApp, limited: () => object): void {
   const { options, config, auth } = app.fastbase
   const secrets = { superadmin: options.adminServiceToken, editor: config.admin?.editorPassword, viewer: config.admin?.viewerPassword }
   const host = new URL(config.appUrl).host
@@ -16,5 +16,5 @@ export function adminLoginRoute (app: FastifyInstance, limited: () => object): v
       body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }),
       response: { 200: Type.Object({ token: Type.String(), role: Type.String(), expiresIn: Type.Integer() }), ...errorResponses }
     }
-  }, async (request) => adminSignIn(secrets, (request.body as { password: string }).password, auth.adminKey, auth.issuer, host))
+  }, async (request) => adminSignIn(secrets, request.body.password, auth.adminKey, auth.issuer, host))
 }

@@ -2,7 +2,7 @@
 // ID token posted as a form with Google's double-submit CSRF cookie, or as JSON `{ token }`) and
 // `login-token` (an external JWT in `Authorization: Bearer`). Which tokens are trusted, and how they
 // are verified, is lib/auth/id-tokens.ts; who they sign in is lib/auth/external-users.ts.
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { secretEquals } from '../../lib/auth/secret-compare.js'
@@ -13,6 +13,7 @@ import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/au
 import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
 import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
+import type { TypeBoxApp } from '../typebox.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 /** The cookie Google Identity Services sets beside the form it posts. */
@@ -38,7 +39,7 @@ function verifierOf (app: FastifyInstance): Promise<IdTokenVerifier> {
   return verifier
 }
 
-export async function externalRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): Promise<void> {
+export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): Promise<void> {
   const { base, tags, limited } = kit
   const verifier = await verifierOf(app)
   const services = app.fastbase.auth
@@ -72,7 +73,7 @@ export async function externalRoutes (app: FastifyInstance, at: AuthTable, kit: 
   })
 }
 
-function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
+function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
   const { base, tags, limited } = kit
   app.post(`${base}/${name}-login`, {
     // A stale auth cookie must not stand in the way of signing in again.
@@ -86,7 +87,7 @@ function oneTapRoute (app: FastifyInstance, at: AuthTable, kit: RouteKit, verifi
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
   }, async (request, reply) => {
-    const body = (request.body ?? {}) as { credential?: unknown, g_csrf_token?: unknown, token?: unknown }
+    const body: Static<typeof OneTapBody> = request.body ?? {}
     let token: string
     if (isForm(request)) {
       if (typeof body.credential !== 'string' || body.credential === '') throw errors.badRequest('credential is required')

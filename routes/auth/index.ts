@@ -2,7 +2,7 @@
 // Registered with Fastify's `prefix` option (/api/v1). Body keys a route does not name are ignored, as
 // teenybase does (DECISIONS 36): each route reads only its own keys, and sign-up, the one route that
 // writes its body, keeps only the table's fields.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { crudContext, type CrudContext } from '../../lib/crud/context.js'
 import { accountRoutes } from './account-routes.js'
@@ -13,8 +13,9 @@ import { externalRoutes } from './external-routes.js'
 import { oauthRoutes } from './oauth-routes.js'
 import { adminLoginRoute } from './admin-login.js'
 import { SuccessSchema } from './session-response.js'
+import type { TypeBoxApp } from '../typebox.js'
 
-export default async function authRoutes (app: FastifyInstance): Promise<void> {
+export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   const { auth } = app.fastbase
   const limited = () => {
     const limit = auth.rateLimit()

@@ -6,11 +6,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
-import { OAuthCallbackError, finishFlow, startFlow, type CallbackQuery, type FlowContext } from '../../lib/auth/oauth-flow.js'
+import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth-flow.js'
 import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth-state.js'
 import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/redirects.js'
 import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
+import type { TypeBoxApp } from '../typebox.js'
 
 /** The cookie holding the browser's nonce between the start and the callback (scoped to the callback's path). */
 export const STATE_COOKIE = 'fastbase_oauth_state'
@@ -29,7 +30,7 @@ function providersOf (app: FastifyInstance): OAuthProviders {
   return providers
 }
 
-export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
+export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited } = kit
   const { config } = app.fastbase
   const providers = providersOf(app)
@@ -64,8 +65,8 @@ export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit)
       response: { 302: RedirectSchema, ...errorResponses }
     }
   }, async (request, reply) => {
-    const { provider } = request.params as { provider: string }
-    const { redirect } = request.query as { redirect?: string }
+    const { provider } = request.params
+    const { redirect } = request.query
     const path = callbackPath(request, provider)
     const started = await startFlow(ctx, provider, { redirect, callback: `${request.protocol}://${request.host}${path}` })
     void reply.setCookie(STATE_COOKIE, started.nonce, { ...stateCookie(request, path), maxAge: STATE_LIFETIME })
@@ -91,7 +92,7 @@ export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit)
       response: { 200: SessionResponseSchema, 302: RedirectSchema, ...errorResponses }
     }
   }, async (request, reply) => {
-    const { provider } = request.params as { provider: string }
+    const { provider } = request.params
     const path = callbackPath(request, provider)
     const nonce = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[STATE_COOKIE]
     noStore(reply)
@@ -99,7 +100,7 @@ export function oauthRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit)
     // none) does not end the sign-in this browser has under way.
     const clearState = () => reply.clearCookie(STATE_COOKIE, stateCookie(request, path))
     try {
-      const { session, redirect } = await finishFlow(ctx, provider, request.query as CallbackQuery, nonce)
+      const { session, redirect } = await finishFlow(ctx, provider, request.query, nonce)
       clearState()
       if (!setAuthCookie(app, reply, session.token, at.tokenDuration)) return session
       return await reply.redirect(redirect, 302)

@@ -1,15 +1,15 @@
 // change-password, request-password-reset and confirm-password-reset of one auth table (the flows:
 // lib/auth/password-flows.ts).
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { changePassword, confirmPasswordReset, requestPasswordReset } from '../../lib/auth/password-flows.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
+import type { TypeBoxApp } from '../typebox.js'
 
-export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
+export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited } = kit
   const { fields } = at
   if (fields.password === undefined) return
@@ -33,7 +33,7 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
     const { auth } = request
     // Unverified users may change their password too (DECISIONS 29).
     if (auth.cid !== at.table.name || auth.uid === null) throw errors.unauthorized()
-    await changePassword(services, at, auth.uid, auth.sid ?? undefined, request.body as Record<string, unknown>)
+    await changePassword(services, at, auth.uid, auth.sid ?? undefined, request.body)
     return { success: true }
   })
 
@@ -48,7 +48,7 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
       response: { 200: SuccessSchema, ...errorResponses }
     }
   }, async (request) => {
-    const email = (request.body as Record<string, string>)[fields.email!.name]
+    const email = request.body[fields.email!.name]
     // Not awaited: the answer must not take longer when the account exists.
     requestPasswordReset(services, at, email).catch((error: unknown) => request.log.error({ err: error }, 'password reset email failed'))
     return { success: true }
@@ -62,5 +62,5 @@ export function passwordRoutes (app: FastifyInstance, at: AuthTable, kit: RouteK
       body: passwordBody({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
-  }, async (request) => await confirmPasswordReset(services, at, request.body as Record<string, unknown>))
+  }, async (request) => await confirmPasswordReset(services, at, request.body))
 }

@@ -1,15 +1,15 @@
 // request-verification and confirm-verification of one auth table (the flows:
 // lib/auth/verification-flows.ts).
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { confirmVerification, requestVerification } from '../../lib/auth/verification-flows.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
+import type { TypeBoxApp } from '../typebox.js'
 
-export function verificationRoutes (app: FastifyInstance, at: AuthTable, kit: RouteKit): void {
+export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited } = kit
   if (at.fields.verified === undefined || at.fields.email === undefined) return
   const services = app.fastbase.auth
@@ -35,6 +35,6 @@ export function verificationRoutes (app: FastifyInstance, at: AuthTable, kit: Ro
   }, async (request) => {
     const { auth } = request
     const caller = auth.cid === at.table.name && auth.uid !== null ? auth.uid : undefined
-    return await confirmVerification(services, at, (request.body as { token: string }).token, caller)
+    return await confirmVerification(services, at, request.body.token, caller)
   })
 }

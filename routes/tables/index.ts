@@ -1,18 +1,30 @@
 // Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
+import { Type } from '@sinclair/typebox'
 import type { TableDescriptor } from '../../lib/table.js'
 import { assertMayWrite, crudContext, type CrudContext } from '../../lib/crud/context.js'
 import type { RuleName } from '../../lib/table.js'
 import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/tables.js'
-import { select, list, view, type ReadParams } from '../../lib/crud/read.js'
-import { insert, update, edit, remove, type InsertParams, type UpdateParams, type DeleteParams, type EditQuery } from '../../lib/crud/write.js'
+import { select, list, view } from '../../lib/crud/read.js'
+import { insert, update, edit, remove } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
+import type { TypeBoxApp } from '../typebox.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
+const CatchAllParams = Type.Object({ table: Type.String() })
+
+/**
+ * Whether an edit may create the record (`?or=INSERT`). Read by the multipart hook, which runs before
+ * validation: the query is still as sent.
+ */
+function upserts (query: unknown): boolean {
+  return typeof query === 'object' && query !== null && 'or' in query && query.or === 'INSERT'
+}
+
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
-export default async function tableRoutes (app: FastifyInstance): Promise<void> {
+export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
   const { tables, limits } = app.fastbase
   const q = querySchemas(limits)
   // Writes (and select/list) may come as forms, as teenybase clients send them (DECISIONS 36).
@@ -39,45 +51,48 @@ export default async function tableRoutes (app: FastifyInstance): Promise<void> 
       : {}
     const consumes = { consumes: ['application/json', FORM, ...(hasFiles ? ['multipart/form-data'] : [])] }
 
-    for (const method of ['GET', 'POST'] as const) {
-      const params = method === 'GET' ? { querystring: q.read } : { body: q.read, consumes: ['application/json', FORM] }
-      app.route({
-        method, url: `${base}/select`,
-        schema: { ...read(`Select ${table.name} records`, s.records), ...params },
-        handler: async (request) => await select(context(request, table, false), (request.body ?? request.query) as ReadParams)
-      })
-      app.route({
-        method, url: `${base}/list`,
-        schema: { ...read(`List ${table.name} records with the total`, s.list), ...params },
-        handler: async (request) => await list(context(request, table, false), (request.body ?? request.query) as ReadParams)
-      })
+    // select and list take the same parameters as a query string (GET, which has no body) or as a
+    // body (POST: JSON or a form; validated, so always there).
+    const reads = [
+      ['select', `Select ${table.name} records`, s.records, select],
+      ['list', `List ${table.name} records with the total`, s.list, list]
+    ] as const
+    for (const [op, summary, response, run] of reads) {
+      app.get(`${base}/${op}`, {
+        schema: { ...read(summary, response), querystring: q.read }
+      }, async (request) => await run(context(request, table, false), request.query))
+    }
+    for (const [op, summary, response, run] of reads) {
+      app.post(`${base}/${op}`, {
+        schema: { ...read(summary, response), body: q.read, consumes: ['application/json', FORM] }
+      }, async (request) => await run(context(request, table, false), request.body))
     }
     app.post(`${base}/insert`, {
       ...writeOptions(() => ['createRule']),
       schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody, ...consumes }
-    }, async (request) => await insert(context(request, table, true), request.body as InsertParams))
+    }, async (request) => await insert(context(request, table, true), request.body))
     app.post(`${base}/update`, {
       ...writeOptions(() => ['updateRule']),
       schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody, ...consumes }
-    }, async (request) => await update(context(request, table, true), request.body as UpdateParams))
+    }, async (request) => await update(context(request, table, true), request.body))
     app.post(`${base}/delete`, {
       ...writeOptions(() => ['deleteRule']),
       schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody, consumes: ['application/json', FORM] }
-    }, async (request) => await remove(context(request, table, true), request.body as DeleteParams))
+    }, async (request) => await remove(context(request, table, true), request.body))
 
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
       schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.view }
-    }, async (request) => await view(context(request, table, false), (request.params as { id: string }).id, request.query as ReadParams))
+    }, async (request) => await view(context(request, table, false), request.params.id, request.query))
     app.post(`${base}/edit/:id`, {
-      ...writeOptions((request) => (request.query as EditQuery).or === 'INSERT' ? ['updateRule', 'createRule'] : ['updateRule']),
+      ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
       schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
-    }, async (request) => await edit(context(request, table, true), (request.params as { id: string }).id, (request.body ?? {}) as Record<string, unknown>, request.query as EditQuery))
+    }, async (request) => await edit(context(request, table, true), request.params.id, request.body ?? {}, request.query))
   }
 
   // Anything else under /table/: an unknown table, or an unknown operation of a known one.
-  app.all('/table/:table/*', { schema: { hide: true } }, async (request) => {
-    const name = (request.params as { table: string }).table
+  app.all('/table/:table/*', { schema: { hide: true, params: CatchAllParams } }, async (request) => {
+    const name = request.params.table
     if (!tables.has(name)) throw errors.tableNotFound(name)
     throw errors.routeNotFound(request.method, request.url.split('?')[0])
   })
