@@ -45,6 +45,22 @@ export class FastbaseError extends Error {
 /** The response header that carries an error's stable code (the body's `code` is the HTTP status, as teenybase's clients expect). */
 export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
 
+/** Every code the table below raises, by the statuses it is answered with (the API document lists them per status). */
+export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> = {
+  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY'],
+  401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
+  403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE'],
+  404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND'],
+  409: ['FB_ERR_MIGRATION_FAILED'],
+  413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
+  415: ['FB_ERR_UNSUPPORTED_MEDIA_TYPE'],
+  416: ['FB_ERR_RANGE', 'FB_ERR_BAD_RANGE'],
+  429: ['FB_ERR_RATE_LIMITED'],
+  500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
+  502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN']
+}
+
 /** `data.<field>._errors` shape shared by table validation and actions. */
 export type FieldErrors = Record<string, { _errors: string[] }>
 
@@ -73,6 +89,7 @@ export const errors = {
   internal: (message: string) => new FastbaseError(500, 'FB_ERR_INTERNAL', message),
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
+  realtimeClientNotFound: () => new FastbaseError(404, 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'Realtime client not found (the stream has ended?)'),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),
   // Sign-in with an identity provider (lib/auth/oauth-*.ts, id-tokens.ts).
   providerNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_PROVIDER_NOT_FOUND', `OAuth provider not found - ${name}`),

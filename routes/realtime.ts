@@ -3,7 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type {} from '../plugins/types.js'
 import type { AuthContext } from '../lib/auth-context.js'
-import { errors, FastbaseError } from '../lib/errors.js'
+import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
 import type { TypeBoxApp } from './typebox.js'
@@ -62,6 +62,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/realtime', {
     schema: {
       tags: ['realtime'],
+      operationId: 'realtime_stream',
       summary: 'Subscribe to table changes (server-sent events)',
       description: STREAM_DESCRIPTION,
       querystring: StreamQuery,
@@ -113,6 +114,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
   app.post('/realtime', {
     schema: {
       tags: ['realtime'],
+      operationId: 'realtime_subscribe',
       summary: 'Replace the subscriptions of a realtime stream',
       description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where 400) changes nothing.',
       body: SubscribeBody,
@@ -124,7 +126,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
   }, async (request) => {
     const { clientId, subscriptions } = request.body
     const client = hub.clients.get(clientId)
-    if (client === undefined || client.closed) throw new FastbaseError(404, 'FB_ERR_REALTIME_CLIENT', 'Realtime client not found (the stream has ended?)')
+    if (client === undefined || client.closed) throw errors.realtimeClientNotFound()
     if (identityOf(request.auth) !== client.options.identity) throw errors.forbidden()
     hub.subscribe(client, subscriptions.map((s) => ({ table: s.table, where: s.where })))
     client.send(frame('subscriptions', { subscriptions: client.subscriptions }))

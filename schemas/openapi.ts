@@ -14,6 +14,7 @@
 //   descriptions, a `servers` entry and examples that work against a database holding the example records.
 // Nothing here reads a secret: only table, field and action names, types and descriptions.
 import type { TableDescriptor } from '../lib/table.js'
+import { ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from '../lib/errors.js'
 import type { ActionData, AuthExtension, DatabaseSettings, TableField } from './config.js'
 import { authExtensionOf, authFieldsOf, type AuthFields } from '../lib/auth/fields.js'
 
@@ -48,14 +49,14 @@ const STATUS: Record<number, { name: string, description: string, example: Json 
   401: { name: 'Unauthorized', description: 'No valid token where one is needed, or a token that is invalid, expired or revoked', example: { code: 401, message: 'Invalid or expired token' } },
   403: { name: 'Forbidden', description: 'A rule, a guard or the caller\'s role refuses the operation, or the body writes a field nobody may write', example: { code: 403, message: 'Forbidden' } },
   404: { name: 'NotFound', description: 'No such record (or the viewRule hides it), file or action', example: { code: 404, message: 'Not found' } },
-  409: { name: 'Conflict', description: 'The database refused a migration: nothing was applied', example: { code: 409, message: 'Migration failed' } },
+  409: { name: 'Conflict', description: 'The database refused a migration: nothing was applied', example: { code: 409, message: 'Migration 00002_posts failed, nothing was applied: UNIQUE constraint failed: posts.slug', data: { migration: '00002_posts' } } },
   413: { name: 'PayloadTooLarge', description: 'The body, a multipart field or an uploaded file is larger than the configured limit', example: { code: 413, message: 'Request body is too large' } },
-  415: { name: 'UnsupportedMediaType', description: 'A Content-Type this route does not take', example: { code: 415, message: 'Unsupported Media Type: text/plain' } },
+  415: { name: 'UnsupportedMediaType', description: 'A Content-Type this route does not take', example: { code: 415, message: 'Unsupported Content-Type: application/xml' } },
   416: { name: 'RangeNotSatisfiable', description: 'The Range header asks for bytes the file does not have (`Content-Range: bytes */<size>`)', example: { code: 416, message: 'Range not satisfiable' } },
-  429: { name: 'TooManyRequests', description: 'Rate limited: retry after the `retry-after` header\'s seconds', example: { code: 429, message: 'Rate limit exceeded, retry in 1 minute' } },
-  500: { name: 'InternalError', description: 'A server error (details are hidden in production and logged with the request id)', example: { code: 500, message: 'Internal Server Error' } },
-  502: { name: 'BadGateway', description: 'The identity provider could not be reached or answered an error', example: { code: 502, message: 'Bad Gateway' } },
-  503: { name: 'ServiceUnavailable', description: 'The database is busy or unreachable: retry', example: { code: 503, message: 'Service Unavailable' } }
+  429: { name: 'TooManyRequests', description: 'Rate limited: retry after the `retry-after` header\'s seconds', example: { code: 429, message: 'Too many requests, retry in 42s' } },
+  500: { name: 'InternalError', description: 'A server error (details are hidden in production and logged with the request id)', example: { code: 500, message: 'Internal Server Error (request req-1)' } },
+  502: { name: 'BadGateway', description: 'The identity provider could not be reached or answered an error', example: { code: 502, message: 'The identity provider did not answer: token endpoint' } },
+  503: { name: 'ServiceUnavailable', description: 'The database is busy or unreachable, or the server is closing: retry', example: { code: 503, message: 'Database is busy, try again' } }
 }
 
 // ------------------------------------------------------------------ field schemas
@@ -170,7 +171,12 @@ class Builder {
 
   response (status: number): Json {
     const s = STATUS[status]
-    this.responses[s.name] ??= { description: s.description, content: { [JSON_TYPE]: { schema: this.error(), example: s.example } } }
+    const codes = ERROR_CODES_BY_STATUS[status]
+    this.responses[s.name] ??= {
+      description: s.description,
+      headers: { [ERROR_CODE_HEADER]: { description: 'The error\'s stable code (see the README\'s error table)', schema: { type: 'string', enum: codes }, example: codes[0] } },
+      content: { [JSON_TYPE]: { schema: this.error(), example: s.example } }
+    }
     return { $ref: `#/components/responses/${s.name}` }
   }
 

@@ -3,6 +3,9 @@
 // fastbase raises, errors Fastify and its plugins raise (bad JSON, media type, body size, rate
 // limits), unknown routes, and an unexpected failure.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ERROR_CODES_BY_STATUS } from '../lib/errors.js'
 import { adminToken, buildApp, forEachDialect } from './helper.js'
 import { config, signUp } from './fixtures/realtime/client.js'
 
@@ -20,6 +23,7 @@ forEachDialect(t, 'each error answer names its code', async (t, dialect) => {
   const expectCode = (answer: Answer, status: number, code: string, what: string) => {
     t.equal(answer.status, status, `${what}: status`)
     t.equal(answer.code, code, `${what}: ${code}`)
+    t.ok(ERROR_CODES_BY_STATUS[status]?.includes(code), `${what}: ${code} is listed under ${status} in the API document`)
     t.equal(answer.body?.code, status, `${what}: the body's code is still the status`)
     t.type(answer.body?.message, 'string', `${what}: a message`)
   }
@@ -54,4 +58,21 @@ forEachDialect(t, 'each error answer names its code', async (t, dialect) => {
   const ok = await call('GET', '/health')
   t.equal(ok.status, 200, 'health')
   t.equal(ok.code, undefined, 'no code header on a success')
+})
+
+t.test('the catalogue, the table and the README agree', async (t) => {
+  const root = join(import.meta.dirname, '..')
+  const source = readFileSync(join(root, 'lib', 'errors.ts'), 'utf8')
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  // The factories (and the client-error mapping) start after the catalogue: read the codes from there.
+  const factories = source.slice(source.indexOf('const CLIENT_ERROR_CODES'))
+  const raised = new Set([...factories.matchAll(/'(FB_ERR_[A-Z_]+)'/g)].map((m) => m[1]))
+  const listed = new Set(Object.values(ERROR_CODES_BY_STATUS).flat())
+  t.ok(raised.size >= 25, `${raised.size} codes raised`)
+  for (const code of raised) {
+    t.ok(listed.has(code), `${code} is in ERROR_CODES_BY_STATUS`)
+    t.match(readme, `\`${code}\``, `${code} is in the README's table`)
+  }
+  for (const code of listed) t.ok(raised.has(code), `${code} is raised by the table`)
+  t.notOk(raised.has('FB_ERR_CONFIG'), 'FB_ERR_CONFIG (a start-up error) is not among the HTTP answers')
 })
