@@ -696,7 +696,7 @@ export function finishDocument (doc: Json, source: DocumentSource, limits: { wri
     version: source.version,
     description: `The HTTP API of ${appName}, served by fastbase. Tables are read and written under \`${prefix}/table/{table}/\` subject to each table's rules; ` +
       'accounts live under `.../auth/`; files are uploaded with multipart writes and downloaded from `/files/`. ' +
-      'Every error answers `{ code, message, data? }` with `code` equal to the HTTP status. ' +
+      `Every error answers \`{ code, message, data? }\` with \`code\` equal to the HTTP status, and its stable code (\`FB_ERR_...\`) in the \`${ERROR_CODE_HEADER}\` header. ` +
       'Send a user\'s access token, or the admin service token, as `Authorization: Bearer <token>`; without one the caller is anonymous.',
     contact: { name: appName, url: config.appUrl },
     license: { name: 'MIT (fastbase, the server software)', identifier: 'MIT' }
