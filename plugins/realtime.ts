@@ -27,14 +27,16 @@ const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)
   if (isPostgresUrl(options.databaseUrl)) {
-    const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap() }, app.log)
+    const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)
     hub.shared = true
+    app.fastbase.auth.sessions.onRevoked((revoked) => bus.publishRevoked(revoked))
     app.fastbase.realtimeBus = bus
     app.addHook('onClose', async () => { await bus.close() })
   }
   executor.changes = hub
+  app.fastbase.auth.sessions.onRevoked((revoked) => hub.sessionsRevoked(revoked))
   app.fastbase.realtime = hub
   app.addHook('preClose', (done) => { hub.close(); done() })
   await app.register(realtimeRoutes, { prefix: opts.prefix })

@@ -74,4 +74,21 @@ if (!dialects.includes('postgres')) {
     }
     t.ok(delivered, 'B receives A\'s changes again after reconnecting')
   })
+
+  t.test('postgres: a logout on one instance ends the session\'s streams on the other at once', async (t) => {
+    const databaseUrl = sharedDatabase(t, 'postgres')
+    // An hour between session checks: only the revocation message can end B's stream in time.
+    const a = await listening(t, config({ sessionCheckSeconds: 3600 }), { dialect: 'postgres', databaseUrl })
+    const b = await listening(t, config({ sessionCheckSeconds: 3600 }), { dialect: 'postgres', databaseUrl })
+    const ann = await signUp(a.base, 'ann')
+    const bob = await signUp(a.base, 'bob')
+    const annB = await SseClient.open(b.base, { token: ann.token, query: 'subscribe=posts' })
+    const bobB = await SseClient.open(b.base, { token: bob.token, query: 'subscribe=posts' })
+    t.teardown(() => { annB.close(); bobB.close() })
+    t.equal((await api(a.base, '/table/users/auth/logout', {}, ann.token)).status, 200, 'ann logs out on A')
+    t.match((await annB.next('error', 5000)).data, { code: 401, reason: 'revoked' }, 'her stream on B ends with error/revoked')
+    await settle(b.app)
+    t.notOk(bobB.ended, 'bob\'s stream on B stays')
+    t.equal(b.app.fastbase.realtime!.clients.size, 1)
+  })
 }

@@ -40,6 +40,30 @@ forEachDialect(t, 'cookie auth, logout and token expiry end the stream', async (
   await stream.until(() => stream.ended ? true : undefined, 2000, 'end of stream')
 })
 
+forEachDialect(t, 'a revoked session\'s streams end at once, not at the next session check', async (t, dialect) => {
+  // An hour between session checks: only the revocation itself can end these streams in time.
+  const { app, base } = await listening(t, config({ sessionCheckSeconds: 3600 }), { dialect })
+  const ann = await signUp(base, 'ann')
+  const second = await api(base, '/table/users/auth/login-password', { identity: 'ann', password: 'a long password 1' })
+  t.equal(second.status, 200, 'a second session of ann')
+  const first = await SseClient.open(base, { token: ann.token, query: 'subscribe=posts' })
+  const other = await SseClient.open(base, { token: second.body.token, query: 'subscribe=posts' })
+  t.teardown(() => { first.close(); other.close() })
+
+  // change-password keeps the caller's session and revokes the others.
+  const changed = await api(base, '/table/users/auth/change-password', { passwordCurrent: 'a long password 1', password: 'another long password', passwordConfirm: 'another long password' }, ann.token)
+  t.equal(changed.status, 200, 'change-password')
+  t.match((await other.next('error', 3000)).data, { code: 401, reason: 'revoked' }, 'the other session\'s stream ends with error/revoked')
+  await settle(app)
+  t.notOk(first.ended, 'the caller\'s own stream stays')
+  t.equal(app.fastbase.realtime!.clients.size, 1)
+
+  t.equal((await api(base, '/table/users/auth/logout', {}, ann.token)).status, 200, 'logout')
+  t.match((await first.next('error', 3000)).data, { code: 401, reason: 'revoked' }, 'logout ends the stream')
+  await first.until(() => first.ended ? true : undefined, 3000, 'end of stream')
+  t.equal(app.fastbase.realtime!.clients.size, 0, 'no stream left')
+})
+
 forEachDialect(t, 'connection and subscription limits', async (t, dialect) => {
   const { app, base } = await listening(t, config({ maxConnectionsPerUser: 2, maxSubscriptions: 3 }), { dialect })
   const ann = await signUp(base, 'ann')

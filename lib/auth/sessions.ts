@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
 import { newUid } from '../uid.js'
 import { SESSIONS, REFRESH_TOKENS } from './store-tables.js'
+import { afterCommit } from '../db/after-commit.js'
 
 /** A session lives 30 days after its last refresh. */
 export const SESSION_LIFETIME = 30 * 24 * 3600
@@ -15,8 +16,23 @@ const newRefreshToken = (): string => randomBytes(32).toString('base64url')
 export interface IssuedSession { sid: string, refreshToken: string }
 export interface Session { id: string, table_name: string, user_id: string, refresh_count: number, expires_at: number, revoked_at: number | null }
 
+/** Sessions that were just revoked: one, or every session of a user but `keep`. */
+export type RevokedSessions = { sid: string } | { table: string, userId: string, keep?: string }
+
 export class SessionStore {
+  private readonly revokedListeners: Array<(revoked: RevokedSessions) => void> = []
+
   constructor (private readonly db: Knex) {}
+
+  /** Calls `listener` after each revocation commits (realtime ends the revoked sessions' streams). */
+  onRevoked (listener: (revoked: RevokedSessions) => void): void {
+    this.revokedListeners.push(listener)
+  }
+
+  private revoked (db: Knex | Knex.Transaction, revoked: RevokedSessions): void {
+    if (this.revokedListeners.length === 0) return
+    afterCommit(db, () => { for (const listener of this.revokedListeners) listener(revoked) })
+  }
 
   async create (table: string, userId: string, db: Knex | Knex.Transaction = this.db): Promise<IssuedSession> {
     const sid = newUid()
@@ -58,11 +74,13 @@ export class SessionStore {
 
   async revoke (sid: string): Promise<void> {
     await this.db(SESSIONS).where({ id: sid }).whereNull('revoked_at').update({ revoked_at: nowSeconds() })
+    this.revoked(this.db, { sid })
   }
 
   /** Revokes every session of a user, except `keep` (change-password keeps the caller's own). */
   async revokeUser (table: string, userId: string, keep?: string, db: Knex | Knex.Transaction = this.db): Promise<void> {
     const query = db(SESSIONS).where({ table_name: table, user_id: userId }).whereNull('revoked_at')
     await (keep === undefined ? query : query.whereNot({ id: keep })).update({ revoked_at: nowSeconds() })
+    this.revoked(db, { table, userId, keep })
   }
 }

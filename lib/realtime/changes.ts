@@ -6,6 +6,7 @@
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
+import { parentOf, settledOf } from '../db/after-commit.js'
 
 type Row = Record<string, unknown>
 
@@ -27,11 +28,6 @@ export interface ChangeSink {
   committed: (changes: Change[]) => void
 }
 
-interface TransactionInternals {
-  executionPromise?: Promise<unknown>
-  parentTransaction?: Knex.Transaction
-}
-
 const pending = new WeakMap<Knex.Transaction, Change[]>()
 
 /** Records `change`, made by a statement just run on `db`, for publication once it is committed. */
@@ -48,9 +44,9 @@ function changesOf (sink: ChangeSink, trx: Knex.Transaction): Change[] {
   if (list !== undefined) return list
   const changes: Change[] = []
   pending.set(trx, changes)
-  const { executionPromise, parentTransaction } = trx as unknown as TransactionInternals
-  // Knex settles executionPromise after COMMIT (or a savepoint's RELEASE) and rejects it on rollback.
-  executionPromise?.then(() => {
+  const parentTransaction = parentOf(trx)
+  // A savepoint's changes join its parent's when it is released; a rollback drops them.
+  settledOf(trx)?.then(() => {
     pending.delete(trx)
     if (changes.length === 0) return
     if (parentTransaction !== undefined) changesOf(sink, parentTransaction).push(...changes)

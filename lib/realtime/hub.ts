@@ -17,6 +17,7 @@ import type { Fragment } from '../dialects/types.js'
 import { crudContext, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
 import { errors } from '../errors.js'
 import type { Change, ChangeAction, ChangeSink } from './changes.js'
+import type { RevokedSessions } from '../auth/sessions.js'
 
 type Row = Record<string, unknown>
 
@@ -249,7 +250,22 @@ export class RealtimeHub implements ChangeSink {
     for (const client of this.clients.values()) client.send(': ping\n\n')
   }
 
-  /** Sessions re-read (logout, revocation, a deleted user); a changed user record re-groups the client. */
+  /**
+   * Sessions revoked on this or another instance (logout, password change, a replayed refresh
+   * token): their streams end now, not at the next session check.
+   */
+  sessionsRevoked (revoked: RevokedSessions): void {
+    for (const client of [...this.clients.values()]) {
+      const { sid, uid, cid } = client.auth
+      if (sid === null || client.closed) continue
+      const hit = 'sid' in revoked
+        ? sid === revoked.sid
+        : cid === revoked.table && uid === revoked.userId && sid !== revoked.keep
+      if (hit) client.close('revoked')
+    }
+  }
+
+  /** Sessions re-read (expiry, a deleted user, revocations missed); a changed user record re-groups the client. */
   private async recheckSessions (): Promise<void> {
     for (const client of [...this.clients.values()]) {
       const recheck = client.options.recheck

@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type Pg from 'pg'
 import type { Change } from './changes.js'
+import type { RevokedSessions } from '../auth/sessions.js'
 
 /** Characters per NOTIFY payload (ASCII only, so also bytes), under PostgreSQL's 8000. */
 const PIECE = 7800
@@ -22,6 +23,8 @@ export interface BusHandlers {
   changes: (changes: Change[]) => void
   /** Changes may have been missed (the connection was lost, a message was too large). */
   gap: () => void
+  /** Sessions revoked on another instance. */
+  revoked: (revoked: RevokedSessions) => void
 }
 
 /** The database URL as fastbase takes it (`?schema=` is fastbase's own): the connection string and the schema. */
@@ -93,6 +96,13 @@ export class PgBus {
     this.retry.unref()
   }
 
+  /** Tells the other instances that sessions were revoked (their streams end there too). */
+  publishRevoked (revoked: RevokedSessions): void {
+    if (this.closed) return
+    this.outgoing.push([asciiJson({ o: this.origin, r: revoked })])
+    if (!this.flushing) setImmediate(() => { void this.flush() })
+  }
+
   /** Sends committed changes to the other instances (batched per tick, one statement per batch). */
   publish (changes: Change[]): void {
     if (this.closed) return
@@ -153,7 +163,7 @@ export class PgBus {
       this.partial.delete(id)
       payload = pieces.join('')
     }
-    let message: { o?: string, c?: Change[], gap?: boolean }
+    let message: { o?: string, c?: Change[], gap?: boolean, r?: RevokedSessions }
     try {
       message = JSON.parse(payload)
     } catch {
@@ -162,6 +172,7 @@ export class PgBus {
     if (message.o === this.origin) return
     if (message.gap === true) this.handlers.gap()
     else if (Array.isArray(message.c)) this.handlers.changes(message.c)
+    else if (isRevokedSessions(message.r)) this.handlers.revoked(message.r)
   }
 
   async close (): Promise<void> {
@@ -182,4 +193,10 @@ export class PgBus {
 /** JSON with every non-ASCII character escaped: its length in characters is its length in bytes. */
 function asciiJson (value: unknown): string {
   return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+function isRevokedSessions (value: unknown): value is RevokedSessions {
+  if (typeof value !== 'object' || value === null) return false
+  const r = value as Record<string, unknown>
+  return typeof r.sid === 'string' || (typeof r.table === 'string' && typeof r.userId === 'string' && (r.keep === undefined || typeof r.keep === 'string'))
 }
