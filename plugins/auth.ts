@@ -101,6 +101,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     adminKey: keyOf('fbAdmin'),
     keySets: new RemoteKeySets(),
     sessions: new SessionStore(db),
+    // Read at each write: the realtime plugin, registered later, sets the executor's sink.
+    changes: () => app.fastbase.executor.changes,
     oneTimeTokens: new OneTimeTokens(db),
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),

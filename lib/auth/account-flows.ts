@@ -5,6 +5,7 @@ import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
 import { openSession, sessionBody, type SessionResponse } from './session-service.js'
 import type { AuthTable, SessionServices } from './types.js'
+import { reportUserWrite } from './user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
 export async function loginWithPassword (services: SessionServices, at: AuthTable, identity: string, password: string): Promise<SessionResponse> {
@@ -17,6 +18,7 @@ export async function loginWithPassword (services: SessionServices, at: AuthTabl
   if (result.needsRehash) {
     // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
     await services.db(at.table.name).where(fields.uid.name, row[fields.uid.name] as string).update(await passwordColumns(fields, password))
+    await reportUserWrite(services, at, services.db, 'update', row[fields.uid.name] as string)
   }
   return await openSession(services, at, row)
 }

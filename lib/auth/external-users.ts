@@ -11,6 +11,7 @@ import { nowSeconds } from './sessions.js'
 import { IDENTITIES } from './store-tables.js'
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
+import { reportUserWrite } from './user-changes.js'
 
 export interface ExternalIdentity {
   /** 'google', 'github', a custom provider's name, or the issuer of an external JWT. */
@@ -73,7 +74,9 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
   const verified = at.fields.verified
   if (verified !== undefined && row[verified.name] !== true && row[verified.name] !== 1) {
     await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).update({ [verified.name]: services.dialect.encode(verified, true) })
-    return await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).first()
+    const updated: Row = await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).first()
+    await reportUserWrite(services, at, trx, 'update', updated)
+    return updated
   }
   return row
 }
@@ -97,7 +100,9 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
   const encoded = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, services.dialect.encode(at.table.fields.get(name)!, value)]))
   await trx(at.table.name).insert(encoded)
-  return await trx(at.table.name).where(fields.uid.name, uid).first()
+  const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
+  await reportUserWrite(services, at, trx, 'insert', created)
+  return created
 }
 
 /** A username from the identity's name or email (letters, digits, `_`; starts with a letter), made unique. */

@@ -6,6 +6,7 @@ import { normalizeEmail, teenybaseEmail } from './email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from './password-writes.js'
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AccountServices, AuthTable, Row } from './types.js'
+import { reportUserWrite } from './user-changes.js'
 
 const DEFAULT_RESET_TOKEN_TTL = 3600
 const DEFAULT_RESET_EMAIL_GAP = 120
@@ -23,6 +24,7 @@ export async function changePassword (services: AccountServices, at: AuthTable, 
   const password = checkedPassword(at, body)
   await checkCurrentPassword(services.db, at.table.name, at.fields, uid, body)
   await services.db(at.table.name).where(at.fields.uid.name, uid).update(await passwordColumns(at.fields, password))
+  await reportUserWrite(services, at, services.db, 'update', uid)
   await services.sessions.revokeUser(at.table.name, uid, sid)
 }
 
@@ -56,6 +58,8 @@ export async function confirmPasswordReset (services: AccountServices, at: AuthT
     const verified = fields.verified === undefined ? {} : { [fields.verified.name]: services.dialect.encode(fields.verified, true) }
     await trx(at.table.name).where(fields.uid.name, owner.userId).update({ ...await passwordColumns(fields, password), ...verified })
     await services.sessions.revokeUser(at.table.name, owner.userId, undefined, trx)
-    return await openSession(services, at, (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!, trx)
+    const updated: Row = (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!
+    await reportUserWrite(services, at, trx, 'update', updated)
+    return await openSession(services, at, updated, trx)
   })
 }

@@ -8,6 +8,7 @@ import type { AuthFields } from './fields.js'
 import type { SessionStore } from './sessions.js'
 import type { OneTimeTokens } from './one-time-tokens.js'
 import type { ActionEmailKind } from './mailer.js'
+import type { ChangeSink } from '../realtime/changes.js'
 
 export type Row = Record<string, unknown>
 
@@ -35,6 +36,8 @@ export interface SessionServices {
   sessions: SessionStore
   /** `iss` of every token this deployment signs. */
   issuer: string
+  /** Where the flows' own writes to user rows are reported (realtime), when anyone listens. */
+  changes?: () => ChangeSink | undefined
 }
 
 /** What the password-reset and verification flows need besides sessions. */

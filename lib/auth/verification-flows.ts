@@ -3,6 +3,7 @@ import { errors } from '../errors.js'
 import { findById, isVerified, publicRecord } from './accounts.js'
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AccountServices, AuthTable, Row } from './types.js'
+import { reportUserWrite } from './user-changes.js'
 
 const DEFAULT_VERIFY_TOKEN_TTL = 3600
 const DEFAULT_VERIFY_EMAIL_GAP = 120
@@ -33,6 +34,7 @@ export async function confirmVerification (services: AccountServices, at: AuthTa
   if (row === undefined || row[fields.email!.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
   await services.db(at.table.name).where(fields.uid.name, owner.userId).update({ [fields.verified!.name]: services.dialect.encode(fields.verified!, true) })
   const fresh = (await findById(services.db, at, owner.userId))!
+  await reportUserWrite(services, at, services.db, 'update', fresh)
   if (callerUid === owner.userId) return { record: publicRecord(services.dialect, at, fresh) }
   return await openSession(services, at, fresh)
 }
