@@ -24,7 +24,8 @@ import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
 import adminRoutes from './routes/admin.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
-import { routeNotFound } from './plugins/errors.js'
+import { routeNotFound, sendError } from './plugins/errors.js'
+import { errors } from './lib/errors.js'
 
 export interface FastbaseOptions {
   /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
@@ -133,6 +134,6 @@ export const options: FastifyServerOptions = {
   // Errors the router raises before any route runs (a malformed or too long path) get the standard body too.
   frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400
-    void reply.code(status).type('application/json').send({ code: status, message: error.message })
+    sendError(reply, errors.clientError(status, error.message))
   }
 }

@@ -61,7 +61,7 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
 }
 
 /** The one rendering of an error: the `{ code, message, data? }` body and the stable code's header. */
-function sendError (reply: FastifyReply, error: FastbaseError): void {
+export function sendError (reply: FastifyReply, error: FastbaseError): void {
   const body: ErrorBody = { code: error.statusCode, message: error.message }
   if (error.data !== undefined) body.data = error.data
   void reply.code(error.statusCode).header(ERROR_CODE_HEADER, error.errorCode).type('application/json').send(body)

@@ -31,6 +31,7 @@ forEachDialect(t, 'each error answer names its code', async (t, dialect) => {
   const auth = { authorization: `Bearer ${ann.token}` }
 
   expectCode(await call('GET', '/nowhere'), 404, 'FB_ERR_ROUTE_NOT_FOUND', 'unknown route')
+  expectCode(await call('GET', '/table/posts/view/%E0%A4%A'), 400, 'FB_ERR_BAD_REQUEST', 'a path the router cannot decode')
   expectCode(await call('GET', '/table/nope/list'), 404, 'FB_ERR_TABLE_NOT_FOUND', 'unknown table')
   expectCode(await call('GET', '/table/posts/view/missing', undefined, auth), 404, 'FB_ERR_NOT_FOUND', 'unknown record')
   expectCode(await call('POST', '/action/nope', '{}'), 404, 'FB_ERR_ACTION_NOT_FOUND', 'unknown action')
