@@ -4,6 +4,8 @@ export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
 // The instance the host gets as `app.fastbase`: importing this package also types that decorator.
 export type { Fastbase, FastbaseRuntimeOptions, SchemaService } from './plugins/types.js'
+// What server code catches (`err instanceof FastbaseError`, `err.code`), and the header HTTP clients read.
+export { FastbaseError, ConfigError, ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from './lib/errors.js'
 export {
   sql, sqlValue, sqlRaw, baseFields, authFields, defineConfig, tableField, createdTrigger, updatedTrigger,
   TableFieldUsageRecord, TableFieldUsageAuth, TableFieldDataType, TableFieldSqlDataType0, TableFieldSqlDataType1, TABLE_REF_TOKEN

@@ -186,14 +186,16 @@ t.test('app.fastbase is typed for TypeScript consumers of the built package', as
   const root = join(import.meta.dirname, '..')
   writeFileSync(join(dir, 'consumer.ts'), `
 import Fastify from 'fastify'
-import fastbase, { type Fastbase } from ${JSON.stringify(join(root, 'dist', 'index.js'))}
+import fastbase, { type Fastbase, FastbaseError, ERROR_CODE_HEADER } from ${JSON.stringify(join(root, 'dist', 'index.js'))}
 const app = Fastify()
 await app.register(fastbase, { config: './fastbase.config.json' })
 const tables: number = app.fastbase.tables.size
 const db = app.fastbase.db
 const pending: Promise<number> = app.fastbase.schema.status().then((s) => s.pending.length)
 const other: Fastbase = app.fastbase
-export { tables, db, pending, other }
+const failed: Promise<string | undefined> = app.fastbase.runAction('nope', {}).then(() => undefined, (err: unknown) => err instanceof FastbaseError ? err.code : undefined)
+const header: string = ERROR_CODE_HEADER
+export { tables, db, pending, other, failed, header }
 `)
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, typeRoots: [join(root, 'node_modules', '@types')], baseUrl: root, paths: { '*': [join(root, 'node_modules', '*')] } }, files: ['consumer.ts'] }))
   const tsc = spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { cwd: dir })
