@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type {} from './types.js'
 import { RealtimeHub } from '../lib/realtime/hub.js'
 import { PgBus } from '../lib/realtime/pg-bus.js'
+import { FleetInterest, RENEW_MS } from '../lib/realtime/interest.js'
 import { realtimeSettings } from '../lib/realtime/settings.js'
 import { isPostgresUrl } from '../lib/dialects/postgres-connection.js'
 import realtimeRoutes from '../routes/realtime.js'
@@ -31,9 +32,18 @@ const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)
     hub.shared = true
+    const interest = new FleetInterest(bus.origin, async (sql, params) => await bus.query(sql, params), async (sql, bindings) => executor.dialect.rawRows(await executor.db.raw(sql, bindings as never)), app.log)
+    bus.interest = interest
+    hub.announce = async (tables) => { await interest.announce(tables) }
+    const renew = setInterval(() => { void interest.renewAll(hub.subscribedTables()) }, RENEW_MS)
+    renew.unref()
     app.fastbase.auth.sessions.onRevoked((revoked) => bus.publishRevoked(revoked))
     app.fastbase.realtimeBus = bus
-    app.addHook('onClose', async () => { await bus.close() })
+    app.addHook('onClose', async () => {
+      clearInterval(renew)
+      await interest.withdraw()
+      await bus.close()
+    })
   }
   executor.changes = hub
   app.fastbase.auth.sessions.onRevoked((revoked) => hub.sessionsRevoked(revoked))

@@ -75,6 +75,8 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     const res = reply.raw
     let closeTimer: NodeJS.Timeout | undefined
     const exp = typeof auth.jwt.exp === 'number' ? auth.jwt.exp * 1000 : undefined
+    // Changes committed once this resolves reach the stream, whichever instance makes them.
+    await hub.admit(auth, subscriptions)
     const client: RealtimeClient = hub.connect({
       auth,
       identity,
@@ -128,7 +130,10 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     const client = hub.clients.get(clientId)
     if (client === undefined || client.closed) throw errors.realtimeClientNotFound()
     if (identityOf(request.auth) !== client.options.identity) throw errors.forbidden()
-    hub.subscribe(client, subscriptions.map((s) => ({ table: s.table, where: s.where })))
+    const wanted = subscriptions.map((s) => ({ table: s.table, where: s.where }))
+    await hub.admit(request.auth, wanted)
+    if (client.closed) throw errors.realtimeClientNotFound()
+    hub.subscribe(client, wanted)
     client.send(frame('subscriptions', { subscriptions: client.subscriptions }))
     return { clientId, subscriptions: client.subscriptions }
   })

@@ -75,6 +75,50 @@ if (!dialects.includes('postgres')) {
     t.ok(delivered, 'B receives A\'s changes again after reconnecting')
   })
 
+  t.test('postgres: changes are sent to the other instances only while one has subscribers for their table', async (t) => {
+    const databaseUrl = sharedDatabase(t, 'postgres')
+    const a = await listening(t, config(), { dialect: 'postgres', databaseUrl })
+    const b = await listening(t, config(), { dialect: 'postgres', databaseUrl })
+    const ann = await signUp(a.base, 'ann')
+    // A listener of its own on the instances' channel counts what A sends.
+    const pg = (await import('pg')).default
+    const url = new URL(databaseUrl)
+    url.searchParams.delete('schema')
+    const spy = new pg.Client({ connectionString: url.toString() })
+    await spy.connect()
+    t.teardown(() => spy.end())
+    const seen: string[] = []
+    spy.on('notification', (message) => { if (message.payload !== undefined) seen.push(message.payload) })
+    await spy.query(`LISTEN "${a.app.fastbase.realtimeBus!.channel}"`)
+    const insert = async (id: string) => {
+      t.equal((await api(a.base, '/table/posts/insert', { values: { id, author_id: ann.id, title: id, published: true } }, ann.token)).status, 200)
+      await settle(a.app)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+
+    await insert('unseen')
+    t.same(seen.filter((p) => p.includes('"posts"')), [], 'no subscriber anywhere: A sends nothing for posts')
+    // A stream opened on B: the first write on A right after its connect event reaches it (the
+    // subscription is recorded before the connect event, and A checks after its commit).
+    const anonB = await SseClient.open(b.base, { query: 'subscribe=posts' })
+    t.teardown(() => anonB.close())
+    await insert('first')
+    await anonB.until(() => anonB.changes().some((c) => c.record.id === 'first') ? true : undefined, 5000, 'the first write after connect')
+    t.ok(seen.some((p) => p.includes('"first"')), 'A sent it')
+    t.notOk(anonB.changes().some((c) => c.record.id === 'unseen'), 'the write before the subscription is not replayed')
+    // Users: nobody subscribes, nothing is sent for them.
+    await signUp(a.base, 'bob')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    t.notOk(seen.some((p) => p.includes('"users"')), 'no NOTIFY for a table nobody subscribes to')
+
+    // B's stream goes: its next renewal withdraws the table.
+    anonB.close()
+    await anonB.until(() => b.app.fastbase.realtime!.clients.size === 0 ? true : undefined, 3000, 'the stream is gone on B')
+    await b.app.fastbase.realtimeBus!.interest!.renewAll(b.app.fastbase.realtime!.subscribedTables())
+    const rows = await b.app.fastbase.db.raw('SELECT "table_name" FROM "_fastbase_realtime_interest"')
+    t.same(rows.rows, [], 'no instance records an interest any more')
+  })
+
   t.test('postgres: a logout on one instance ends the session\'s streams on the other at once', async (t) => {
     const databaseUrl = sharedDatabase(t, 'postgres')
     // An hour between session checks: only the revocation message can end B's stream in time.

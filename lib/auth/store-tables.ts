@@ -3,6 +3,7 @@
 // Times are epoch seconds, except the rate limits' database-clock timestamps.
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
+import { INTEREST_TABLE } from '../realtime/interest.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
@@ -96,6 +97,21 @@ export const rateLimitTable: TableData = {
 }
 
 /**
+ * Which instance has realtime subscribers for which table (lib/realtime/interest.ts). PostgreSQL
+ * only: instances send changes to each other only for tables someone subscribes to.
+ */
+export const realtimeInterestTable: TableData = {
+  name: INTEREST_TABLE,
+  fields: [
+    text('key', { primary: true, notNull: true }),
+    text('instance', { notNull: true }),
+    text('table_name', { notNull: true }),
+    { name: 'expires_at', type: 'date', sqlType: 'timestamp', notNull: true }
+  ],
+  indexes: [{ fields: ['table_name'] }]
+}
+
+/**
  * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
  * extension; on PostgreSQL, the rate-limit counters shared by every instance (unless `rateLimit:
  * false`; SQLite counts in process: one file, one process).
@@ -103,5 +119,6 @@ export const rateLimitTable: TableData = {
 export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
   const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
   const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
-  return [...auth, ...counters]
+  const realtime = dialect === 'postgres' && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
+  return [...auth, ...counters, ...realtime]
 }

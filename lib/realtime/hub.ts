@@ -142,6 +142,8 @@ export class RealtimeHub implements ChangeSink {
   forward?: (changes: Change[]) => void
   /** true when other instances may subscribe: every table's writes are captured. */
   shared = false
+  /** Set on PostgreSQL: records, fleet-wide, that this instance has subscribers for these tables. */
+  announce?: (tables: string[]) => Promise<void>
   closing = false
   /** Delivery rounds so far (see RealtimeClient#send). */
   round = 0
@@ -239,6 +241,20 @@ export class RealtimeHub implements ChangeSink {
       if (classes?.size === 0) this.byTable.delete(c.table.name)
     }
     client.classes = []
+  }
+
+  /**
+   * Checks `subscriptions` for `auth` as subscribe does (throwing the same errors), then makes their
+   * tables known to the other instances: from when it resolves, their changes reach this instance.
+   */
+  async admit (auth: AuthContext, subscriptions: Subscription[]): Promise<void> {
+    this.classesFor(auth, subscriptions)
+    await this.announce?.(subscriptions.map((s) => s.table))
+  }
+
+  /** The tables this instance has subscribers for. */
+  subscribedTables (): string[] {
+    return [...this.byTable.keys()]
   }
 
   connectionCount (limitKey: string): number {

@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type Pg from 'pg'
 import type { Change } from './changes.js'
 import type { RevokedSessions } from '../auth/sessions.js'
+import type { FleetInterest } from './interest.js'
 
 /** Characters per NOTIFY payload (ASCII only, so also bytes), under PostgreSQL's 8000. */
 const PIECE = 7800
@@ -40,8 +41,11 @@ export class PgBus {
   readonly channel: string
   private client?: Pg.Client
   private readonly connectionString: string
-  /** Messages waiting to be sent, each as its payloads (one, or its pieces). */
-  private outgoing: string[][] = []
+  private readonly schema: string
+  /** Messages waiting to be sent: changes (sent only if another instance has subscribers for one of their tables), or payloads. */
+  private outgoing: Array<{ changes: Change[] } | { payloads: string[] }> = []
+  /** Which tables the other instances have subscribers for; without it every change is sent. */
+  interest?: FleetInterest
   private flushing = false
   private closed = false
   private retryMs = 100
@@ -52,6 +56,7 @@ export class PgBus {
   constructor (url: string, private readonly handlers: BusHandlers, private readonly log: BusLog) {
     const { connectionString, schema } = parseUrl(url)
     this.connectionString = connectionString
+    this.schema = schema
     // One channel per database schema: instances of other projects in the same database never meet.
     this.channel = `fastbase_rt_${createHash('sha256').update(schema).digest('hex').slice(0, 24)}`
   }
@@ -68,6 +73,8 @@ export class PgBus {
     client.on('end', () => this.lost(client))
     await client.connect()
     await client.query(`LISTEN "${this.channel}"`)
+    // Queries on this connection (lib/realtime/interest.ts) see the app's tables, as the pool's do.
+    await client.query(`SET search_path TO "${this.schema.replace(/"/g, '""')}"`)
     if (this.closed) { await client.end().catch(() => {}); return }
     this.client = client
     this.retryMs = 100
@@ -96,48 +103,72 @@ export class PgBus {
     this.retry.unref()
   }
 
+  /** A query on the bus's own connection (`$n` placeholders); fails while it is reconnecting. */
+  async query (sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+    if (this.client === undefined) throw new Error('realtime: the LISTEN connection is down')
+    return (await this.client.query(sql, params)).rows
+  }
+
   /** Tells the other instances that sessions were revoked (their streams end there too). */
   publishRevoked (revoked: RevokedSessions): void {
     if (this.closed) return
-    this.outgoing.push([asciiJson({ o: this.origin, r: revoked })])
+    this.outgoing.push({ payloads: [asciiJson({ o: this.origin, r: revoked })] })
     if (!this.flushing) setImmediate(() => { void this.flush() })
   }
 
   /** Sends committed changes to the other instances (batched per tick, one statement per batch). */
   publish (changes: Change[]): void {
     if (this.closed) return
+    this.outgoing.push({ changes })
+    if (!this.flushing) setImmediate(() => { void this.flush() })
+  }
+
+  /** A message's payloads: one, its numbered pieces, or a `gap` when it is too large to send. */
+  private encode (changes: Change[]): string[] {
     const text = asciiJson({ o: this.origin, c: changes })
     if (text.length > MAX_MESSAGE) {
       this.log.warn({ size: text.length }, 'realtime: a change too large to forward; other instances send gap')
-      this.outgoing.push([asciiJson({ o: this.origin, gap: true })])
-    } else if (text.length <= PIECE) {
-      this.outgoing.push([text])
-    } else {
-      const id = `${this.origin}.${this.seq++}`
-      const count = Math.ceil(text.length / PIECE)
-      this.outgoing.push(Array.from({ length: count }, (_, i) => `#${id}:${i}:${count}:${text.slice(i * PIECE, (i + 1) * PIECE)}`))
+      return [asciiJson({ o: this.origin, gap: true })]
     }
-    if (!this.flushing) setImmediate(() => { void this.flush() })
+    if (text.length <= PIECE) return [text]
+    const id = `${this.origin}.${this.seq++}`
+    const count = Math.ceil(text.length / PIECE)
+    return Array.from({ length: count }, (_, i) => `#${id}:${i}:${count}:${text.slice(i * PIECE, (i + 1) * PIECE)}`)
+  }
+
+  /** The waiting messages someone can receive, encoded. Asked after the writes committed (lib/realtime/interest.ts). */
+  private async ready (): Promise<string[][]> {
+    const waiting = this.outgoing.splice(0)
+    const tables = [...new Set(waiting.flatMap((m) => 'changes' in m ? m.changes.map((c) => c.table) : []))]
+    const wanted = this.interest === undefined || tables.length === 0 ? new Set(tables) : await this.interest.interested(tables)
+    return waiting.flatMap((m) => {
+      if (!('changes' in m)) return [m.payloads]
+      return m.changes.some((c) => wanted.has(c.table)) ? [this.encode(m.changes)] : []
+    })
   }
 
   private async flush (): Promise<void> {
     if (this.flushing || this.client === undefined) return
     this.flushing = true
     try {
+      // Messages that arrive meanwhile are taken by the next turn of the outer loop.
       while (this.outgoing.length > 0 && this.client !== undefined) {
-        // Whole messages only: the pieces of one message go in one statement.
-        let take = 0
-        let size = 0
-        while (take < this.outgoing.length && (take === 0 || size < 512 * 1024)) {
-          size += this.outgoing[take].reduce((n, p) => n + p.length, 0)
-          take++
-        }
-        const batch = this.outgoing.splice(0, take).flat()
-        const sql = `SELECT ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`
-        try {
-          await this.client.query(sql, [this.channel, ...batch])
-        } catch (error) {
-          this.log.warn({ err: error }, 'realtime: NOTIFY failed; other instances may miss changes')
+        const messages = await this.ready()
+        while (messages.length > 0 && this.client !== undefined) {
+          // Whole messages only: the pieces of one message go in one statement.
+          let take = 0
+          let size = 0
+          while (take < messages.length && (take === 0 || size < 512 * 1024)) {
+            size += messages[take].reduce((n, p) => n + p.length, 0)
+            take++
+          }
+          const batch = messages.splice(0, take).flat()
+          const sql = `SELECT ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`
+          try {
+            await this.client.query(sql, [this.channel, ...batch])
+          } catch (error) {
+            this.log.warn({ err: error }, 'realtime: NOTIFY failed; other instances may miss changes')
+          }
         }
       }
     } finally {

@@ -1,0 +1,111 @@
+// Which tables some instance of the fleet has subscribers for, so that a PostgreSQL instance sends
+// NOTIFY only for changes someone can receive (publishing every write cost inserts about a fifth of
+// their throughput). Each instance keeps a row per table it has subscribers for in a table they all
+// share, renewed while it has them. A sender checks that table after its commit, so a subscription
+// announced (committed) before its stream's `connect` event is never missed: the check runs after the
+// writer's commit, and under READ COMMITTED sees every announcement committed before it started.
+// Rows of an instance that died expire.
+
+type Row = Record<string, unknown>
+export type Query = (sql: string, bindings: unknown[]) => Promise<Row[]>
+
+export const INTEREST_TABLE = '_fastbase_realtime_interest'
+/** How long an announcement holds without renewal (an instance that died stops counting after this). */
+const LIFETIME_SECONDS = 60
+/** How often the instance renews its announcements and drops the tables it has no subscriber for. */
+export const RENEW_MS = 20_000
+/** How long a sender trusts that a table has remote subscribers before asking again. */
+const KNOWN_MS = 10_000
+
+export class FleetInterest {
+  private readonly announced = new Set<string>()
+  /** Tables some other instance has subscribers for, until when (ms). */
+  private readonly known = new Map<string, number>()
+  private warned = false
+  /** This instance's writes to the table, one after another (a withdrawal never lands after a newer announcement). */
+  private writes: Promise<void> = Promise.resolve()
+
+  /**
+   * `read` asks whether other instances are interested (after each batch of commits: on the bus's own
+   * connection, never competing with requests for the pool); `query` makes this instance's own
+   * announcements (`?` placeholders, the pool).
+   */
+  constructor (
+    private readonly instance: string,
+    private readonly read: Query,
+    private readonly query: Query,
+    private readonly log: { warn: (obj: object, msg: string) => void }
+  ) {}
+
+  /** Records that this instance has subscribers for `tables`; resolves once that is committed. */
+  async announce (tables: string[]): Promise<void> {
+    const fresh = [...new Set(tables)].filter((t) => !this.announced.has(t))
+    if (fresh.length === 0) return
+    for (const table of fresh) this.announced.add(table)
+    await this.renew(fresh)
+  }
+
+  /**
+   * The tables of `tables` another instance has subscribers for. When that cannot be read (the
+   * table is missing, the database is down), every table counts: sending too much is safe.
+   */
+  async interested (tables: string[]): Promise<Set<string>> {
+    const now = Date.now()
+    const unknown = tables.filter((t) => (this.known.get(t) ?? 0) <= now)
+    if (unknown.length > 0) {
+      try {
+        const rows = await this.read(`SELECT DISTINCT "table_name" FROM "${INTEREST_TABLE}" WHERE "table_name" = ANY($1) AND "instance" <> $2 AND "expires_at" > CURRENT_TIMESTAMP`, [unknown, this.instance])
+        for (const row of rows) this.known.set(String(row.table_name), now + KNOWN_MS)
+      } catch (error) {
+        this.warnOnce(error)
+        return new Set(tables)
+      }
+    }
+    return new Set(tables.filter((t) => (this.known.get(t) ?? 0) > now))
+  }
+
+  /** Renews the announcements of the tables still `wanted`, withdraws the others, drops expired rows. */
+  async renewAll (wanted: Iterable<string>): Promise<void> {
+    const keep = new Set(wanted)
+    const gone = [...this.announced].filter((t) => !keep.has(t))
+    for (const table of gone) this.announced.delete(table)
+    await this.serially(async () => {
+      if (gone.length > 0) await this.query(`DELETE FROM "${INTEREST_TABLE}" WHERE "instance" = ? AND "table_name" = ANY(?)`, [this.instance, gone])
+      await this.query(`DELETE FROM "${INTEREST_TABLE}" WHERE "expires_at" < CURRENT_TIMESTAMP`, [])
+    })
+    await this.renew([...this.announced])
+  }
+
+  /** Withdraws every announcement of this instance (it is closing). */
+  async withdraw (): Promise<void> {
+    this.announced.clear()
+    await this.serially(async () => { await this.query(`DELETE FROM "${INTEREST_TABLE}" WHERE "instance" = ?`, [this.instance]) })
+  }
+
+  private async renew (tables: string[]): Promise<void> {
+    if (tables.length === 0) return
+    const bindings: unknown[] = []
+    const rows = tables.map((table) => {
+      bindings.push(`${this.instance}:${table}`, this.instance, table)
+      return `(?, ?, ?, CURRENT_TIMESTAMP + INTERVAL '${LIFETIME_SECONDS} seconds')`
+    })
+    // When this fails the other instances cannot know; if the table is missing they cannot read it
+    // either, and send everything (see interested).
+    await this.serially(async () => {
+      await this.query(`INSERT INTO "${INTEREST_TABLE}" ("key", "instance", "table_name", "expires_at") VALUES ${rows.join(', ')} ON CONFLICT ("key") DO UPDATE SET "expires_at" = EXCLUDED."expires_at"`, bindings)
+    })
+  }
+
+  /** Runs `write` after this instance's earlier writes; a failure is logged (once), never thrown. */
+  private async serially (write: () => Promise<void>): Promise<void> {
+    const next = this.writes.then(write).catch((error: unknown) => { this.warnOnce(error) })
+    this.writes = next
+    await next
+  }
+
+  private warnOnce (error: unknown): void {
+    if (this.warned) return
+    this.warned = true
+    this.log.warn({ err: error }, `realtime: the ${INTEREST_TABLE} table could not be used; instances send every change`)
+  }
+}
