@@ -22,6 +22,8 @@ export class FleetInterest {
   /** Tables some other instance has subscribers for, until when (ms). */
   private readonly known = new Map<string, number>()
   private warned = false
+  /** Announced tables the last renewal found no subscriber for. */
+  private unwanted = new Set<string>()
   /** This instance's writes to the table, one after another (a withdrawal never lands after a newer announcement). */
   private writes: Promise<void> = Promise.resolve()
 
@@ -64,10 +66,15 @@ export class FleetInterest {
     return new Set(tables.filter((t) => (this.known.get(t) ?? 0) > now))
   }
 
-  /** Renews the announcements of the tables still `wanted`, withdraws the others, drops expired rows. */
+  /** Renews the announcements of the tables still `wanted`, withdraws the others (see below), drops expired rows. */
   async renewAll (wanted: Iterable<string>): Promise<void> {
     const keep = new Set(wanted)
-    const gone = [...this.announced].filter((t) => !keep.has(t))
+    for (const table of keep) this.announced.add(table)
+    // A table is withdrawn only when two renewals in a row found no subscriber for it: one admitted
+    // a moment ago (announced, its stream not yet registered) is not dropped under its subscriber.
+    const unwanted = [...this.announced].filter((t) => !keep.has(t))
+    const gone = unwanted.filter((t) => this.unwanted.has(t))
+    this.unwanted = new Set(unwanted.filter((t) => !gone.includes(t)))
     for (const table of gone) this.announced.delete(table)
     await this.serially(async () => {
       if (gone.length > 0) await this.query(`DELETE FROM "${INTEREST_TABLE}" WHERE "instance" = ? AND "table_name" = ANY(?)`, [this.instance, gone])
