@@ -50,14 +50,18 @@ async function authContext (app: FastifyInstance): Promise<void> {
     const allowExpired = request.routeOptions.config?.allowExpiredToken === true
     const known = allowExpired ? undefined : verifiedTokens.get(token)
     if (known !== undefined && known.until > Date.now()) return known
-    const { tables, adminKey } = app.fastbase.auth
-    // Only to pick the key (the table named by `cid`); the token is verified with that key below.
+    const { tables, adminKeys } = app.fastbase.auth
+    // Only to pick the key (the table named by `cid`, else the admin role named by `aud`); the token
+    // is verified with that key below.
     const unverified = unverifiedClaims(token)
     if (unverified === null) throw errors.invalidToken()
-    const cid = unverified.cid
+    const { cid, aud } = unverified
     const table = cid === undefined ? undefined : typeof cid === 'string' ? tables.get(cid) : undefined
     if (cid !== undefined && table === undefined) throw errors.invalidToken()
-    const payload = verify(() => (table?.key ?? adminKey).verify(token, { allowExpired }))
+    // A role whose secret was removed has no key: its tokens are refused.
+    const key = table?.key ?? (typeof aud === 'string' ? adminKeys.get(aud as AdminRole) : undefined)
+    if (key === undefined) throw errors.invalidToken()
+    const payload = verify(() => key.verify(token, { allowExpired }))
     const claims = { table, payload, until: typeof payload.exp === 'number' ? payload.exp * 1000 : 0 }
     if (!allowExpired && claims.until > Date.now()) {
       if (verifiedTokens.size >= VERIFIED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value as string)

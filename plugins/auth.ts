@@ -20,13 +20,17 @@ import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
 import { createMailer, type Mailer } from '../lib/auth/mailer.js'
 import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
 import { schedulePurge } from '../lib/auth/purge-schedule.js'
+import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from '../lib/auth/admin-tokens.js'
+import type { AdminRole } from '../lib/auth-context.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 
 export interface AuthServices extends AccountServices {
   tables: Map<string, AuthTable>
-  /** Admin tokens' key (admin tokens carry no `cid`). */
-  adminKey: TokenKey
+  /** Who signs in as which admin role (lib/auth/admin-tokens.ts). */
+  adminSecrets: AdminSecrets
+  /** Admin tokens' keys (admin tokens carry no `cid`), one per role with a secret, derived from it. */
+  adminKeys: ReadonlyMap<AdminRole, TokenKey>
   /** Identity providers' public keys, one cache per URL for every flow (lib/auth/key-sets.ts). */
   keySets: RemoteKeySets
   oneTimeTokens: OneTimeTokens
@@ -83,7 +87,12 @@ async function auth (app: FastifyInstance): Promise<void> {
     app.log.warn('jwtSecret is empty: admin panel tokens are signed with a random per-process key (they end with a restart and are not shared by other instances); set jwtSecret or ADMIN_JWT_SECRET')
   }
   const adminSuffix = options.adminJwtSecret ?? (config.jwtSecret === '' ? randomBytes(32).toString('base64url') : sha256(`fastbase-admin:${config.jwtSecret}`))
-  await app.register(fastifyJwt, jwtOptions(config.jwtSecret + adminSuffix, 'fbAdmin'))
+  const adminSecrets: AdminSecrets = { superadmin: options.adminServiceToken, editor: config.admin?.editorPassword, viewer: config.admin?.viewerPassword }
+  const adminKeys = new Map<AdminRole, TokenKey>()
+  for (const [role, secret] of configuredAdminSecrets(adminSecrets)) {
+    await app.register(fastifyJwt, jwtOptions(config.jwtSecret + adminSuffix + adminRoleKeyMaterial(role, secret), `fbAdmin_${role}`))
+    adminKeys.set(role, keyOf(`fbAdmin_${role}`))
+  }
 
   let mailer: Mailer | undefined
   const mailerOnce = (): Mailer => (mailer ??= createMailer({
@@ -98,7 +107,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     db,
     dialect: app.fastbase.dialect,
     issuer: config.jwtIssuer ?? '$db',
-    adminKey: keyOf('fbAdmin'),
+    adminSecrets,
+    adminKeys,
     keySets: new RemoteKeySets(),
     sessions: new SessionStore(db),
     // Read at each write: the realtime plugin, registered later, sets the executor's sink.

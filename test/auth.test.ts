@@ -151,7 +151,7 @@ forEachDialect(t, 'auth', async (t, dialect) => {
     const now = Math.floor(Date.now() / 1000)
     const expired = at.key.sign({ ...claims, iat: now - 100, exp: now - 10 })
     t.equal((await get('/table/users/select', expired)).statusCode, 401, 'expired token')
-    const wrongKey = app.fastbase.auth.adminKey.sign({ ...claims })
+    const wrongKey = app.fastbase.auth.adminKeys.get('superadmin')!.sign({ ...claims })
     t.equal((await get('/table/users/select', wrongKey)).statusCode, 401, 'signed with another key')
     const adminClaim = at.key.sign({ ...claims, admin: true })
     t.same((await get('/table/notes/select', adminClaim)).json(), [], 'an admin claim in a user token grants nothing')

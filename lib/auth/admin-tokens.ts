@@ -1,9 +1,10 @@
 // The panel's admin sign-in (DECISIONS 15): the service token is superadmin, the configured editor /
-// viewer passwords are editor / viewer; each gets a short-lived admin token.
+// viewer passwords are editor / viewer; each gets a short-lived admin token, signed with its role's key.
 import type { AdminRole } from '../auth-context.js'
 import { errors } from '../errors.js'
 import { newUid } from '../uid.js'
 import { secretEquals } from './secret-compare.js'
+import { sha256 } from './sessions.js'
 import type { TokenKey } from './types.js'
 
 export const ADMIN_TOKEN_DURATION = 3 * 3600
@@ -12,13 +13,29 @@ export interface AdminSecrets { superadmin?: string, editor?: string, viewer?: s
 
 export interface AdminToken { token: string, role: AdminRole, expiresIn: number }
 
-/** An admin token for whoever `password` is; 401 when it is none of the configured secrets. */
-export function adminSignIn (secrets: AdminSecrets, password: string, key: TokenKey, issuer: string, appHost: string): AdminToken {
+/** The roles that have a secret, in sign-in order; an empty secret is none. */
+export function configuredAdminSecrets (secrets: AdminSecrets): Array<[AdminRole, string]> {
   const candidates: Array<[AdminRole, string | undefined]> = [['superadmin', secrets.superadmin], ['editor', secrets.editor], ['viewer', secrets.viewer]]
+  return candidates.filter((c): c is [AdminRole, string] => c[1] !== undefined && c[1] !== '')
+}
+
+/**
+ * What a role's signing key is derived from besides the deployment's admin secret: a digest of the
+ * role's current secret. A changed or removed secret changes or drops the key, so the tokens it
+ * issued stop verifying at once, on every instance configured with the new secret, without a
+ * lookup per request. The digest, not the secret, goes into the key, and no token carries either.
+ */
+export function adminRoleKeyMaterial (role: AdminRole, secret: string): string {
+  return sha256(`fastbase-admin-role:${role}:${secret}`)
+}
+
+/** An admin token for whoever `password` is; 401 when it is none of the configured secrets. */
+export function adminSignIn (secrets: AdminSecrets, password: string, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string): AdminToken {
   // Every candidate is compared (constant time each), so the answer's timing does not say which matched.
-  const matches = candidates.filter(([, secret]) => secret !== undefined && secret !== '').filter(([, secret]) => secretEquals(password, secret!))
+  const matches = configuredAdminSecrets(secrets).filter(([, secret]) => secretEquals(password, secret))
   const role = matches[0]?.[0]
-  if (role === undefined) throw errors.unauthorized('Invalid credentials')
+  const key = role === undefined ? undefined : keys.get(role)
+  if (role === undefined || key === undefined) throw errors.unauthorized('Invalid credentials')
   const token = key.sign({ sub: `${role}@${appHost}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, iss: issuer }, ADMIN_TOKEN_DURATION)
   return { token, role, expiresIn: ADMIN_TOKEN_DURATION }
 }

@@ -1,5 +1,5 @@
 // The claims of a JWT read without verifying it: only to choose which key verifies it (the `cid`
-// names the auth table). Nothing read here is trusted until that key has verified the token.
+// names the auth table, an admin token's `aud` its role). Nothing read here is trusted until that key has verified the token.
 type Row = Record<string, unknown>
 
 export function unverifiedClaims (token: string): Row | null {

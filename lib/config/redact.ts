@@ -1,63 +1,104 @@
-// The effective config with its secrets taken out, for `GET /settings` (DECISIONS 15, 33). Works on
-// resolved values: by the time a config reaches the app its `$NAME` references hold the secrets.
+// The effective config with its secrets taken out, for `GET /settings` (DECISIONS 15, 33), which any
+// admin, a viewer included, may read. Works on resolved values: by the time a config reaches the app
+// its `$NAME` references hold the secrets.
 //
-// A value is replaced by REDACTED, whole (an object or a list too: a provider `secret` may be a JWK),
-// when it sits at one of the positions lib/config/secrets.ts resolves `$NAME` references in (one list
-// of secret positions for both), when its key names a credential (keys the schema lets through
-// unchecked: extra provider or email settings), or when it is a URL carrying a password.
+// An allow-list: a value is shown only where the config schema (schemas/config.ts) describes it, so
+// the list stays in step with the schema. Everything else becomes REDACTED, whole: keys the schema
+// lets through unchecked (extra email or provider settings, a rate-limit object), values at the
+// positions lib/config/secrets.ts resolves `$NAME` references in (one list of secret positions for
+// both), and values of a shape the schema does not expect. Inside values that are shown, URLs keep
+// their scheme, host and path; a password in them hides the whole URL, query values and fragments
+// become REDACTED (API keys travel there).
+import { Kind, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { DatabaseSettingsSchema } from '../../schemas/config.js'
 import { isSecretPosition } from './secrets.js'
 
 export const REDACTED = '***'
 
 type Segment = string | number
 
-/**
- * Keys that name a credential wherever they appear (`apiKey`, `MAILGUN_API_KEY`, `privateKey`,
- * `accessToken`...). Anchored at the end, so settings about credentials (`passwordType`,
- * `jwtTokenDuration`) are not taken for them.
- */
-const CREDENTIAL_KEY = /(?:secret|password|passwd|passphrase|api_?key|access_?key|private_?key|signing_?key|credentials?|(?:access|refresh|auth|api|bearer|service)_?token)$/i
-
-const URL_WITH_USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^\s@/]*:[^\s@]*@/i
-
-/** A copy of `config` with every secret value replaced by `"***"`; the input is not modified. */
-export function redactSecrets<T> (config: T): T {
-  return copy(config, []) as T
+/** A copy of `config` with everything not known to be harmless replaced by `"***"`; the input is not modified. */
+export function redactSecrets<T> (config: T, schema: TSchema = DatabaseSettingsSchema): T {
+  return shown(config, schema, []) as T
 }
 
-function copy (node: unknown, path: Segment[]): unknown {
-  if (Array.isArray(node)) return node.map((child, i) => redacted(child, [...path, i]))
-  if (typeof node !== 'object' || node === null) return node
+function shown (value: unknown, schema: TSchema | undefined, path: Segment[]): unknown {
+  // Nothing to hide in an unset value or a flag; an empty string says only that no secret is set.
+  if (value === null || typeof value === 'boolean' || value === '') return value
+  if (schema === undefined || isSecretPosition(path)) return REDACTED
+  switch (schema[Kind]) {
+    case 'Union': {
+      const member = (schema.anyOf as TSchema[]).find((candidate) => Value.Check(candidate, value))
+      return shown(value, member, path)
+    }
+    case 'Array':
+      return Array.isArray(value) ? value.map((item, i) => shown(item, schema.items as TSchema, [...path, i])) : REDACTED
+    case 'Object':
+      return isObject(value) ? entries(value, path, (key) => Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined) : REDACTED
+    case 'Record': {
+      const values = Object.values(schema.patternProperties as Record<string, TSchema>)[0]
+      return isObject(value) ? entries(value, path, () => values) : REDACTED
+    }
+    case 'Unknown':
+    case 'Any':
+      // The developer's own data in the config (SQL literals, parameter defaults): shown, with its URLs masked.
+      return developerData(value)
+    default:
+      if (Array.isArray(value) || typeof value === 'object') return REDACTED
+      return typeof value === 'string' ? maskedUrls(value) : value
+  }
+}
+
+function isObject (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function entries (value: Record<string, unknown>, path: Segment[], schemaOf: (key: string) => TSchema | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {}
-  for (const [key, child] of Object.entries(node)) {
+  for (const [key, child] of Object.entries(value)) {
     if (child === undefined) continue
     // defineProperty: a config parsed from JSON may have an own `__proto__` key.
-    Object.defineProperty(out, key, { value: redacted(child, [...path, key]), enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, key, { value: shown(child, schemaOf(key), [...path, key]), enumerable: true, writable: true, configurable: true })
   }
   return out
 }
 
-function redacted (value: unknown, path: Segment[]): unknown {
-  if (isSecret(value, path)) return REDACTED
-  return copy(value, path)
-}
-
-function isSecret (value: unknown, path: Segment[]): boolean {
-  // Nothing to hide in an unset value or a flag; an empty string says only that no secret is set.
-  if (value === null || value === undefined || value === '' || typeof value === 'boolean') return false
-  if (isSecretPosition(path)) return true
-  const key = path[path.length - 1]
-  if (typeof key === 'string' && CREDENTIAL_KEY.test(key)) return true
-  return typeof value === 'string' && hasPassword(value)
-}
-
-/** `smtp://user:pass@host`, `postgres://u:p@h/db` and the like. */
-function hasPassword (value: string): boolean {
-  if (!value.includes('@') || !value.includes('://')) return false
-  try {
-    return new URL(value).password !== ''
-  } catch {
-    // An unencoded `/` or `#` in a password makes the URL unparsable: fall back to the pattern.
-    return URL_WITH_USERINFO.test(value)
+function developerData (value: unknown): unknown {
+  if (typeof value === 'string') return maskedUrls(value)
+  if (Array.isArray(value)) return value.map(developerData)
+  if (!isObject(value)) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, child] of Object.entries(value)) {
+    Object.defineProperty(out, key, { value: developerData(child), enumerable: true, writable: true, configurable: true })
   }
+  return out
+}
+
+// A URL inside a text: a scheme, `://`, then everything up to white space or a quote.
+const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi
+
+/** `text` with each URL in it masked (maskedUrl). */
+function maskedUrls (text: string): string {
+  if (!text.includes('://')) return text
+  return text.replace(URL_IN_TEXT, maskedUrl)
+}
+
+/**
+ * A URL with a password is REDACTED whole (an unparsable one too when its authority holds `:` and
+ * `@`: an unencoded `/` or `#` in a password breaks parsing); otherwise each query value and the
+ * fragment become REDACTED.
+ */
+function maskedUrl (text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return /^[^/]*:\/\/[^@/]*:[^@]*@/.test(text) ? REDACTED : text
+  }
+  if (url.password !== '') return REDACTED
+  if (url.search === '' && url.hash === '') return text
+  const query = url.search === '' ? '' : '?' + url.search.slice(1).split('&').map((pair) => `${pair.split('=')[0]}=${REDACTED}`).join('&')
+  const base = text.slice(0, text.search(/[?#]/))
+  return base + query + (url.hash === '' ? '' : `#${REDACTED}`)
 }

@@ -5,8 +5,7 @@ import { adminSignIn } from '../../lib/auth/admin-tokens.js'
 import type { TypeBoxApp } from '../typebox.js'
 
 export function adminLoginRoute (app: TypeBoxApp, limited: () => object): void {
-  const { options, config, auth } = app.fastbase
-  const secrets = { superadmin: options.adminServiceToken, editor: config.admin?.editorPassword, viewer: config.admin?.viewerPassword }
+  const { config, auth } = app.fastbase
   const host = new URL(config.appUrl).host
   app.post('/admin/login', {
     config: limited(),
@@ -16,5 +15,5 @@ export function adminLoginRoute (app: TypeBoxApp, limited: () => object): void {
       body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }),
       response: { 200: Type.Object({ token: Type.String(), role: Type.String(), expiresIn: Type.Integer() }), ...errorResponses }
     }
-  }, async (request) => adminSignIn(secrets, request.body.password, auth.adminKey, auth.issuer, host))
+  }, async (request) => adminSignIn(auth.adminSecrets, request.body.password, auth.adminKeys, auth.issuer, host))
 }
