@@ -49,7 +49,7 @@ export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
 export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> = {
   400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY'],
   401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
-  403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE'],
+  403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN'],
   404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND'],
   409: ['FB_ERR_MIGRATION_FAILED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
@@ -73,6 +73,8 @@ export const errors = {
   recordNotFound: () => new FastbaseError(404, 'FB_ERR_NOT_FOUND', 'Not found'),
   forbidden: (message = 'Forbidden') => new FastbaseError(403, 'FB_ERR_FORBIDDEN', message),
   unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
+  crossOrigin: (method: string) => new FastbaseError(403, 'FB_ERR_CROSS_ORIGIN',
+    `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or an allowedOrigins entry (send the token as Authorization: Bearer instead)`),
   invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
   validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),
   badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),

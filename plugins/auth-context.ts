@@ -2,6 +2,8 @@
 // Sources, first hit wins: `Authorization: Bearer <t>` or the legacy raw `Authorization: <t>`, the same
 // in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
 // A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
+// The cookie authenticates an unsafe method only from the app's own or an allowed origin
+// (lib/auth/request-origin.ts), checked here, before any route reads a body or an upload part.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { unverifiedClaims } from '../lib/auth/token-claims.js'
@@ -11,6 +13,7 @@ import { userContext } from '../lib/auth/user-context.js'
 import type { AuthTable } from './auth.js'
 
 import { matchesDigest, secretDigest } from '../lib/auth/secret-compare.js'
+import { cookieRequestAllowed, originPolicy } from '../lib/auth/request-origin.js'
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
 
 export { secretEquals } from '../lib/auth/secret-compare.js'
@@ -29,16 +32,27 @@ async function authContext (app: FastifyInstance): Promise<void> {
   const serviceDigest = serviceToken === undefined ? undefined : secretDigest(serviceToken)
   // A token shaped like a JWT is compared with the service token only if that one is JWT-shaped too.
   const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
-  const cookieName = config.authCookie?.name
+  const cookieName = app.fastbase.auth.cookie?.name
+  const origins = originPolicy(config.appUrl, [...(config.allowedOrigins ?? []), ...options.allowedOrigins])
 
-  function tokenOf (request: FastifyRequest): string | undefined {
+  function headerToken (request: FastifyRequest): string | undefined {
     for (const name of AUTHORIZATION_HEADERS) {
       const header = request.headers[name]
       const value = typeof header === 'string' ? header.trim() : ''
       if (value !== '') return /^Bearer\s+(.+)$/i.exec(value)?.[1].trim() ?? value
     }
+    return undefined
+  }
+
+  function cookieToken (request: FastifyRequest): string | undefined {
     const cookie = cookieName === undefined || request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[cookieName]
     return cookie === undefined || cookie === '' ? undefined : cookie
+  }
+
+  /** Whether the browser says this cookie-authenticated request comes from a page that may send it. */
+  function fromAllowedPage (request: FastifyRequest): boolean {
+    const { origin, 'sec-fetch-site': fetchSite } = request.headers
+    return cookieRequestAllowed(origins, request.method, origin, typeof fetchSite === 'string' ? fetchSite : undefined)
   }
 
   // Tokens whose signature and expiry were checked, until they expire: a signature check gives the
@@ -88,8 +102,12 @@ async function authContext (app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', (request, _reply, done) => {
     request.auth = ANONYMOUS
     if (request.routeOptions.config?.externalCredential === true) return done()
-    const token = tokenOf(request)
-    if (token === undefined) return done()
+    let token = headerToken(request)
+    if (token === undefined) {
+      token = cookieToken(request)
+      if (token === undefined) return done()
+      if (!fromAllowedPage(request)) return done(errors.crossOrigin(request.method))
+    }
     resolve(request, token).then((auth) => { request.auth = auth; done() }, done)
   })
 }

@@ -23,6 +23,8 @@ import { schedulePurge } from '../lib/auth/purge-schedule.js'
 import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from '../lib/auth/admin-tokens.js'
 import type { AdminRole } from '../lib/auth-context.js'
 
+import { authCookieOf, type AuthCookie } from '../lib/auth/auth-cookie.js'
+
 export type { AuthTable } from '../lib/auth/types.js'
 
 export interface AuthServices extends AccountServices {
@@ -36,6 +38,8 @@ export interface AuthServices extends AccountServices {
   oneTimeTokens: OneTimeTokens
   /** Created on first use: most requests never send mail. */
   mailer: () => Mailer
+  /** The auth cookie's name and attributes (`__Host-` under https), when `authCookie` is configured. */
+  cookie: AuthCookie | undefined
   /** Route config for @fastify/rate-limit, or false when limits are off (DECISIONS 24). */
   rateLimit: (maxPerWindow?: number) => false | { max: number, timeWindow: number }
 }
@@ -102,6 +106,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     log: app.log
   }))
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
+  const cookie = authCookieOf(config.appUrl, config.authCookie)
+  if (cookie?.warning !== undefined) app.log.warn(`fastbase config: ${cookie.warning}`)
   app.fastbase.auth = {
     tables,
     db,
@@ -116,6 +122,7 @@ async function auth (app: FastifyInstance): Promise<void> {
     oneTimeTokens: new OneTimeTokens(db),
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
+    cookie,
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
   // Started once the app is ready: an app that fails to start has nothing to purge with.

@@ -15,6 +15,7 @@ import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
 import { dataDirOf, databaseUrlOf, nonEmpty } from '../lib/config/locations.js'
+import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../lib/auth/request-origin.js'
 
 export { ConfigError }
 
@@ -75,9 +76,16 @@ async function runtimeOptions (opts: FastbaseOptions, env: Env): Promise<Fastbas
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
     adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
     smtpUrl: nonEmpty(env.SMTP_URL),
+    allowedOrigins: envOrigins(env),
     exposeErrors: env.NODE_ENV !== 'production'
   }
 }
 
+/** FASTBASE_ALLOWED_ORIGINS, each entry an origin (else the start stops, as for a bad config). */
+function envOrigins (env: Env): string[] {
+  const { origins, problems } = originsFromEnv(env[ALLOWED_ORIGINS_ENV])
+  if (problems.length > 0) throw new ConfigError(problems)
+  return origins
+}
 
 export default fp(configPlugin, { fastify: '5.x', name: 'fastbase-config' })

@@ -25,6 +25,8 @@ export interface FastbaseRuntimeOptions {
   adminJwtSecret?: string
   /** Env SMTP_URL: used when the config's `email.smtp` is not set. */
   smtpUrl?: string
+  /** Env FASTBASE_ALLOWED_ORIGINS (validated): origins added to the config's `allowedOrigins`. */
+  allowedOrigins: string[]
   /** true outside production: 5xx messages are shown to callers. */
   exposeErrors: boolean
 }

@@ -297,6 +297,8 @@ export const DatabaseSettingsSchema = Type.Object({
   jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Partial(AuthProviderSchema)]))),
   authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
   allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),
+  /** fastbase addition: origins besides appUrl's whose pages may write with the auth cookie (lib/auth/request-origin.ts). */
+  allowedOrigins: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
   authCookie: Type.Optional(AuthCookieSchema),
   email: Type.Optional(Type.Object({
     from: Type.Optional(Type.String()),

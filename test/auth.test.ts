@@ -185,17 +185,17 @@ forEachDialect(t, 'auth', async (t, dialect) => {
   t.test('logout revokes the session and clears the cookie', async (t) => {
     const login = (await post('/table/users/auth/login-password', { identity: 'ada', password: 'correct horse' })).json()
     t.notOk((await post('/table/users/auth/login-password', { identity: 'ada', password: 'correct horse' })).headers['set-cookie'], 'JSON logins set no cookie')
-    const viaCookie = await get('/table/users/select?select=id', undefined, { cookie: `acme_auth=${login.token}` })
+    const viaCookie = await get('/table/users/select?select=id', undefined, { cookie: `__Host-acme_auth=${login.token}` })
     t.same(viaCookie.json(), [{ id: adaId }], 'the auth cookie authenticates like the header')
     const out = await post('/table/users/auth/logout', {}, login.token)
     t.same(out.json(), { success: true })
-    t.match(String(out.headers['set-cookie']), /acme_auth=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/)
+    t.match(String(out.headers['set-cookie']), /^__Host-acme_auth=;.*(Max-Age=0|Expires=Thu, 01 Jan 1970)/)
     t.equal((await get('/table/users/select', login.token)).statusCode, 401, 'the access token is refused after logout')
     t.equal((await post('/table/users/auth/refresh-token', { refresh_token: login.refresh_token })).statusCode, 401, 'so is the refresh token')
     t.equal((await post('/table/users/auth/logout', {})).statusCode, 401, 'logout needs a session')
     const dbLogout = await post('/auth/logout', {})
     t.same(dbLogout.json(), { success: true })
-    t.match(String(dbLogout.headers['set-cookie']), /acme_auth=;/)
+    t.match(String(dbLogout.headers['set-cookie']), /^__Host-acme_auth=;.*; Secure/)
   })
 
   t.test('rules read auth.uid, auth.role and auth.<field>', async (t) => {

@@ -433,6 +433,7 @@ t.test('plugin: decorates fastbase.config and fastbase.options', async (t) => {
     dataDir,
     databaseUrl: `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
     adminServiceToken: 'svc',
+    allowedOrigins: [],
     exposeErrors: false
   })
 })
@@ -446,7 +447,7 @@ t.test('plugin: options from env, config path from FASTBASE_CONFIG', async (t) =
   })
   await app.ready()
   t.equal(app.fastbase.config.appName, 'From file')
-  t.same(app.fastbase.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, exposeErrors: true })
+  t.same(app.fastbase.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, allowedOrigins: [], exposeErrors: true })
 })
 
 t.test('plugin: an invalid config stops the start with every problem', async (t) => {

@@ -179,7 +179,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.equal(done.status, 302, await done.clone().text())
     t.equal(done.headers.get('location'), `${APP_URL}/dashboard`)
     t.equal(jar.get(STATE), undefined, 'state cookie cleared')
-    const auth = [...jar.cookies.values()].find((c) => c.name === 'acme_auth')!
+    const auth = [...jar.cookies.values()].find((c) => c.name === '__Host-acme_auth')!
     t.ok(auth, 'auth cookie set')
     t.match(auth.attributes, /HttpOnly/)
     t.match(auth.attributes, /SameSite=Lax/)
@@ -255,7 +255,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.equal(`${back.origin}${back.pathname}`, `${APP_URL}/after`)
     t.equal(back.searchParams.get('error'), 'access_denied')
     t.match(back.searchParams.get('error_description'), /The user said no/)
-    t.equal([...denied.jar.cookies.values()].find((c) => c.name === 'acme_auth'), undefined, 'no auth cookie')
+    t.equal([...denied.jar.cookies.values()].find((c) => c.name === '__Host-acme_auth'), undefined, 'no auth cookie')
 
     // ID tokens that must not sign anyone in.
     const idTokenRefused = async (what: string, change: () => Promise<void> | void): Promise<void> => {
@@ -266,7 +266,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
       t.equal(r.status, 302, what)
       t.equal(location(r).searchParams.get('error'), 'login_failed', what)
       t.equal(location(r).searchParams.get('error_description'), 'Invalid ID token', what)
-      t.equal([...f.jar.cookies.values()].find((c) => c.name === 'acme_auth'), undefined, `${what}: no auth cookie`)
+      t.equal([...f.jar.cookies.values()].find((c) => c.name === '__Host-acme_auth'), undefined, `${what}: no auth cookie`)
       reset()
     }
     await idTokenRefused('wrong audience', () => { p.idClaims.aud = 'someone-else' })
@@ -349,7 +349,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const refused = await get(unverified.callback, unverified.jar)
     t.equal(location(refused).searchParams.get('error'), 'login_failed')
     t.equal(location(refused).searchParams.get('error_description'), 'Email not verified')
-    t.equal([...unverified.jar.cookies.values()].find((c) => c.name === 'acme_auth'), undefined)
+    t.equal([...unverified.jar.cookies.values()].find((c) => c.name === '__Host-acme_auth'), undefined)
     // Verified: the same user.
     p.idClaims = { sub: 'grace-google', email: 'Grace@example.com', email_verified: true }
     const verified = await startFlow(base, 'google')
@@ -440,7 +440,7 @@ forEachDialect(t, 'oauth across two instances on one database', async (t, dialec
   const done = await get(onTwo, flow.jar)
   t.equal(done.status, 302)
   t.equal(done.headers.get('location'), `${APP_URL}/`)
-  t.ok(flow.jar.get('acme_auth'))
+  t.ok(flow.jar.get('__Host-acme_auth'))
   // Replayed to instance one: already used there too.
   const jar = new Jar()
   jar.set(STATE, nonce, '/')

@@ -71,7 +71,8 @@ forEachDialect(t, 'the drive fixture: legacy auth keys, the auth cookie, scaffol
   t.equal(signUp.statusCode, 200, signUp.body)
   const { token, record } = signUp.json()
   t.match(record, { username: 'ada', email: 'ada@example.com', email_verified: false, name: 'Ada', role: 'guest' })
-  const viaCookie = await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${record.id}`, headers: { cookie: `drive_session=${token}` } })
+  // appUrl is https: the cookie is set and read as __Host-<name> (README: The auth cookie and other origins).
+  const viaCookie = await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${record.id}`, headers: { cookie: `__Host-drive_session=${token}` } })
   t.equal(viaCookie.statusCode, 200, 'the cookie named inside the auth extension carries the session')
   const login = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { username: 'ada', password: 'correct horse battery' } })
   t.equal(login.statusCode, 200, login.body)

@@ -13,27 +13,21 @@ export interface RouteKit {
 }
 
 /**
- * Sets the config's `authCookie` to an access token (sign-ins that end in a browser redirect or a
- * one-tap post). Secure, HttpOnly and SameSite=Lax unless the config says otherwise, as in teenybase.
- * Without a configured maxAge the cookie lives as long as the token (`lifetime`, seconds): a cookie
- * holding an expired token would make every request a 401 until it is cleared.
- * Returns false when no auth cookie is configured.
+ * Sets the auth cookie (lib/auth/auth-cookie.ts: `__Host-` under https) to an access token (sign-ins
+ * that end in a browser redirect or a one-tap post). Secure, HttpOnly and SameSite=Lax unless the
+ * config says otherwise, as in teenybase. Without a configured maxAge the cookie lives as long as the
+ * token (`lifetime`, seconds): a cookie holding an expired token would make every request a 401 until
+ * it is cleared. Returns false when no auth cookie is configured.
  */
 export function setAuthCookie (app: FastifyInstance, reply: FastifyReply, token: string, lifetime: number): boolean {
-  const cookie = app.fastbase.config.authCookie
+  const cookie = app.fastbase.auth.cookie
   if (cookie === undefined) return false
-  void reply.setCookie(cookie.name, token, {
-    httpOnly: cookie.httpOnly ?? true,
-    secure: cookie.secure ?? true,
-    sameSite: (cookie.sameSite ?? 'Lax').toLowerCase() as 'lax' | 'strict' | 'none',
-    path: cookie.path ?? '/',
-    domain: cookie.domain,
-    maxAge: cookie.maxAge ?? lifetime
-  })
+  void reply.setCookie(cookie.name, token, { ...cookie.attributes, maxAge: cookie.maxAge ?? lifetime })
   return true
 }
 
+/** Clears the auth cookie with the attributes it was set with (a `__Host-` cookie is only replaced by a Secure one). */
 export function clearAuthCookie (app: FastifyInstance, reply: FastifyReply): void {
-  const cookie = app.fastbase.config.authCookie
-  if (cookie !== undefined) void reply.clearCookie(cookie.name, { path: cookie.path ?? '/', domain: cookie.domain })
+  const cookie = app.fastbase.auth.cookie
+  if (cookie !== undefined) void reply.clearCookie(cookie.name, cookie.attributes)
 }

@@ -6,11 +6,13 @@ import { checkExtensions, checkProviders } from './auth.js'
 import { checkDefaults, checkSelectValues, checkTypes } from './fields.js'
 import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
 import { oauthConfigProblems } from '../../auth/oauth-providers.js'
+import { allowedOriginsProblems } from '../../auth/request-origin.js'
+import { authCookieProblems } from '../../auth/auth-cookie.js'
 
 export type { Check } from './common.js'
 
 /** In this order (problems at one path keep it after sorting by path). */
 export const CROSS_CHECKS: Check[] = [
   checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkProviders, oauthConfigProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
+  checkExtensions, checkProviders, oauthConfigProblems, allowedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
 ]
