@@ -75,3 +75,17 @@ forEachDialect(t, 'appUrl from $APP_URL; keys in select-list order; request.url 
 t.test('an unset $APP_URL is a config error naming the variable, not a stack trace', async (t) => {
   await t.rejects(buildApp(t, config(), { env: {} }), { message: /appUrl: environment variable APP_URL is not set/ })
 })
+
+forEachDialect(t, 'the same value on both databases: text concatenated with a whole number, a column as a condition', async (t, dialect) => {
+  const app = await buildApp(t, config(), { dialect, env })
+  const inserted = await app.inject({ method: 'POST', url: '/api/v1/table/people/insert', headers: admin, payload: { values: [{ name: 'Ada', email: '', age: 0 }, { name: 'Bob', email: 'abc', age: 7 }] } })
+  t.equal(inserted.statusCode, 200, inserted.body)
+  const concat = await app.inject({ method: 'GET', url: '/api/v1/table/people/select?order=name&select=' + encodeURIComponent('concat(name, "1") || 100 as c, name || 2.5 as d'), headers: admin })
+  t.same(concat.json(), [{ c: 'Ada1100', d: 'Ada2.5' }, { c: 'Bob1100', d: 'Bob2.5' }], 'a whole number concatenates without ".0"')
+  const names = async (where: string) => (await app.inject({ method: 'GET', url: `/api/v1/table/people/select?order=name&select=name&where=${encodeURIComponent(where)}`, headers: admin })).json()
+  t.same(await names('!email'), [{ name: 'Ada' }], 'a text column is false when empty (not read as a number)')
+  t.same(await names('email'), [{ name: 'Bob' }], "'abc' is true")
+  t.same(await names('!age'), [{ name: 'Ada' }], 'a number column is false when 0')
+  t.same(await names('age & email'), [{ name: 'Bob' }])
+  t.same(await names("!'asdf'"), [], "a constant reads the same way: !'asdf' is false")
+})
