@@ -30,6 +30,7 @@ async function jwksServer (t: Test): Promise<{ url: string, keys: KeyPair, hits:
 }
 
 const GOOGLE_CLIENT = 'fastbase-test.apps.googleusercontent.com'
+const APP_ORIGIN = 'https://app.example.com'
 const ACME_ISSUER = 'https://id.acme.test'
 const HS_ISSUER = 'https://hs.partner.test'
 const HS_SECRET = 'partner-shared-secret-0123456789abcdef'
@@ -39,7 +40,7 @@ const LEGACY_SECRET = 'legacy-shared-secret-0123456789abcdef'
 function configWith (jwksUrl: string, deadJwksUrl: string): DatabaseSettings {
   return {
     jwtSecret: 'global-secret',
-    appUrl: 'https://app.example.com',
+    appUrl: APP_ORIGIN,
     rateLimit: false,
     authCookie: { name: 'acme_auth' },
     authProviders: [
@@ -98,12 +99,18 @@ t.test('external sign-ins', async (t) => {
     await app.listen({ port: 0, host: '127.0.0.1' })
     const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/api/v1`
 
-    /** Real HTTP: cookies travel as browsers send them. */
-    async function call (path: string, init: { json?: unknown, form?: Record<string, string>, cookie?: string, bearer?: string }): Promise<Answer> {
+    /**
+     * Real HTTP: cookies travel as browsers send them. A form is posted from the app's page (its
+     * Origin) unless `from` says otherwise (null: no Origin header).
+     */
+    async function call (path: string, init: { json?: unknown, form?: Record<string, string>, cookie?: string, bearer?: string, from?: string | null, fetchSite?: string }): Promise<Answer> {
       const headers: Record<string, string> = {}
       let body: string | undefined
       if (init.json !== undefined) { headers['content-type'] = 'application/json'; body = JSON.stringify(init.json) }
       if (init.form !== undefined) { headers['content-type'] = 'application/x-www-form-urlencoded'; body = new URLSearchParams(init.form).toString() }
+      const from = init.from === undefined ? (init.form === undefined ? undefined : APP_ORIGIN) : init.from
+      if (from !== null && from !== undefined) headers.origin = from
+      if (init.fetchSite !== undefined) headers['sec-fetch-site'] = init.fetchSite
       if (init.cookie !== undefined) headers.cookie = init.cookie
       if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`
       const response = await fetch(origin + path, { method: 'POST', headers, body })
@@ -113,6 +120,9 @@ t.test('external sign-ins', async (t) => {
     const oneTapForm = async (credential: string, csrf = 'csrf-abc-123', cookie: string | null = `g_csrf_token=${csrf}`) =>
       await call('/table/users/auth/google-login', { form: { credential, g_csrf_token: csrf }, cookie: cookie ?? undefined })
     const loginToken = async (token: string) => await call('/table/users/auth/login-token', { bearer: token })
+    /** A session's own record, read with its access token. */
+    const viewAs = async (session: { token: string, record: { id: string } }) =>
+      await fetch(`${origin}/table/users/view/${session.record.id}`, { headers: { authorization: `Bearer ${session.token}` } })
 
     await t.test('one-tap form with the matching CSRF cookie: a session and the auth cookie', async (t) => {
       const res = await oneTapForm(await idToken({ sub: 'g-ada', email: 'ada@example.com', name: 'Ada Lovelace', picture: 'https://img.test/ada.png' }))
@@ -154,6 +164,36 @@ t.test('external sign-ins', async (t) => {
       t.equal((await oneTapForm(credential, 'x', 'other=x')).status, 403, 'another cookie of that value')
       t.equal((await call('/table/users/auth/google-login', { form: { credential, g_csrf_token: '' }, cookie: 'g_csrf_token=' })).status, 400, 'both empty')
       t.equal((await oneTapForm(credential, 'x', 'g_csrf_token=x')).status, 200, 'matching')
+    })
+
+    await t.test('one-tap: a g_csrf_token planted by a same-site page signs nobody in', async (t) => {
+      // The attacker's own Google account, its ID token taken from the attacker's own browser; a page
+      // on a sibling subdomain (or port) plants the matching g_csrf_token and posts the form.
+      const credential = await idToken({ sub: 'g-attacker', email: 'attacker@example.com' })
+      const planted = 'g_csrf_token=planted'
+      const post = async (from: string | null, fetchSite?: string) =>
+        await call('/table/users/auth/google-login', { form: { credential, g_csrf_token: 'planted' }, cookie: planted, from, fetchSite })
+      for (const [from, fetchSite, what] of [
+        ['https://blog.example.com', undefined, 'a sibling subdomain'],
+        ['https://app.example.com:8443', undefined, 'another port of the app\'s host'],
+        ['null', undefined, 'an opaque origin (sandboxed frame, redirect chain)'],
+        [null, 'same-site', 'no Origin, Sec-Fetch-Site: same-site'],
+        [null, 'cross-site', 'no Origin, Sec-Fetch-Site: cross-site'],
+        [null, undefined, 'a form that says nothing of where it came from']
+      ] as Array<[string | null, string | undefined, string]>) {
+        const res = await post(from, fetchSite)
+        t.equal(res.status, 403, what)
+        t.same(res.body, { code: 403, message: 'This sign-in must be posted from the app\'s own pages' }, what)
+        t.notOk(res.cookies.some((c) => c.startsWith('acme_auth=')), `${what}: no auth cookie`)
+      }
+      const json = await call('/table/users/auth/google-login', { json: { token: credential }, from: 'https://blog.example.com' })
+      t.equal(json.status, 403, 'JSON from a sibling page (an embedding app\'s CORS may let it through)')
+      // The legitimate posts: the app's page (popup and one-tap), Google's page (redirect mode), a page
+      // of this server (Sec-Fetch-Site only), a client that is not a browser (JSON, no Origin).
+      t.equal((await post(APP_ORIGIN)).status, 200, 'from appUrl\'s origin')
+      t.equal((await post('https://accounts.google.com')).status, 200, 'from the provider (redirect mode)')
+      t.equal((await post(null, 'same-origin')).status, 200, 'Sec-Fetch-Site: same-origin')
+      t.equal((await call('/table/users/auth/google-login', { json: { token: credential } })).status, 200, 'JSON without Origin')
     })
 
     await t.test('one-tap JSON { token }: no CSRF cookie needed', async (t) => {
@@ -256,17 +296,16 @@ t.test('external sign-ins', async (t) => {
       t.equal(missingClaim.status, 400, 'an ID token without email_verified does not vouch for the address')
       const partnerUnverified = await loginToken(await hsToken({ sub: 'p-grace', email: 'grace@example.com', email_verified: 'false' }, { aud: 'fastbase-app' }))
       t.equal(partnerUnverified.status, 400)
-      // The provider verified it: the same user, now verified.
+      t.equal((await viewAs(signUp.body)).status, 200, 'the refused attempts left the account as it was')
+      // The provider verified it: the same account, now verified, taken over (next test).
       const oneTap = await oneTapForm(await idToken({ sub: 'g-grace', email: 'grace@example.com' }))
       t.equal(oneTap.status, 200)
       t.equal(oneTap.body.record.id, signUp.body.record.id)
       t.equal(oneTap.body.verified, true)
-      // The password still works, and signs into the same account.
-      const password = await call('/table/users/auth/login-password', { json: { identity: 'grace@example.com', password: 'correct horse' } })
-      t.equal(password.body.record.id, signUp.body.record.id)
-      // login-token with another issuer's identity for that verified email: the same user too.
+      // login-token with another issuer's identity for that now verified email: the same user, joined.
       const partner = await loginToken(await hsToken({ sub: 'p-grace', email: 'grace@example.com', email_verified: true }, { aud: 'fastbase-app' }))
       t.equal(partner.body.record.id, signUp.body.record.id)
+      t.equal((await viewAs(oneTap.body)).status, 200, 'joining a verified account ends no session')
       // A new unverified address creates no account: whoever holds the token has not proven it.
       const fresh = await loginToken(await hsToken({ sub: 'p-new', email: 'newbie@example.com', email_verified: false }, { aud: 'fastbase-app' }))
       t.equal(fresh.status, 400)
@@ -278,6 +317,35 @@ t.test('external sign-ins', async (t) => {
       t.equal(created.body.verified, true)
       t.not(created.body.record.id, signUp.body.record.id)
     })
+
+    // Pre-account takeover: an attacker signs up with the victim's address and never verifies it; the
+    // victim later signs in through a provider that verified the address. The victim gets the account,
+    // and nothing the attacker holds (access token, refresh token, password) works any more.
+    for (const [via, signIn] of [
+      ['one-tap form', async (email: string) => await oneTapForm(await idToken({ sub: `g-${email}`, email }))],
+      ['one-tap JSON', async (email: string) => await call('/table/users/auth/google-login', { json: { token: await idToken({ sub: `gj-${email}`, email }) } })],
+      ['login-token', async (email: string) => await loginToken(await hsToken({ sub: `p-${email}`, email, email_verified: true }, { aud: 'fastbase-app' }))]
+    ] as Array<[string, (email: string) => Promise<Answer>]>) {
+      await t.test(`pre-account takeover through ${via}: the attacker's credentials die`, async (t) => {
+        const email = `victim-${via.replace(/\W/g, '')}@example.com`
+        const attacker = await call('/table/users/auth/sign-up', { json: { username: `squat_${via.replace(/\W/g, '')}`, email, name: 'Squatter', password: 'attacker pass', passwordConfirm: 'attacker pass' } })
+        t.equal(attacker.status, 200, JSON.stringify(attacker.body))
+        t.equal(attacker.body.verified, false)
+        const victim = await signIn(email)
+        t.equal(victim.status, 200, JSON.stringify(victim.body))
+        t.equal(victim.body.record.id, attacker.body.record.id, 'the victim has the account of the address')
+        t.equal(victim.body.verified, true)
+        t.equal((await viewAs(attacker.body)).status, 401, 'the attacker\'s access token is dead')
+        t.equal((await call('/table/users/auth/refresh-token', { json: { refresh_token: attacker.body.refresh_token } })).status, 401, 'and the refresh token')
+        const password = await call('/table/users/auth/login-password', { json: { identity: email, password: 'attacker pass' } })
+        t.same(password.body, { code: 400, message: 'Invalid username or password' }, 'and the password')
+        t.equal((await viewAs(victim.body)).status, 200, 'the victim\'s session works')
+        // The identity is linked now: the next sign-in finds it and ends nothing.
+        const again = await signIn(email)
+        t.equal(again.body.record.id, victim.body.record.id)
+        t.equal((await viewAs(victim.body)).status, 200, 'a linked identity\'s sign-in ends no session')
+      })
+    }
 
     await t.test('external sessions refresh and log out like password sessions', async (t) => {
       const session = (await oneTapForm(await idToken({ sub: 'g-sess', email: 'sess@example.com' }))).body

@@ -65,3 +65,42 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   t.not(afresh.record.id, first.record.id, 'a deleted user: the link goes, a new account is made')
   t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-1' })).length, 1)
 })
+
+forEachDialect(t, 'an account whose address nobody proved is taken over, not joined', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect })
+  const at = app.fastbase.auth.tables.get('users')!
+  const services = app.fastbase.auth
+  const db = app.fastbase.db
+  const view = async (session: { token: string, record: Record<string, unknown> }) =>
+    (await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${String(session.record.id)}`, headers: { authorization: `Bearer ${session.token}` } })).statusCode
+
+  // The attacker signs up with the victim's address (never verified), signs in twice, and has the
+  // attacker's own provider account linked to it.
+  const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/sign-up', payload: { username: 'mallory', email: 'victim@example.com', password: 'attacker pass 1', name: 'M' } })
+  t.equal(signUp.statusCode, 200, signUp.body)
+  const attacker = signUp.json()
+  const second = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'victim@example.com', password: 'attacker pass 1' } })
+  t.equal(second.statusCode, 200)
+  // A link the attacker would keep (recorded directly: the routes never link an unproven address).
+  await db(IDENTITIES).insert({ id: 'planted-link', table_name: 'users', provider: 'acme', subject: 'mallory', user_id: attacker.record.id, email: null, data: null, created_at: 0, last_used_at: 0 })
+  const passwordBefore = (await db('users').where('id', attacker.record.id).first()).password
+
+  const victim = await signInExternal(services, at, google('g-victim', 'Victim@example.com', true, 'Victim'))
+  t.equal(victim.record.id, attacker.record.id, 'the address\'s owner gets the account')
+  t.equal(victim.record.email_verified, true)
+  t.equal(await view(attacker), 401, 'every session of the attacker ended')
+  t.equal(await view(second.json()), 401)
+  t.equal(await view(victim), 200, 'the owner\'s session works')
+  t.not((await db('users').where('id', attacker.record.id).first()).password, passwordBefore, 'the password is one nobody knows')
+  const login = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'victim@example.com', password: 'attacker pass 1' } })
+  t.equal(login.statusCode, 400, 'the attacker\'s password no longer signs in')
+  t.same((await db(IDENTITIES).where({ user_id: attacker.record.id })).map((l: { provider: string }) => l.provider), ['google'], 'the attacker\'s provider link is gone')
+  t.equal(await refusal(signInExternal(services, at, { provider: 'acme', subject: 'mallory', email: 'mallory@example.com', emailVerified: true, raw: {} })), 0)
+  const mallory = await db('users').where('email', 'mallory@example.com').first()
+  t.not(mallory?.id, attacker.record.id, 'the attacker\'s provider account now makes an account of its own')
+
+  // A verified account is joined as it is: sessions and password stay.
+  const again = await signInExternal(services, at, { provider: 'github', subject: 'victim-gh', email: 'victim@example.com', emailVerified: true, raw: {} })
+  t.equal(again.record.id, victim.record.id)
+  t.equal(await view(victim), 200, 'joining a verified account ends no session')
+})

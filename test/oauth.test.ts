@@ -15,6 +15,8 @@ import { OAUTH_STATES } from '../lib/auth/store-tables.js'
 import { purgeExpired, KEEP_EXPIRED_FOR } from '../lib/auth/purge.js'
 
 const APP_URL = 'https://app.example.com'
+/** The state cookie under an https appUrl: a `__Host-` cookie, which no sibling page can set. */
+const STATE = '__Host-fastbase_oauth_state'
 const CLIENT_ID = 'fastbase-client'
 
 interface Provider {
@@ -124,13 +126,19 @@ async function listening (app: FastifyInstance): Promise<string> {
 
 interface Flow { jar: Jar, start: Response, authorize: URL, callback: string }
 
-/** Start (app) -> authorize (provider) -> the callback URL the provider sends the browser to (not yet visited). */
-async function startFlow (base: string, providerName: string, query = '', jar = new Jar()): Promise<Flow> {
+/**
+ * Start (app) -> authorize (provider) -> the callback URL the provider sends the browser to (not yet
+ * visited). The provider sends it to appUrl's origin; here that origin is the app on loopback (as a
+ * reverse proxy in front of it would be).
+ */
+async function startFlow (base: string, providerName: string, query = '', jar = new Jar(), appUrl = APP_URL): Promise<Flow> {
   const start = await get(`${base}/api/v1/table/users/auth/oauth/${providerName}${query}`, jar)
   if (start.status !== 302) throw new Error(`start answered ${start.status}: ${await start.text()}`)
   const authorize = new URL(start.headers.get('location')!)
   const back = await get(authorize.href)
-  return { jar, start, authorize, callback: back.headers.get('location')! }
+  const callback = back.headers.get('location')!
+  if (!callback.startsWith(`${appUrl}/`)) throw new Error(`the provider was sent to ${callback}, not to appUrl`)
+  return { jar, start, authorize, callback: base + callback.slice(appUrl.length) }
 }
 
 const location = (r: Response): URL => new URL(r.headers.get('location')!)
@@ -149,15 +157,17 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const q = authorize.searchParams
     t.equal(q.get('response_type'), 'code')
     t.equal(q.get('client_id'), CLIENT_ID)
-    t.equal(q.get('redirect_uri'), `${base}/api/v1/table/users/auth/oauth/google/callback`)
+    t.equal(q.get('redirect_uri'), `${APP_URL}/api/v1/table/users/auth/oauth/google/callback`, 'built from appUrl')
     t.equal(q.get('code_challenge_method'), 'S256')
     t.match(q.get('code_challenge'), /^[\w-]{43}$/)
     t.equal(q.get('scope'), 'openid email profile')
     t.ok(q.get('nonce'))
     t.match(q.get('state'), /^v1\./)
-    const stateCookie = [...jar.cookies.values()].find((c) => c.name === 'fastbase_oauth_state')!
-    t.ok(stateCookie, 'state cookie set')
-    t.equal(stateCookie.path, '/api/v1/table/users/auth/oauth/google/callback', 'scoped to the callback')
+    const stateCookie = [...jar.cookies.values()].find((c) => c.name === STATE)!
+    t.ok(stateCookie, 'state cookie set, __Host- prefixed (appUrl is https)')
+    t.equal(stateCookie.path, '/', '__Host- cookies are for / only')
+    t.match(stateCookie.attributes, /; Secure/)
+    t.notMatch(stateCookie.attributes, /Domain=/i)
     t.match(stateCookie.attributes, /HttpOnly/)
     t.match(stateCookie.attributes, /SameSite=Lax/)
     t.match(stateCookie.attributes, /Max-Age=600/)
@@ -168,7 +178,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const done = await get(flow.callback, jar)
     t.equal(done.status, 302, await done.clone().text())
     t.equal(done.headers.get('location'), `${APP_URL}/dashboard`)
-    t.equal(jar.get('fastbase_oauth_state'), undefined, 'state cookie cleared')
+    t.equal(jar.get(STATE), undefined, 'state cookie cleared')
     const auth = [...jar.cookies.values()].find((c) => c.name === 'acme_auth')!
     t.ok(auth, 'auth cookie set')
     t.match(auth.attributes, /HttpOnly/)
@@ -190,10 +200,10 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     reset()
     // Replay: the same callback with the same cookie, after it succeeded.
     const flow = await startFlow(base, 'google')
-    const nonce = flow.jar.get('fastbase_oauth_state')!
+    const nonce = flow.jar.get(STATE)!
     t.equal((await get(flow.callback, flow.jar)).status, 302)
     const replayJar = new Jar()
-    replayJar.set('fastbase_oauth_state', nonce, '/api/v1/table/users/auth/oauth/google/callback')
+    replayJar.set(STATE, nonce, '/')
     const replay = await get(flow.callback, replayJar)
     t.equal(replay.status, 400)
     t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
@@ -230,7 +240,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const g = await startFlow(base, 'google')
     const other = new URL(g.callback.replace('/oauth/google/', '/oauth/plain/'))
     const jar = new Jar()
-    jar.set('fastbase_oauth_state', g.jar.get('fastbase_oauth_state')!, '/api/v1/table/users/auth/oauth/plain/callback')
+    jar.set(STATE, g.jar.get(STATE)!, '/')
     t.same(await (await get(other.href, jar)).json(), { code: 400, message: 'Invalid OAuth state' })
 
     // The provider's error=: back to the app with the error.
@@ -346,7 +356,45 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.equal((await get(verified.callback, verified.jar)).status, 302)
     const me = await (await get(`${base}/api/v1/table/users/list`, verified.jar)).json() as { items: Array<Record<string, unknown>> }
     t.match(me.items, [{ id, username: 'grace', email: 'grace@example.com', email_verified: true }], 'the signed-up user, now verified')
+    // Nobody had proven the address: whoever signed up with it (an attacker, say) holds nothing now.
+    const view = async (token: string) => (await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${id as string}`, headers: { authorization: `Bearer ${token}` } })).statusCode
+    t.equal(await view(signUp.json().token), 401, 'the sign-up\'s access token is dead')
+    const refresh = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/refresh-token', payload: { refresh_token: signUp.json().refresh_token } })
+    t.equal(refresh.statusCode, 401, 'and its refresh token')
+    const password = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'grace@example.com', password: 'correct horse' } })
+    t.same(password.json(), { code: 400, message: 'Invalid username or password' }, 'and the password')
+    // The linked identity signs in again without ending the session it opened.
+    const again = await startFlow(base, 'google')
+    t.equal((await get(again.callback, again.jar)).status, 302)
+    t.equal((await get(`${base}/api/v1/table/users/list`, verified.jar)).status, 200, 'the first Google session still works')
     reset()
+  })
+
+  t.test('a state cookie planted by a same-site page does not finish the attacker\'s sign-in', async (t) => {
+    p.idClaims = { sub: 'mallory', email: 'mallory@example.com', email_verified: true }
+    // The attacker starts a flow in their own browser, signs in at the provider, and stops at the
+    // callback URL; a page on a sibling subdomain then plants the attacker's nonce in the victim's
+    // browser (any cookie without the __Host- prefix, Domain=example.com, any path) and sends the
+    // victim to that callback URL.
+    const attacker = await startFlow(base, 'google')
+    const nonce = attacker.jar.get(STATE)!
+    const victim = new Jar()
+    victim.set('fastbase_oauth_state', nonce, '/api/v1/table/users/auth/oauth/google/callback')
+    victim.set('fastbase_oauth_state', nonce, '/')
+    const planted = await get(attacker.callback, victim)
+    t.equal(planted.status, 403, 'refused: the planted cookie is not the __Host- one')
+    t.equal(victim.get('acme_auth'), undefined, 'the victim is not signed in as the attacker')
+    t.equal((await get(attacker.callback, attacker.jar)).status, 302, 'the attacker\'s own browser still finishes (the refusal used nothing up)')
+    reset()
+  })
+
+  t.test('the redirect_uri comes from appUrl, whatever Host the request names', async (t) => {
+    for (const headers of [{ host: 'evil.example' }, { host: 'evil.example:8443', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' }]) {
+      const start = await app.inject({ method: 'GET', url: '/api/v1/table/users/auth/oauth/google', headers })
+      t.equal(start.statusCode, 302)
+      const authorize = new URL(start.headers.location as string)
+      t.equal(authorize.searchParams.get('redirect_uri'), `${APP_URL}/api/v1/table/users/auth/oauth/google/callback`, headers.host)
+    }
   })
 
   t.test('used states are purged after their expiry', async (t) => {
@@ -388,14 +436,14 @@ forEachDialect(t, 'oauth across two instances on one database', async (t, dialec
   // Started on instance one; the provider sends the browser back to instance two (a load balancer).
   const flow = await startFlow(baseOne, 'google')
   const onTwo = flow.callback.replace(baseOne, baseTwo)
-  const nonce = flow.jar.get('fastbase_oauth_state')!
+  const nonce = flow.jar.get(STATE)!
   const done = await get(onTwo, flow.jar)
   t.equal(done.status, 302)
   t.equal(done.headers.get('location'), `${APP_URL}/`)
   t.ok(flow.jar.get('acme_auth'))
   // Replayed to instance one: already used there too.
   const jar = new Jar()
-  jar.set('fastbase_oauth_state', nonce, '/api/v1/table/users/auth/oauth/google/callback')
+  jar.set(STATE, nonce, '/')
   const replay = await get(flow.callback, jar)
   t.equal(replay.status, 400)
   t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
@@ -498,6 +546,35 @@ t.test('OpenAPI document lists the flow', async (t) => {
   t.ok(callback?.summary)
   t.same(start.tags, ['users auth'])
   t.ok(callback.responses['200'] && callback.responses['302'] && start.responses['302'])
+})
+
+forEachDialect(t, 'oauth under a plain http appUrl (local development)', async (t, dialect) => {
+  const p = await provider(t)
+  p.idClaims = { email: 'dev@example.com', email_verified: true }
+  const appUrl = 'http://localhost:3000'
+  const app = await buildApp(t, configWith(p, { appUrl, allowedRedirectUrls: [] }), { dialect })
+  const base = await listening(app)
+  const flow = await startFlow(base, 'google', '', new Jar(), appUrl)
+  t.equal(flow.authorize.searchParams.get('redirect_uri'), `${appUrl}/api/v1/table/users/auth/oauth/google/callback`)
+  // No __Host- prefix without https: the plain cookie, scoped to the callback's path.
+  const state = [...flow.jar.cookies.values()].find((c) => c.name === 'fastbase_oauth_state')!
+  t.ok(state, 'the plain state cookie')
+  t.equal(state.path, '/api/v1/table/users/auth/oauth/google/callback')
+  t.notMatch(state.attributes, /Secure/)
+  const done = await get(flow.callback, flow.jar)
+  t.equal(done.status, 302)
+  t.equal(done.headers.get('location'), `${appUrl}/`)
+  t.equal(flow.jar.get('fastbase_oauth_state'), undefined, 'cleared')
+})
+
+t.test('the redirect flow needs a usable appUrl', async (t) => {
+  const github = { name: 'github', clientId: 'a', clientSecret: 'x' }
+  for (const appUrl of ['localhost:3000', 'ftp://files.example', 'https://user:pw@app.example']) {
+    t.match(oauthConfigProblems({ appUrl, authProviders: [github] }), [/^appUrl: must .* \(the OAuth redirect flow builds its callback URL from it\)$/], appUrl)
+  }
+  t.same(oauthConfigProblems({ appUrl: 'localhost:3000', authProviders: [{ name: 'google', clientId: 'one-tap-only' }] }), [], 'one-tap alone builds no callback URL')
+  const p = await provider(t)
+  await t.rejects(buildApp(t, configWith(p, { appUrl: 'app.example.com' })), /appUrl: must be an absolute http\(s\) URL \(the OAuth redirect flow/)
 })
 
 t.test('start-up checks of providers for the redirect flow', async (t) => {

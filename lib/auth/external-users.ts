@@ -1,6 +1,10 @@
 // Signing in with an identity another party vouches for (OAuth, one-tap, an external JWT): find the
 // user the identity was linked to, else the user with that email when the provider has verified it,
 // else create one; record the link; open an ordinary session (DECISIONS 29, 34).
+//
+// An existing account whose address nobody had proven is taken over by the address's owner, not
+// joined: whoever created it (possibly someone who typed the victim's address and never verified it)
+// loses every session, the password and any other provider link before the owner gets in.
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
 import { errors } from '../errors.js'
@@ -70,15 +74,35 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
   const row: Row | undefined = await trx(at.table.name).where(at.fields.email.name, email).first()
   if (row === undefined) return undefined
   if (!identity.emailVerified) throw errors.forbidden('An account with this email exists; the provider has not verified the address, so sign in with your password')
-  // The provider has just proven the address: the account's email is verified from now on.
   const verified = at.fields.verified
-  if (verified !== undefined && row[verified.name] !== true && row[verified.name] !== 1) {
-    await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).update({ [verified.name]: services.dialect.encode(verified, true) })
-    const updated: Row = await trx(at.table.name).where(at.fields.uid.name, row[at.fields.uid.name] as string).first()
-    await reportUserWrite(services, at, trx, 'update', updated)
-    return updated
-  }
-  return row
+  // A table without a verified column has proven no address: every account is treated as unproven.
+  if (verified !== undefined && (row[verified.name] === true || row[verified.name] === 1)) return row
+  return await takeOver(services, trx, at, identity, row)
+}
+
+/**
+ * The provider has just proven an address the account never had proven: whatever credentials the
+ * account had were set by someone who may not own the address. Its sessions end (access tokens die
+ * with them), its password becomes one nobody knows (a reset to the now-proven address sets a new
+ * one), its other provider links go, and its email is verified from now on.
+ */
+async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row): Promise<Row> {
+  const { fields } = at
+  const uid = String(row[fields.uid.name])
+  const values: Row = {}
+  if (fields.verified !== undefined) values[fields.verified.name] = true
+  if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
+  if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(encoded(services, at, values))
+  await services.sessions.revokeUser(at.table.name, uid, undefined, trx)
+  await trx(IDENTITIES).where({ table_name: at.table.name, user_id: uid })
+    .whereNot((q) => q.where({ provider: identity.provider, subject: identity.subject })).delete()
+  const updated: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
+  await reportUserWrite(services, at, trx, 'update', updated)
+  return updated
+}
+
+function encoded (services: SessionServices, at: AuthTable, values: Row): Row {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, services.dialect.encode(at.table.fields.get(name)!, value)]))
 }
 
 function emailOf (identity: ExternalIdentity): string | undefined {
@@ -98,8 +122,7 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at, identity.name ?? local ?? 'user')
   // No password anyone knows: the account signs in through its provider until a reset sets one.
   if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
-  const encoded = Object.fromEntries(Object.entries(values).map(([name, value]) => [name, services.dialect.encode(at.table.fields.get(name)!, value)]))
-  await trx(at.table.name).insert(encoded)
+  await trx(at.table.name).insert(encoded(services, at, values))
   const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
   await reportUserWrite(services, at, trx, 'insert', created)
   return created

@@ -95,6 +95,11 @@ export class IdTokenVerifier {
     return [...new Set(this.trusted.filter((p) => p.oneTap).map((p) => p.name!))]
   }
 
+  /** The issuers of one-tap provider `name` (its redirect mode posts the credential from their origin). */
+  oneTapIssuers (name: string): string[] {
+    return this.trusted.filter((p) => p.oneTap && p.name === name).flatMap((p) => p.issuers)
+  }
+
   /** A one-tap credential: an ID token of provider `name`, with `aud` one of its clientIds. */
   async verifyIdToken (name: string, token: string): Promise<ExternalIdentity> {
     let failure: unknown = errors.invalidToken()

@@ -11,6 +11,7 @@ import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/id-tokens.js'
 import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
+import { originVerdict, originsOf } from '../../lib/auth/request-origin.js'
 import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
@@ -75,24 +76,34 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
 
 function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
   const { base, tags, limited } = kit
+  const { appUrl, allowedRedirectUrls } = app.fastbase.config
+  // The app's pages (appUrl and the places sign-ins may return to) and the provider's own (redirect mode).
+  const trusted = originsOf([appUrl, ...allowedRedirectUrls ?? [], ...verifier.oneTapIssuers(name)])
   app.post(`${base}/${name}-login`, {
     // A stale auth cookie must not stand in the way of signing in again.
     config: { ...limited(), externalCredential: true },
     schema: {
       tags,
       summary: `Sign in with a ${name} ID token (one-tap)`,
-      description: `A form post (credential, g_csrf_token equal to the ${CSRF_COOKIE} cookie) as Google Identity Services sends it, or JSON { token }. Sets the auth cookie when authCookie is configured.`,
+      description: `A form post (credential, g_csrf_token equal to the ${CSRF_COOKIE} cookie) as Google Identity Services sends it, or JSON { token }. Sets the auth cookie when authCookie is configured. ` +
+        'A browser\'s post must come from appUrl\'s origin, an allowedRedirectUrls origin or the provider\'s (Origin, else Sec-Fetch-Site: same-origin); a form post that states neither is refused too.',
       consumes: [FORM, 'application/json'],
       body: OneTapBody,
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
   }, async (request, reply) => {
     const body: Static<typeof OneTapBody> = request.body ?? {}
+    // A sibling page (another port or subdomain of the site) can plant the g_csrf_token cookie and post
+    // the attacker's credential: only where the browser says the post came from tells it apart.
+    const from = originVerdict(request.headers, trusted)
+    const form = isForm(request)
+    if (from === 'foreign' || (form && from === 'unstated')) throw errors.forbidden('This sign-in must be posted from the app\'s own pages')
     let token: string
-    if (isForm(request)) {
+    if (form) {
       if (typeof body.credential !== 'string' || body.credential === '') throw errors.badRequest('credential is required')
       if (typeof body.g_csrf_token !== 'string' || body.g_csrf_token === '') throw errors.badRequest('g_csrf_token is required')
-      // Double submit: a cross-site page can post the form but cannot set or read this cookie.
+      // Double submit, as Google asks: a cross-site page cannot set or read this cookie (a same-site
+      // one can, which the origin check above covers).
       const cookie = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[CSRF_COOKIE]
       if (cookie === undefined || cookie === '' || !secretEquals(cookie, body.g_csrf_token)) throw errors.forbidden('CSRF token mismatch')
       token = body.credential

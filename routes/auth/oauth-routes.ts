@@ -13,8 +13,24 @@ import { SessionResponseSchema } from './session-response.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
-/** The cookie holding the browser's nonce between the start and the callback (scoped to the callback's path). */
-export const STATE_COOKIE = 'fastbase_oauth_state'
+/** The cookie holding the browser's nonce between the start and the callback. */
+const STATE_COOKIE = 'fastbase_oauth_state'
+
+/**
+ * How the state cookie is kept, from appUrl (the origin the flow runs on, whatever Host a request
+ * names). Under https it is a `__Host-` cookie: browsers accept one only Secure, for `/` and without
+ * a Domain, so a page on a sibling subdomain cannot plant it (a planted state cookie would finish the
+ * attacker's sign-in in the victim's browser). Plain http (local development) cannot carry the
+ * prefix: the cookie is scoped to the callback's path, and a page on another port of the same host
+ * could still plant it (README, Signing in with an OAuth provider).
+ */
+function stateCookieOf (publicUrl: URL): { name: string, options: (callbackPath: string) => { path: string, httpOnly: true, sameSite: 'lax', secure: boolean } } {
+  const secure = publicUrl.protocol === 'https:'
+  return {
+    name: secure ? `__Host-${STATE_COOKIE}` : STATE_COOKIE,
+    options: (callbackPath) => ({ path: secure ? '/' : callbackPath, httpOnly: true, sameSite: 'lax', secure })
+  }
+}
 
 const RedirectSchema = Type.Null({ description: 'Redirect (Location header)' })
 
@@ -43,23 +59,26 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
     policy: redirectPolicy(config.appUrl, config.allowedRedirectUrls)
   }
   const names = providers.names()
+  // Validated at start-up (oauthConfigProblems): the redirect flow needs appUrl to be an absolute http(s) URL.
+  const publicUrl = new URL(config.appUrl)
+  const stateCookie = stateCookieOf(publicUrl)
   const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64, description: `Configured provider: ${names.join(', ')}` }) })
   // A stale auth cookie must not stand in the way of signing in again: these routes read no token.
   const routeConfig = { ...limited(), externalCredential: true }
 
-  /** The redirect_uri registered at the provider: this server's origin and the callback route. */
+  /** The callback route's path for `provider`. */
   const callbackPath = (request: FastifyRequest, provider: string): string =>
     `${request.routeOptions.url!.replace(/\/callback$/, '').replace(':provider', encodeURIComponent(provider))}/callback`
-  const stateCookie = (request: FastifyRequest, path: string) => ({ path, httpOnly: true, sameSite: 'lax' as const, secure: request.protocol === 'https' })
 
   app.get(`${base}/oauth/:provider`, {
     config: routeConfig,
     schema: {
       tags,
       summary: 'Start signing in with an OAuth provider (redirects to it)',
-      description: `Redirects (302) to the provider's authorization page with a signed state and a PKCE challenge, and sets the ${STATE_COOKIE} cookie. ` +
+      description: `Redirects (302) to the provider's authorization page with a signed state and a PKCE challenge, and sets the state cookie (${stateCookie.name}). ` +
         '`redirect` (after sign-in) must be under appUrl or an allowedRedirectUrls entry; without it the provider\'s redirectUrl, else appUrl. ' +
-        'Register `<this server\'s origin>' + `/api/v1${base}/oauth/<provider>/callback\` at the provider.`,
+        `Register \`<appUrl's origin>/api/v1${base}/oauth/<provider>/callback\` at the provider: the redirect_uri is built from appUrl, never from the request's Host, ` +
+        'so the flow must be served on appUrl\'s origin.',
       params: ProviderParams,
       querystring: Type.Object({ redirect: Type.Optional(Type.String({ maxLength: MAX_REDIRECT_LENGTH, description: 'Where to go after signing in' })) }),
       response: { 302: RedirectSchema, ...errorResponses }
@@ -68,8 +87,10 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
     const { provider } = request.params
     const { redirect } = request.query
     const path = callbackPath(request, provider)
-    const started = await startFlow(ctx, provider, { redirect, callback: `${request.protocol}://${request.host}${path}` })
-    void reply.setCookie(STATE_COOKIE, started.nonce, { ...stateCookie(request, path), maxAge: STATE_LIFETIME })
+    // The public origin from the config: a Host header is the client's to choose (a forged one would
+    // send the provider's code to whatever origin it names).
+    const started = await startFlow(ctx, provider, { redirect, callback: `${publicUrl.origin}${path}` })
+    void reply.setCookie(stateCookie.name, started.nonce, { ...stateCookie.options(path), maxAge: STATE_LIFETIME })
     return await noStore(reply).redirect(started.location, 302)
   })
 
@@ -94,11 +115,11 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
   }, async (request, reply) => {
     const { provider } = request.params
     const path = callbackPath(request, provider)
-    const nonce = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[STATE_COOKIE]
+    const nonce = request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[stateCookie.name]
     noStore(reply)
     // Cleared once the state proved to be this browser's: a forged callback (someone else's state, or
     // none) does not end the sign-in this browser has under way.
-    const clearState = () => reply.clearCookie(STATE_COOKIE, stateCookie(request, path))
+    const clearState = () => reply.clearCookie(stateCookie.name, stateCookie.options(path))
     try {
       const { session, redirect } = await finishFlow(ctx, provider, request.query, nonce)
       clearState()
