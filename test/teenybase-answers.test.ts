@@ -1,7 +1,10 @@
 // Answers a teenybase client reads the way teenybase gives them (issue 23): `$APP_URL` as the app's
 // URL, keys in the order of the select list, `request.url` in rules, 403 before a body is validated.
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
 import t from 'tap'
-import { buildApp, forEachDialect, adminToken } from './helper.js'
+import fastbase from '../app.js'
+import { buildApp, forEachDialect, adminToken, freshDir, sharedDatabase } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 const admin = { authorization: `Bearer ${adminToken}` }
@@ -88,4 +91,19 @@ forEachDialect(t, 'the same value on both databases: text concatenated with a wh
   t.same(await names('!age'), [{ name: 'Ada' }], 'a number column is false when 0')
   t.same(await names('age & email'), [{ name: 'Bob' }])
   t.same(await names("!'asdf'"), [], "a constant reads the same way: !'asdf' is false")
+})
+
+t.test('start-up says "not set" only for rules left out; a rule written as null is noted, not warned about', async (t) => {
+  const chunks: string[] = []
+  const stream = new Writable({ write (chunk, _enc, done) { chunks.push(String(chunk)); done() } })
+  const app = Fastify({ logger: { level: 'info', stream } })
+  t.teardown(() => app.close())
+  const withUnset = config()
+  withUnset.tables[0].extensions = [{ name: 'rules', listRule: 'true', createRule: null }]
+  await app.register(fastbase, { config: withUnset, env, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
+  await app.ready()
+  const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('table "people"')).map((l) => l.msg)
+  t.same(about(40), ['table "people": viewRule, updateRule, deleteRule not set: admins only for those operations'])
+  t.same(about(30), ['table "people": createRule null: admins only for those operations'])
 })
