@@ -25,6 +25,14 @@ function config (): DatabaseSettings {
         ],
         // Readable only through the app's own origin, as a rule written for teenybase's request.url does.
         extensions: [{ name: 'rules', listRule: "request.url.origin == 'https://app.example.com'", viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
+      },
+      {
+        name: 'items',
+        fields: [
+          { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, notNull: true },
+          { name: 'label', type: 'text', sqlType: 'text' }
+        ],
+        extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }]
       }
     ]
   } as DatabaseSettings
@@ -106,4 +114,15 @@ t.test('start-up says "not set" only for rules left out; a rule written as null 
   const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('table "people"')).map((l) => l.msg)
   t.same(about(40), ['table "people": viewRule, updateRule, deleteRule not set: admins only for those operations'])
   t.same(about(30), ['table "people": createRule null: admins only for those operations'])
+})
+
+forEachDialect(t, 'rowid names an integer primary key on both databases, and is a clear 400 elsewhere', async (t, dialect) => {
+  const app = await buildApp(t, config(), { dialect, env })
+  const inserted = await app.inject({ method: 'POST', url: '/api/v1/table/items/insert', payload: { values: [{ label: 'a' }, { label: 'b' }, { label: 'c' }] } })
+  t.equal(inserted.statusCode, 200, inserted.body)
+  const later = await app.inject({ method: 'GET', url: `/api/v1/table/items/select?select=label&order=${encodeURIComponent('-rowid')}&where=${encodeURIComponent('rowid > 1')}` })
+  t.same(later.json(), [{ label: 'c' }, { label: 'b' }])
+  const people = await app.inject({ method: 'GET', url: `/api/v1/table/people/select?where=${encodeURIComponent('rowid > 1')}`, headers: admin })
+  t.equal(people.statusCode, 400)
+  t.match(people.json().message, /Unknown column "rowid" \(rowid names the primary key of tables whose key is an integer/)
 })

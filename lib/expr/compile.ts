@@ -169,14 +169,25 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
 }
 
 function column (name: string, pos: number, scope: Scope): Compiled {
-  const field = scope.table.fields.get(name)
+  const field = scope.table.fields.get(name) ?? (name.toLowerCase() === 'rowid' ? rowidField(scope.table.fields) : undefined)
   if (field === undefined || (field.noSelect === true && !scope.seesHidden)) {
     const hint = SQL_HINTS[name.toLowerCase()]
     throw new ExpressionError(`Unknown column "${name}"${hint ? ` (${hint})` : ''}`, pos)
   }
-  const known = scope.rowValues?.get(name)
+  const known = scope.rowValues?.get(field.name)
   if (known !== undefined) return { kind: 'lit', value: known }
-  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(name)}`, bindings: [], field, column: true }
+  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+}
+
+/**
+ * teenybase's `rowid`: SQLite's row number, which PostgreSQL has no equivalent of. Where the table's
+ * primary key is an integer it is that number on SQLite too, so `rowid` names it on both databases;
+ * elsewhere it is unknown, with a hint.
+ */
+export function rowidField (fields: ReadonlyMap<string, TableField>): TableField | undefined {
+  const keys = [...fields.values()].filter((f) => f.primary === true)
+  const key = keys.length === 1 ? keys[0] : undefined
+  return key !== undefined && (key.sqlType === 'integer' || key.sqlType === 'int') ? key : undefined
 }
 
 /**
