@@ -8,9 +8,16 @@ import { searchWarnings } from '../lib/fts.js'
 async function tables (app: FastifyInstance): Promise<void> {
   const descriptors = describeTables(app.fastbase.config.tables, app.fastbase.dialect)
   for (const table of descriptors.values()) {
-    const locked = RULE_NAMES.filter((r) => table.rules[r] === null)
     if (!table.hasRulesExtension) app.log.warn(`table "${table.name}" has no rules extension: only admins can use it`)
-    else if (locked.length > 0) app.log.warn(`table "${table.name}": ${locked.join(', ')} not set: admins only for those operations`)
+    else {
+      // A rule left out may be an oversight (a warning); one written as `null` is a decision (noted).
+      const rules = table.data.extensions?.find((e) => e.name === 'rules') ?? {}
+      const locked = RULE_NAMES.filter((r) => table.rules[r] === null)
+      const unset = locked.filter((r) => !(r in rules))
+      const nulls = locked.filter((r) => r in rules)
+      if (unset.length > 0) app.log.warn(`table "${table.name}": ${unset.join(', ')} not set: admins only for those operations`)
+      if (nulls.length > 0) app.log.info(`table "${table.name}": ${nulls.join(', ')} null: admins only for those operations`)
+    }
     for (const warning of [...unguardedRoleWarnings(table), ...searchWarnings(table.data)]) app.log.warn(warning)
   }
   app.fastbase.tables = descriptors

@@ -6,6 +6,7 @@ import { paramsSchema } from '../lib/actions/params.js'
 import { errorResponses } from '../schemas/tables.js'
 import { errors } from '../lib/errors.js'
 import type { TypeBoxApp } from './typebox.js'
+import { requestGlobals } from './request-globals.js'
 
 const UnknownActionParams = Type.Object({ name: Type.String() })
 
@@ -29,7 +30,7 @@ export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
       // The body as sent, typed as runAction takes it: nothing has checked it yet (runAction does).
       return await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
         auth: request.auth,
-        request: { method: request.method, headers: request.headers, url: { pathname: request.url.split('?')[0] } }
+        request: requestGlobals(request, app.fastbase.config.appUrl)
       })
     })
   }

@@ -13,7 +13,7 @@ export const HealthSchema = Type.Object({
   version: Type.String(),
   dialect: Type.Optional(Type.String()),
   uptime: Type.Number({ description: 'Seconds since the process started' }),
-  timestamp: Type.String({ format: 'date-time', description: 'The server\'s clock, ISO 8601 UTC (teenybase clients read it)' })
+  timestamp: Type.Integer({ description: 'The server\'s clock in milliseconds since 1970 (Date.now()), as teenybase answers it' })
 })
 
 const UnavailableSchema = Type.Object({
@@ -47,7 +47,7 @@ const health: FastifyPluginAsync = async (app) => {
       version,
       dialect: app.fastbase.dialect?.name,
       uptime: process.uptime(),
-      timestamp: new Date().toISOString()
+      timestamp: Date.now()
     }
   })
 }

@@ -256,6 +256,7 @@ forEachDialect(t, 'auth', async (t, dialect) => {
   t.test('email verification', async (t) => {
     const carol = (await post('/table/users/auth/sign-up', { username: 'carol', email: 'carol@example.com', password: 'carol password', passwordConfirm: 'carol password', name: 'Carol' })).json()
     t.equal((await post('/table/users/auth/request-verification', {})).statusCode, 401, 'needs a session')
+    t.equal((await post('/table/users/auth/request-verification', {}, adminToken)).statusCode, 403, 'an admin has no email of this table to verify')
     t.same((await post('/table/users/auth/request-verification', {}, carol.token)).json(), { success: true })
     const message = await mail.next()
     t.equal(message.subject, 'Verify your Acme email')

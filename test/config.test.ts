@@ -350,6 +350,21 @@ t.test('secrets resolve from the env object', async (t) => {
   t.notMatch(odd.problems.join(), /2b/, 'the value is not echoed')
 })
 
+t.test('appUrl and allowedRedirectUrls read $NAME from the env; a value that is not a URL is a config problem', async (t) => {
+  const input = { ...validConfig(), appUrl: '$APP_URL', allowedRedirectUrls: ['$FRONT_URL'] }
+  const resolved = resolveSecrets(input, { APP_URL: 'https://app.example.com', FRONT_URL: 'https://front.example.com/' })
+  t.same(resolved.problems, [])
+  t.equal(resolved.config.appUrl, 'https://app.example.com')
+  t.same(resolved.config.allowedRedirectUrls, ['https://front.example.com/'])
+  t.same(problemsOf(resolved.config), [])
+
+  const unset = resolveSecrets(input, {})
+  t.same([...unset.problems].sort(), ['allowedRedirectUrls[0]: environment variable FRONT_URL is not set', 'appUrl: environment variable APP_URL is not set'])
+  t.same(problemsOf({ ...validConfig(), appUrl: 'localhost:3000' }), ['appUrl: must be an absolute http(s) URL (email links, OAuth callbacks and the origin cookie-authenticated writes come from are built from it)'])
+  t.same(problemsOf({ ...validConfig(), appUrl: 'https://user:pw@example.com' }), ['appUrl: must not carry a user name or password (email links, OAuth callbacks and the origin cookie-authenticated writes come from are built from it)'])
+  t.notMatch(problemsOf({ ...validConfig(), appUrl: 'https://user:pw@example.com' }).join(), /pw/, 'the value is not echoed')
+})
+
 t.test('ConfigError lists problems without a stack trace', async (t) => {
   const err = new ConfigError(['jwtSecret: is required', 'tables[0].name: must not be empty'])
   t.equal(err.message, 'Invalid fastbase config:\n  - jwtSecret: is required\n  - tables[0].name: must not be empty')

@@ -257,7 +257,7 @@ t.test('start-up validation of the origins', async (t) => {
     'allowedOrigins[4]: must be an origin: scheme, host and optional port (http://localhost:5173)',
     'allowedOrigins[5]: must be an origin without a path, query or fragment (https://x.example.com)'
   ])
-  t.same(await problems({ appUrl: 'app.example.com' }), ['appUrl: must be an absolute http(s) URL (its origin is the one cookie-authenticated writes come from)'])
+  t.same(await problems({ appUrl: 'app.example.com' }), ['appUrl: must be an absolute http(s) URL (email links, OAuth callbacks and the origin cookie-authenticated writes come from are built from it)'])
   t.same(await problems({}, { FASTBASE_ALLOWED_ORIGINS: 'http://localhost:5173,*' }), ['FASTBASE_ALLOWED_ORIGINS: "*" must be an origin: scheme, host and optional port (http://localhost:5173)'])
   t.same(await problems({ authCookie: { name: '__Host-x', domain: 'example.com', path: '/api', secure: false } }), [
     'authCookie.domain: a __Host- cookie cannot have a domain (browsers refuse it)',

@@ -151,8 +151,8 @@ t.test('/health answers 200 with the app facts, 503 without a database', async t
   t.type(body.uptime, 'number')
   t.ok(body.uptime >= 0)
   t.same(Object.keys(body).sort(), ['dialect', 'name', 'status', 'timestamp', 'uptime', 'version'])
-  t.equal(new Date(body.timestamp).toISOString(), body.timestamp, 'timestamp is ISO 8601')
-  t.ok(Math.abs(Date.parse(body.timestamp) - Date.now()) < 60_000, 'timestamp is the server clock')
+  t.ok(Number.isInteger(body.timestamp), 'timestamp is a number of milliseconds, as teenybase answers it')
+  t.ok(Math.abs(body.timestamp - Date.now()) < 60_000, 'timestamp is the server clock')
 
   await db.destroy()
   const down = await app.inject({ method: 'GET', url: `${prefix}/health` })

@@ -11,6 +11,7 @@ import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { DialectName } from '../lib/dialects/types.js'
 import { oauthConfigProblems, OAUTH_PRESETS } from '../lib/auth/oauth-providers.js'
+import { checkAppUrl } from '../lib/config/checks/app.js'
 import { OAUTH_STATES } from '../lib/auth/store-tables.js'
 import { purgeExpired, KEEP_EXPIRED_FOR } from '../lib/auth/purge.js'
 
@@ -570,11 +571,10 @@ forEachDialect(t, 'oauth under a plain http appUrl (local development)', async (
 t.test('the redirect flow needs a usable appUrl', async (t) => {
   const github = { name: 'github', clientId: 'a', clientSecret: 'x' }
   for (const appUrl of ['localhost:3000', 'ftp://files.example', 'https://user:pw@app.example']) {
-    t.match(oauthConfigProblems({ appUrl, authProviders: [github] }), [/^appUrl: must .* \(the OAuth redirect flow builds its callback URL from it\)$/], appUrl)
+    t.match(checkAppUrl({ appUrl, authProviders: [github] } as any), [/^appUrl: must .* \(email links, OAuth callbacks and the origin cookie-authenticated writes come from are built from it\)$/], appUrl)
   }
-  t.same(oauthConfigProblems({ appUrl: 'localhost:3000', authProviders: [{ name: 'google', clientId: 'one-tap-only' }] }), [], 'one-tap alone builds no callback URL')
   const p = await provider(t)
-  await t.rejects(buildApp(t, configWith(p, { appUrl: 'app.example.com' })), /appUrl: must be an absolute http\(s\) URL \(the OAuth redirect flow/)
+  await t.rejects(buildApp(t, configWith(p, { appUrl: 'app.example.com' })), /appUrl: must be an absolute http\(s\) URL \(email links, OAuth callbacks/)
 })
 
 t.test('start-up checks of providers for the redirect flow', async (t) => {

@@ -135,11 +135,6 @@ export function oauthConfigProblems (config: { appUrl?: unknown, authProviders?:
   }
   const entries = Array.isArray(config.authProviders) ? config.authProviders : []
   const policy = typeof config.appUrl === 'string' ? redirectPolicy(config.appUrl, allowed) : undefined
-  // The redirect_uri is built from appUrl (a request's Host is the client's to choose): without a
-  // usable one the flow cannot start, so the config is refused rather than the first sign-in.
-  const redirectFlow = entries.some((raw) => raw !== null && typeof raw === 'object' && text((raw as ProviderEntry).clientSecret) !== undefined)
-  const appUrlProblem = typeof config.appUrl === 'string' ? allowedEntryProblem(config.appUrl) : 'is required'
-  if (redirectFlow && appUrlProblem !== undefined) problems.push(`appUrl: ${appUrlProblem} (the OAuth redirect flow builds its callback URL from it)`)
   for (const [i, raw] of entries.entries()) {
     if (raw === null || typeof raw !== 'object') continue
     const entry = raw as ProviderEntry

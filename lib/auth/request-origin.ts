@@ -89,11 +89,9 @@ export function cookieRequestAllowed (policy: OriginPolicy, method: string, orig
 }
 
 /** `allowedOrigins` entries that are not origins, as start-up problems (lib/config/validate.ts). */
-export function allowedOriginsProblems (config: { appUrl?: unknown, allowedOrigins?: unknown }): string[] {
+export function allowedOriginsProblems (config: { allowedOrigins?: unknown }): string[] {
+  // appUrl itself is checked by lib/config/checks/app.ts.
   const problems: string[] = []
-  if (typeof config.appUrl === 'string' && parseHttpUrl(config.appUrl) === undefined) {
-    problems.push('appUrl: must be an absolute http(s) URL (its origin is the one cookie-authenticated writes come from)')
-  }
   const entries = Array.isArray(config.allowedOrigins) ? config.allowedOrigins : []
   for (const [i, entry] of entries.entries()) {
     const problem = typeof entry === 'string' ? originProblem(entry) : undefined

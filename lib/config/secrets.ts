@@ -1,6 +1,8 @@
-// `$NAME` secret references. In a secret position, a string that starts with `$` is replaced by
-// the environment variable NAME, so configs can be committed without their secrets. Only secret
-// positions are resolved: elsewhere `$` is ordinary text (e.g. teenybase's `jwtIssuer: '$db'`).
+// `$NAME` references. In a secret position, a string that starts with `$` is replaced by the
+// environment variable NAME, so configs can be committed without their secrets; the app's public
+// URL may be read the same way (it differs per deployment, and teenybase projects write
+// `appUrl: '$APP_URL'`). Only those positions are resolved: elsewhere `$` is ordinary text (e.g.
+// teenybase's `jwtIssuer: '$db'`).
 // Problems name the config path and the variable, never a value.
 import { clonePlain, isPlainObject } from './plain.js'
 import { formatPath } from './paths.js'
@@ -35,14 +37,20 @@ const SECRET_POSITIONS: readonly Pattern[] = [
   ['admin', 'editorPassword']
 ]
 
+/** Positions read from the environment that are not secrets: shown as they are by `/settings`. */
+const DEPLOYMENT_POSITIONS: readonly Pattern[] = [
+  ['appUrl'],
+  ['allowedRedirectUrls', '*']
+]
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
-/** A copy of `input` with every `$NAME` in a secret position replaced from `env`; the input is not modified. */
+/** A copy of `input` with every `$NAME` in a secret or deployment position replaced from `env`; the input is not modified. */
 export function resolveSecrets<T> (input: T, env: Env): SecretResolution<T> {
   const problems: string[] = []
   const config = clonePlain(input)
   visitStrings(config, [], (value, path) => {
-    if (!value.startsWith('$') || !isSecretPosition(path)) return value
+    if (!value.startsWith('$') || !(isSecretPosition(path) || DEPLOYMENT_POSITIONS.some((p) => matches(p, path)))) return value
     const name = value.slice(1)
     if (!ENV_NAME.test(name)) {
       // Possibly a literal secret that happens to start with `$`: do not echo it.

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Fragment } from '../dialects/types.js'
-import { parseColumns, compile, toFragment, isFunction, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
+import { parseColumns, compile, toFragment, isFunction, rowidField, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { scopeOf, checkLength, type CrudContext } from './context.js'
 import { relationOf, expansionContext, expansionFragment, type Call, type Relation } from './expand.js'
@@ -190,8 +190,11 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
   const parts = names(ctx, 'order', spec).map((item) => {
     const m = ORDER_ITEM.exec(item)
     if (m === null) throw errors.expression('order', `"${item}" is not a column name with an optional +, - or ASC/DESC`)
-    const [, sign, name, direction] = m
-    const known = columns.some((c) => c.key === name) || ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)
+    const [, sign, given, direction] = m
+    const isKnown = (n: string) => columns.some((c) => c.key === n) || ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === n)
+    // teenybase's `rowid` is the integer primary key where there is one (as in where clauses).
+    const name = !isKnown(given) && given.toLowerCase() === 'rowid' ? rowidField(ctx.table.fields)?.name ?? given : given
+    const known = isKnown(name)
     if (!known) throw errors.expression('order', `Unknown column "${name}"`)
     const desc = sign === '-' || direction?.toLowerCase() === 'desc'
     // SQLite sorts NULL below every value, PostgreSQL above: saying where nulls go makes both answer

@@ -104,6 +104,9 @@ export const sqlite: Dialect = {
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }
+    // better-sqlite3 binds every JS number as a REAL: `'a' || 100` would read `a100.0`. A whole
+    // number is bound as an INTEGER, as PostgreSQL types it.
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return { sql: '?', bindings: [BigInt(value)] }
     return { sql: '?', bindings: [typeof value === 'boolean' ? Number(value) : value] }
   },
   search: sqliteSearch,

@@ -108,7 +108,8 @@ export function toFragment (node: Compiled, scope: Scope, field?: TableField, po
 
 export function toCondition (node: Compiled, trace?: Trace): Condition {
   if (node.kind === 'lit') return truthy(constant(node, trace))
-  return node.safe === true ? { sql: node.sql, bindings: node.bindings, safe: true } : { sql: node.sql, bindings: node.bindings }
+  const truth = truthOf(node)
+  return truth.safe === true ? { sql: truth.sql, bindings: truth.bindings, safe: true } : { sql: truth.sql, bindings: truth.bindings }
 }
 
 /** A constant that is not null, or a column declared notNull. */
@@ -132,6 +133,24 @@ function truthy (value: Literal): boolean {
   return value !== null && value !== false && value !== 0 && value !== ''
 }
 
+const NUMBER_TYPES = new Set(['integer', 'number'])
+const TEXT_TYPES = new Set(['text', 'email', 'url', 'editor', 'select', 'file', 'password'])
+
+/**
+ * A column used as a condition (`!title`, `published & title`, `where=title`) means what `truthy`
+ * means for a constant, on both databases: a number is true unless 0, a text unless empty, null
+ * stays null. PostgreSQL refuses a text or number where it wants a boolean, and SQLite would read
+ * text as a number (`'abc'` as 0): both are given the comparison instead.
+ */
+function truthOf (node: Compiled & { kind: 'sql' }): Compiled & { kind: 'sql' } {
+  if (node.column !== true || node.field === undefined) return node
+  const { type, sqlType } = node.field
+  const numeric = NUMBER_TYPES.has(type) || (type === 'relation' && (sqlType === 'integer' || sqlType === 'int'))
+  if (numeric) return { ...sql(`(${node.sql} <> 0)`, node.bindings), safe: true }
+  if (TEXT_TYPES.has(type) || (type === 'relation' && sqlType === 'text')) return { ...sql(`(${node.sql} <> '')`, node.bindings), safe: true }
+  return node
+}
+
 function sql (text: string, bindings: unknown[], field?: TableField): Compiled & { kind: 'sql' } {
   return { kind: 'sql', sql: text, bindings, field }
 }
@@ -150,14 +169,25 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
 }
 
 function column (name: string, pos: number, scope: Scope): Compiled {
-  const field = scope.table.fields.get(name)
+  const field = scope.table.fields.get(name) ?? (name.toLowerCase() === 'rowid' ? rowidField(scope.table.fields) : undefined)
   if (field === undefined || (field.noSelect === true && !scope.seesHidden)) {
     const hint = SQL_HINTS[name.toLowerCase()]
     throw new ExpressionError(`Unknown column "${name}"${hint ? ` (${hint})` : ''}`, pos)
   }
-  const known = scope.rowValues?.get(name)
+  const known = scope.rowValues?.get(field.name)
   if (known !== undefined) return { kind: 'lit', value: known }
-  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(name)}`, bindings: [], field, column: true }
+  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+}
+
+/**
+ * teenybase's `rowid`: SQLite's row number, which PostgreSQL has no equivalent of. Where the table's
+ * primary key is an integer it is that number on SQLite too, so `rowid` names it on both databases;
+ * elsewhere it is unknown, with a hint.
+ */
+export function rowidField (fields: ReadonlyMap<string, TableField>): TableField | undefined {
+  const keys = [...fields.values()].filter((f) => f.primary === true)
+  const key = keys.length === 1 ? keys[0] : undefined
+  return key !== undefined && (key.sqlType === 'integer' || key.sqlType === 'int') ? key : undefined
 }
 
 /**
@@ -182,7 +212,10 @@ function unary (op: '!' | '-' | '+', arg: Compiled, scope: Scope): Compiled {
     }
     return { kind: 'lit', value: op === '-' ? -value : value }
   }
-  if (op === '!') return safe(sql(`(NOT ${arg.sql})`, arg.bindings), arg.safe === true)
+  if (op === '!') {
+    const truth = truthOf(arg)
+    return safe(sql(`(NOT ${truth.sql})`, truth.bindings), truth.safe === true)
+  }
   return op === '-' ? sql(`(- ${arg.sql})`, arg.bindings) : arg
 }
 
@@ -251,13 +284,13 @@ function logical (op: '&' | '|', left: Compiled, right: Compiled, trace: Trace |
   if (left.kind === 'lit' && right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(constant(left, trace)), tri(constant(right, trace))) }
   const known = left.kind === 'lit' ? left : right.kind === 'lit' ? right : undefined
   if (known !== undefined) {
-    const other = known === left ? right : left
+    const other = truthOf((known === left ? right : left) as Compiled & { kind: 'sql' })
     const value = tri(constant(known, trace))
     if (op === '&') return value === true ? other : { kind: 'lit', value }
     return value === true ? { kind: 'lit', value: true } : other
   }
-  const l = left as Compiled & { kind: 'sql' }
-  const r = right as Compiled & { kind: 'sql' }
+  const l = truthOf(left as Compiled & { kind: 'sql' })
+  const r = truthOf(right as Compiled & { kind: 'sql' })
   return safe(sql(`(${l.sql} ${op === '&' ? 'AND' : 'OR'} ${r.sql})`, [...l.bindings, ...r.bindings]), l.safe === true && r.safe === true)
 }
 

@@ -47,7 +47,8 @@ export const SQL_HINTS: Record<string, string> = {
   select: 'subqueries are not supported', union: 'subqueries are not supported', from: 'subqueries are not supported',
   case: 'CASE is not supported', when: 'CASE is not supported', limit: 'LIMIT is a separate parameter',
   order: 'ORDER BY is a separate parameter', drop: 'SQL statements are not supported', delete: 'SQL statements are not supported',
-  insert: 'SQL statements are not supported', update: 'SQL statements are not supported', asc: 'use the order parameter', desc: 'use the order parameter'
+  insert: 'SQL statements are not supported', update: 'SQL statements are not supported', asc: 'use the order parameter', desc: 'use the order parameter',
+  rowid: 'rowid names the primary key of tables whose key is an integer; this table\'s key is another field'
 }
 
 /**

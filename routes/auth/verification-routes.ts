@@ -19,7 +19,10 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
     schema: { tags, summary: 'Email a verification link to the signed-in user', security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request) => {
     const { auth } = request
-    if (auth.cid !== at.table.name || auth.uid === null) throw errors.unauthorized()
+    // No credentials is 401 (sign in first); a caller signed in as someone else (another table's
+    // user, an admin) is 403: signing in again would not help.
+    if (auth.uid === null && !auth.admin) throw errors.unauthorized()
+    if (auth.cid !== at.table.name || auth.uid === null) throw errors.forbidden('Only a user of this table can ask to verify their own email')
     await requestVerification(services, at, auth.uid)
     return { success: true }
   })

@@ -1,8 +1,8 @@
 // Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TableDescriptor } from '../../lib/table.js'
-import { assertMayWrite, crudContext, type CrudContext } from '../../lib/crud/context.js'
+import { assertMayTry, assertMayWrite, crudContext, type CrudContext } from '../../lib/crud/context.js'
 import type { RuleName } from '../../lib/table.js'
 import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/tables.js'
 import { select, list, view } from '../../lib/crud/read.js'
@@ -10,6 +10,7 @@ import { insert, update, edit, remove } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import type { TypeBoxApp } from '../typebox.js'
+import { requestGlobals } from '../request-globals.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -23,6 +24,16 @@ function upserts (query: unknown): boolean {
   return typeof query === 'object' && query !== null && 'or' in query && query.or === 'INSERT'
 }
 
+/**
+ * Rows answer with their keys in the order of the caller's `select` / `returning` list, as teenybase
+ * answers: the response schema lists the table's fields in their own order, and the schema's
+ * serializer writes keys in that order. Values are already typed by the dialect, so JSON.stringify
+ * writes them as the schema's serializer would; answers without a list keep the faster one.
+ */
+function inListOrder (reply: FastifyReply, list: string | string[] | undefined): void {
+  if (list !== undefined && list.length > 0) reply.serializer(JSON.stringify)
+}
+
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
   const { tables, limits } = app.fastbase
@@ -34,7 +45,7 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     // A viewer admin may read everything and write nothing (DECISIONS 15).
     if (write && request.auth.adminRole === 'viewer') throw errors.forbidden()
     return crudContext(app.fastbase.executor, table, request.auth, {
-      globals: { request: { method: request.method, headers: request.headers, query: request.query ?? {}, url: { pathname: request.url.split('?')[0] } } },
+      globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },
       files: request.fileTracker
     })
   }
@@ -46,9 +57,15 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
     // Tables with file fields take multipart bodies on writes (`@filePayload` parts + `@jsonPayload`).
     const hasFiles = table.fieldList.some((f) => f.type === 'file')
-    const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => hasFiles
-      ? app.fastbase.fileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
-      : {}
+    // A caller refused whatever the body says hears 403 before the body is validated: a 400 listing
+    // required fields would describe a table it may not write. Multipart bodies are checked more
+    // strictly before a byte is stored (plugins/files.ts).
+    const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => {
+      const mayTry = async (request: FastifyRequest) => assertMayTry(context(request, table, true), rules(request))
+      if (!hasFiles) return { preValidation: mayTry }
+      const files = app.fastbase.fileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
+      return { ...files, preValidation: [mayTry, files.preValidation] }
+    }
     const consumes = { consumes: ['application/json', FORM, ...(hasFiles ? ['multipart/form-data'] : [])] }
 
     // select and list take the same parameters as a query string (GET, which has no body) or as a
@@ -60,34 +77,55 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     for (const [op, summary, response, run] of reads) {
       app.get(`${base}/${op}`, {
         schema: { ...read(summary, response), querystring: q.read }
-      }, async (request) => await run(context(request, table, false), request.query))
+      }, async (request, reply) => {
+        inListOrder(reply, request.query.select)
+        return await run(context(request, table, false), request.query)
+      })
     }
     for (const [op, summary, response, run] of reads) {
       app.post(`${base}/${op}`, {
         schema: { ...read(summary, response), body: q.read, consumes: ['application/json', FORM] }
-      }, async (request) => await run(context(request, table, false), request.body))
+      }, async (request, reply) => {
+        inListOrder(reply, request.body.select)
+        return await run(context(request, table, false), request.body)
+      })
     }
     app.post(`${base}/insert`, {
       ...writeOptions(() => ['createRule']),
       schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody, ...consumes }
-    }, async (request) => await insert(context(request, table, true), request.body))
+    }, async (request, reply) => {
+      inListOrder(reply, request.body.returning)
+      return await insert(context(request, table, true), request.body)
+    })
     app.post(`${base}/update`, {
       ...writeOptions(() => ['updateRule']),
       schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody, ...consumes }
-    }, async (request) => await update(context(request, table, true), request.body))
+    }, async (request, reply) => {
+      inListOrder(reply, request.body.returning)
+      return await update(context(request, table, true), request.body)
+    })
     app.post(`${base}/delete`, {
       ...writeOptions(() => ['deleteRule']),
       schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody, consumes: ['application/json', FORM] }
-    }, async (request) => await remove(context(request, table, true), request.body))
+    }, async (request, reply) => {
+      inListOrder(reply, request.body.returning)
+      return await remove(context(request, table, true), request.body)
+    })
 
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
       schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.view }
-    }, async (request) => await view(context(request, table, false), request.params.id, request.query))
+    }, async (request, reply) => {
+      inListOrder(reply, request.query.select)
+      return await view(context(request, table, false), request.params.id, request.query)
+    })
     app.post(`${base}/edit/:id`, {
       ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
       schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
-    }, async (request) => await edit(context(request, table, true), request.params.id, request.body ?? {}, request.query))
+    }, async (request, reply) => {
+      inListOrder(reply, request.query.returning)
+      return await edit(context(request, table, true), request.params.id, request.body ?? {}, request.query)
+    })
   }
 
   // Anything else under /table/: an unknown table, or an unknown operation of a known one.

@@ -2,6 +2,7 @@
 // exist, combinations of keys). Each returns `path: message` lines; all of them always run.
 import type { Check } from './common.js'
 import { checkActions } from './actions.js'
+import { checkAppUrl } from './app.js'
 import { checkExtensions, checkProviders } from './auth.js'
 import { checkDefaults, checkSelectValues, checkTypes } from './fields.js'
 import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
@@ -13,6 +14,6 @@ export type { Check } from './common.js'
 
 /** In this order (problems at one path keep it after sorting by path). */
 export const CROSS_CHECKS: Check[] = [
-  checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
+  checkAppUrl, checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
   checkExtensions, checkProviders, oauthConfigProblems, allowedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions
 ]

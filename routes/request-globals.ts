@@ -1,0 +1,34 @@
+// What rules, where clauses and actions read as `request.*` (the interface's request object).
+// `request.url` is the app's public URL (`appUrl`: scheme, host and port) with the path and query
+// this request asked for. The origin is never taken from the `Host` header, which any caller sets:
+// a rule comparing `request.url.origin` or `.host` must not be satisfiable by a forged header.
+import type { FastifyRequest } from 'fastify'
+
+export interface RequestGlobals extends Record<string, unknown> {
+  method: string
+  headers: FastifyRequest['headers']
+  query: unknown
+  url: { href: string, protocol: string, host: string, hostname: string, port: string, pathname: string, search: string, hash: string, origin: string }
+}
+
+export function requestGlobals (request: FastifyRequest, appUrl: string): RequestGlobals {
+  // Appended to the origin as text, so a target like `//other.host/x` stays a path here.
+  const url = new URL(new URL(appUrl).origin + pathAndQuery(request.url))
+  return {
+    method: request.method,
+    headers: request.headers,
+    query: request.query ?? {},
+    url: { href: url.href, protocol: url.protocol, host: url.host, hostname: url.hostname, port: url.port, pathname: url.pathname, search: url.search, hash: url.hash, origin: url.origin }
+  }
+}
+
+/** The path and query of a request target; an absolute-form target (`GET http://host/x`) gives its path. */
+function pathAndQuery (target: string): string {
+  if (target.startsWith('/')) return target
+  try {
+    const url = new URL(target)
+    return url.pathname + url.search
+  } catch {
+    return '/'
+  }
+}
