@@ -120,14 +120,18 @@ function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldEr
   }
   for (const [name, value] of Object.entries(system)) row[name] = raw(db, valueFragment(ctx, ctx.table.fields.get(name)!, value, fieldErrors))
   const { uid, created, updated } = ctx.table
-  if (uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')) {
-    row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
-  }
+  if (uid !== undefined && generatesUid(ctx, input)) row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
   // Timestamps are set here, not by triggers, so they hold on both dialects whatever the DDL says.
   for (const field of [created, updated]) {
     if (field !== undefined && input[field.name] === undefined) row[field.name] = db.raw(ctx.dialect.now())
   }
   return row
+}
+
+/** An autoSetUid table gives a row without a uid a new one. */
+function generatesUid (ctx: CrudContext, input: Row): boolean {
+  const uid = ctx.table.uid
+  return uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')
 }
 
 /** Expression-valued columns of an inserted row (no row to read yet: constants, `auth.*`, `params.*`). */
@@ -215,13 +219,15 @@ async function upsert (ctx: CrudContext, params: InsertParams, inputs: Row[]): P
 async function upsertRow (ctx: CrudContext, trx: Knex.Transaction, values: Row, expr: Record<string, string> | undefined, returning: ListSpec | undefined): Promise<Row[]> {
   const keyValues = keyFragments(ctx, trx, values, expr)
   const keys = uniqueKeys(ctx, Object.keys(keyValues))
-  if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
-  let target = await metKey(ctx, trx, keyValues, keys)
+  // A row whose only key is the uid it is about to be given meets nothing.
+  const fresh = keys.length === 0 && generatesUid(ctx, values) && uniqueKeys(ctx, [ctx.table.uid!.name]).length > 0
+  if (keys.length === 0 && !fresh) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
+  let target = fresh ? undefined : await metKey(ctx, trx, keyValues, keys)
   if (target === undefined) {
     try {
       return await trx.transaction(async (sp) => await insert(withDb(ctx, sp), { values, expr, returning }))
     } catch (error) {
-      if (!isUniqueViolation(ctx, error)) throw error
+      if (!isUniqueViolation(ctx, error) || fresh) throw error
       target = await metKey(ctx, trx, keyValues, keys)
       if (target === undefined) throw error
     }
