@@ -1,4 +1,5 @@
 // A table's compiled descriptor: built once at start-up from the config, read on every request.
+import type { Knex } from 'knex'
 import type { TableData, TableField, AuthExtension, RulesExtension } from '../schemas/config.js'
 import type { Dialect } from './dialects/types.js'
 import { parseExpression, type Expr } from './expr/parse.js'
@@ -43,16 +44,32 @@ export interface ForeignKey { field: TableField, target: TableDescriptor, column
 
 type Row = Record<string, unknown>
 
-/** Rewrites caller values before a write. `system` values are written as given, past noInsert/noUpdate. */
+/**
+ * Rewrites caller values before a write. `system` values are written as given, past noInsert/noUpdate.
+ * lib/crud/write.ts calls them on every path that writes (insert, upsert, update, edit, action steps).
+ */
 export interface WriteHooks {
+  /** Refuses a whole insert before any row is prepared (a bound on costly rows). */
+  beforeBatch: (ctx: HookContext, rows: Row[]) => void
   beforeInsert: (ctx: HookContext, rows: Row[]) => Promise<Array<{ values: Row, system: Row }>>
-  beforeUpdate: (ctx: HookContext, values: Row) => Promise<{ values: Row, system: Row, onlyUid?: string }>
+  beforeUpdate: (ctx: HookContext, values: Row) => Promise<UpdateHook>
   /** Fields `set` expressions may not write (a password must be hashed). */
   notSettable: Set<string>
+  /** When column `when` is given a different value, column `reset` becomes `to` (a changed email is unverified). */
+  resets: Array<{ when: string, reset: string, to: unknown }>
 }
 
-/** What hooks may know about the caller. */
-export interface HookContext { admin: boolean, uid: string | null, applyRules: boolean }
+export interface UpdateHook {
+  values: Row
+  system: Row
+  /** The update may reach only this record. */
+  onlyUid?: string
+  /** Runs in the update's transaction with the uids of the rows it changed (ends the sessions of a changed password). */
+  after?: (db: Knex.Transaction, uids: string[]) => Promise<void>
+}
+
+/** What hooks may know about the caller, and the connection (or transaction) the write runs on. */
+export interface HookContext { admin: boolean, uid: string | null, sid: string | null, applyRules: boolean, db: Knex | Knex.Transaction }
 
 function byUsage (table: TableData, usage: string): TableField | undefined {
   return table.fields.find((f) => f.usage === usage)

@@ -69,13 +69,15 @@ async function auth (app: FastifyInstance): Promise<void> {
     }
   }
   const tables = new Map<string, AuthTable>()
+  const sessions = new SessionStore(db)
   for (const table of app.fastbase.tables.values()) {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
     await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret, namespace))
     const fields = authFieldsOf(table.data, table.auth)
-    // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on.
-    table.writeHooks = passwordWriteHooks(db, table.name, fields)
+    // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on, and a
+    // password changed by one ends the user's other sessions.
+    table.writeHooks = passwordWriteHooks(table.name, fields, sessions)
     tables.set(table.name, {
       table,
       ext: table.auth,
@@ -116,7 +118,7 @@ async function auth (app: FastifyInstance): Promise<void> {
     adminSecrets,
     adminKeys,
     keySets: new RemoteKeySets(),
-    sessions: new SessionStore(db),
+    sessions,
     // Read at each write: the realtime plugin, registered later, sets the executor's sink.
     changes: () => app.fastbase.executor.changes,
     oneTimeTokens: new OneTimeTokens(db),

@@ -6,6 +6,7 @@ import fastbase from '../index.js'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
 import type { DatabaseSettings } from '../schemas/config.js'
+import { baseFields, authFields } from '../lib/config/helpers.js'
 
 const config: DatabaseSettings = {
   jwtSecret: 'test-secret',
@@ -223,5 +224,23 @@ t.test('bad actions stop start-up, naming the action', async (t) => {
     t.teardown(() => app.close())
     const error = await app.register(fastbase, { config: bad(actions), databaseUrl: 'sqlite::memory:', dataDir: t.testdir() }).ready().then(() => undefined, (e: Error) => e)
     t.match(error?.message, message, JSON.stringify(actions))
+  }
+})
+
+t.test('SQL-mode actions cannot write an auth table\'s password column (it would be stored unhashed)', async (t) => {
+  const users = { name: 'users', autoSetUid: true, fields: [...baseFields, ...authFields], extensions: [{ name: 'auth', jwtSecret: 'users-secret' }] }
+  const withAction = (action: unknown) => ({ jwtSecret: 'secret', appUrl: 'https://app.example.com', tables: [users], actions: [action] } as DatabaseSettings)
+  const cases: Array<[unknown, RegExp | undefined]> = [
+    [{ name: 'setpw', sql: { type: 'UPDATE', table: 'users', set: { password: '{:p}' }, where: { q: 'id = {:id}' } } }, /actions\.setpw\.sql\[0\]: SQL mode cannot write the password column "password"/],
+    [{ name: 'newuser', sql: { type: 'INSERT', table: 'users', values: { username: 'u', email: 'u@example.com', name: 'U', password: 'plain text' } } }, /actions\.newuser\.sql\[0\]: SQL mode cannot write the password column/],
+    [{ name: 'rename', sql: { type: 'UPDATE', table: 'users', set: { name: '{:n}' }, where: { q: 'id = {:id}' } } }, undefined],
+    [{ name: 'stepped', steps: { type: 'UPDATE', table: 'users', where: 'id == params.id', setValues: { password: 'a long password' } } }, undefined]
+  ]
+  for (const [action, message] of cases) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    const error = await app.register(fastbase, { config: withAction(action), databaseUrl: 'sqlite::memory:', dataDir: t.testdir() }).ready().then(() => undefined, (e: Error) => e)
+    if (message === undefined) t.equal(error, undefined, `${JSON.stringify(action)} starts`)
+    else t.match(error?.message, message, JSON.stringify(action))
   }
 })

@@ -81,6 +81,8 @@ export function compileActions (actions: ActionData[], tables: Map<string, Table
       if ('sql' in entry) {
         for (const column of [...Object.keys(entry.sql.set ?? {}), ...list(entry.sql.values).flatMap((v) => Object.keys(v))]) {
           if (!table.fields.has(column)) problems.push(`${entry.path}: unknown column "${column}" in table "${table.name}"`)
+          // SQL mode writes values as given: a password would be stored unhashed (and never sign in).
+          else if (table.auth !== undefined && table.fields.get(column)!.usage === 'auth_password') problems.push(`${entry.path}: SQL mode cannot write the password column "${column}" (it would be stored unhashed); write it in a steps-mode action`)
         }
         statements.push({ table, sql: entry.sql })
         continue

@@ -1,8 +1,10 @@
-// The auth extension's hooks on table writes (insert, update, edit, sign-up): a password is validated,
-// confirmed and hashed before it reaches SQL; a non-admin changing a password must give the current one,
-// and only for their own record.
+// The auth extension's hooks on table writes (insert, upsert, update, edit, action steps, sign-up): a
+// password is validated, confirmed and hashed before it reaches SQL; a non-admin changing a password must
+// give the current one, and only for their own record; a changed password ends the user's other sessions;
+// a changed email is no longer verified.
 import type { Knex } from 'knex'
-import type { WriteHooks, HookContext } from '../table.js'
+import type { WriteHooks, HookContext, UpdateHook } from '../table.js'
+import type { SessionStore } from './sessions.js'
 import type { AuthFields } from './fields.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { hashPassword, validatePassword, verifyPassword } from './passwords.js'
@@ -40,16 +42,20 @@ export async function passwordColumns (fields: AuthFields, password: string): Pr
   return system
 }
 
-export function passwordWriteHooks (db: Knex, table: string, fields: AuthFields): WriteHooks {
+export function passwordWriteHooks (table: string, fields: AuthFields, sessions: SessionStore): WriteHooks {
   const pw = fields.password?.name
   const email = fields.email?.name
 
-  async function beforeInsert (ctx: HookContext, rows: Row[]): Promise<Array<{ values: Row, system: Row }>> {
-    // Each password costs a memory-hard hash, done before the createRule can look at the row: a
-    // batch of them from one anonymous request would buy seconds of server time.
+  function beforeBatch (ctx: HookContext, rows: Row[]): void {
+    // Each password costs a memory-hard hash, done before the rules can look at the row: a batch of
+    // them from one anonymous request would buy seconds of server time.
     if (pw !== undefined && !ctx.admin && rows.filter((row) => row[pw] !== undefined && row[pw] !== null).length > 1) {
       throw errors.badRequest('At most one record with a password per request')
     }
+  }
+
+  async function beforeInsert (ctx: HookContext, rows: Row[]): Promise<Array<{ values: Row, system: Row }>> {
+    beforeBatch(ctx, rows)
     const fieldErrors: FieldErrors = {}
     const prepared = []
     for (const row of rows) {
@@ -67,7 +73,7 @@ export function passwordWriteHooks (db: Knex, table: string, fields: AuthFields)
     return prepared
   }
 
-  async function beforeUpdate (ctx: HookContext, row: Row): Promise<{ values: Row, system: Row, onlyUid?: string }> {
+  async function beforeUpdate (ctx: HookContext, row: Row): Promise<UpdateHook> {
     const values = columnsOnly(fields, row)
     if (email !== undefined && typeof values[email] === 'string') values[email] = normalizeEmail(values[email] as string)
     if (pw === undefined || row[pw] === undefined) return { values, system: {} }
@@ -75,18 +81,30 @@ export function passwordWriteHooks (db: Knex, table: string, fields: AuthFields)
     const fieldErrors: FieldErrors = {}
     const password = newPassword(fields, row, fieldErrors)
     if (Object.keys(fieldErrors).length > 0 || password === undefined) throw errors.validation(fieldErrors)
+    const trusted = ctx.admin || !ctx.applyRules
+    // Refused before the new password is hashed: a refusal costs no memory-hard hash.
+    if (!trusted && ctx.uid === null) throw errors.forbidden()
+    if (!trusted) await checkCurrentPassword(ctx.db, table, fields, ctx.uid!, row)
     const system = await passwordColumns(fields, password)
-    if (ctx.admin || !ctx.applyRules) return { values, system }
-    if (ctx.uid === null) throw errors.forbidden()
-    await checkCurrentPassword(db, table, fields, ctx.uid, row)
-    return { values, system, onlyUid: ctx.uid }
+    // The sessions the old password opened end; the caller changing their own keeps the one it uses.
+    const after = async (trx: Knex.Transaction, uids: string[]): Promise<void> => {
+      for (const uid of uids) await sessions.revokeUser(table, uid, uid === ctx.uid ? ctx.sid ?? undefined : undefined, trx)
+    }
+    return { values, system, after, onlyUid: trusted ? undefined : ctx.uid! }
   }
 
-  return { beforeInsert, beforeUpdate, notSettable: new Set(pw === undefined ? [] : [pw]) }
+  const verified = fields.verified?.name
+  return {
+    beforeBatch,
+    beforeInsert,
+    beforeUpdate,
+    notSettable: new Set(pw === undefined ? [] : [pw]),
+    resets: email === undefined || verified === undefined ? [] : [{ when: email, reset: verified, to: false }]
+  }
 }
 
 /** The caller's current password, from `<password><Current>` (required unless the suffix is ''). */
-export async function checkCurrentPassword (db: Knex, table: string, fields: AuthFields, uid: string, values: Row): Promise<void> {
+export async function checkCurrentPassword (db: Knex | Knex.Transaction, table: string, fields: AuthFields, uid: string, values: Row): Promise<void> {
   if (fields.currentName === undefined) return
   const current = values[fields.currentName]
   if (typeof current !== 'string' || current === '') throw errors.validation({ [fields.currentName]: { _errors: ['Required'] } })

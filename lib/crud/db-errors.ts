@@ -19,6 +19,14 @@ export function constraintError (kind: ConstraintKind, key: string, message = ME
   return errors.constraint('Constraint violation', { [key]: { code: kind, message } })
 }
 
+/** A unique-constraint violation, as the driver raised it or as translateDbError made it. */
+export function isUniqueViolation (ctx: CrudContext, error: unknown): boolean {
+  if (error instanceof FastbaseError) {
+    return error.errorCode === 'FB_ERR_CONSTRAINT' && Object.values(error.data ?? {}).some((d) => (d as { code?: string }).code === 'unique')
+  }
+  return ctx.dialect.constraintViolation(error, ctx.table.data)?.kind === 'unique'
+}
+
 export async function translateDbError (ctx: CrudContext, error: unknown, written: Row[]): Promise<unknown> {
   if (error instanceof FastbaseError) return error
   const violation = ctx.dialect.constraintViolation(error, ctx.table.data)

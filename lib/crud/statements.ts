@@ -2,7 +2,6 @@
 // multi-row inserts with conflict handling, updates (with IGNORE/REPLACE resolution) and deletes.
 import type { Knex } from 'knex'
 import type { Fragment } from '../dialects/types.js'
-import type { Compiled } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
@@ -124,7 +123,7 @@ function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Recor
  * The unique keys whose columns are all among `written`, in the order an upsert tries them: the
  * primary key, then unique fields, then unique indexes (partial ones cannot be conflict targets).
  */
-function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
+export function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
   const keys = [
     ctx.table.key.map((f) => f.name),
     ...ctx.table.fieldList.filter((f) => f.unique === true).map((f) => [f.name]),
@@ -136,12 +135,13 @@ function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
 }
 
 /**
- * REPLACE = upsert on the conflicting unique key (DECISIONS 6, 36): the row holding the key is updated
- * with the other values, keeping its primary key, uid and `created`, and only if it passes the
- * updateRule. PostgreSQL needs one conflict target per statement, so with several unique keys among
- * the values each row is first looked up on all of them (SQLite's own REPLACE would delete every row
- * it meets instead): the key it meets an existing row on is the target; a row meeting two different
- * rows is a unique-constraint 400, on both dialects.
+ * SQL-mode REPLACE (the developer's own SQL, no table rules: DECISIONS 19) = upsert on the conflicting
+ * unique key: the row holding the key is updated with the other values, keeping its primary key, uid and
+ * `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
+ * PostgreSQL needs one conflict target per statement, so with several unique keys among the values each
+ * row is first looked up on all of them (SQLite's own REPLACE would delete every row it meets instead):
+ * the key it meets an existing row on is the target; a row meeting two different rows is a
+ * unique-constraint 400, on both dialects.
  */
 async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], columns: OutputColumn[]): Promise<Row[]> {
   const written = Object.keys(rows[0])
@@ -170,43 +170,48 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   }
   if (keys.length === 1) return await run(rows, keys[0])
   const result: Row[] = []
-  for (const row of rows) result.push(...await run([row], await conflictKey(ctx, trx, row, keys)))
+  for (const row of rows) result.push(...await run([row], await metKey(ctx, trx, row, keys) ?? keys[0]))
   return result
+}
+
+/** `key` columns equal to the values `row` gives them, as a condition. */
+export function matchCondition (ctx: CrudContext, row: Record<string, Knex.Raw>, key: string[]): Fragment {
+  const bindings: unknown[] = []
+  const sql = key.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')
+  return { sql: `(${sql})`, bindings }
 }
 
 /** The keys (as JSON of the decoded `keyCapture` columns) of the rows an upsert of `rows` on `target` would update. */
 async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], keyCapture: OutputColumn[]): Promise<Set<string>> {
-  const bindings: unknown[] = []
-  const matches = rows.map((row) => `(${target.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')})`)
+  const matches = rows.map((row) => matchCondition(ctx, row, target))
   const list = keyCapture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
-  const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')}`, bindings as Knex.RawBinding[]))
+  const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.map((m) => m.sql).join(' OR ')}`, matches.flatMap((m) => m.bindings) as Knex.RawBinding[]))
   return new Set(found.map((row) => JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))))
 }
 
-/** The first of `keys` on which `row` meets an existing row (the first key when it meets none). */
-async function conflictKey (ctx: CrudContext, trx: Knex.Transaction, row: Record<string, Knex.Raw>, keys: string[][]): Promise<string[]> {
-  const bindings: unknown[] = []
-  const matches = keys.map((key) => `(${key.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')})`)
-  const sql = `SELECT CASE ${matches.map((m, i) => `WHEN ${m} THEN ${i}`).join(' ')} END AS k FROM ${ctx.table.quoted} WHERE ${matches.join(' OR ')} LIMIT 2`
+/** The first of `keys` on which `row` meets an existing row; undefined when it meets none. */
+export async function metKey (ctx: CrudContext, trx: Knex.Transaction, row: Record<string, Knex.Raw>, keys: string[][]): Promise<string[] | undefined> {
+  const matches = keys.map((key) => matchCondition(ctx, row, key))
+  const bindings = matches.flatMap((m) => m.bindings)
+  const sql = `SELECT CASE ${matches.map((m, i) => `WHEN ${m.sql} THEN ${i}`).join(' ')} END AS k FROM ${ctx.table.quoted} WHERE ${matches.map((m) => m.sql).join(' OR ')} LIMIT 2`
   const met = ctx.dialect.rawRows(await trx.raw(sql, [...bindings, ...bindings] as Knex.RawBinding[])).map((r) => Number(r.k))
   if (met.length > 1) throw constraintError('unique', keys[Math.max(...met)][0])
-  return keys[met[0] ?? 0]
+  return met.length === 0 ? undefined : keys[met[0]]
 }
 
 function upsertQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<string, Knex.Raw>[], written: string[], target: string[], columns: OutputColumn[]): Knex.QueryBuilder {
-  const kept = new Set([...ctx.table.key.map((f) => f.name), ctx.table.uid?.name, ctx.table.created?.name, ...target])
+  const kept = keptColumns(ctx, target)
   const merged = written.filter((name) => !kept.has(name))
-  const newValues = new Map<string, Compiled>(merged.map((name) => [name, { kind: 'sql', sql: `excluded.${ctx.dialect.quote(name)}`, bindings: [], field: ctx.table.fields.get(name) }]))
-  const rule = merged.length === 0 ? false : ruleCondition(ctx, 'updateRule', { newValues })
   const conflict = db(ctx.table.name).insert(rows).onConflict(target)
-  let query: Knex.QueryBuilder
-  if (rule === false) {
-    query = conflict.ignore() as unknown as Knex.QueryBuilder
-  } else {
-    const merge = conflict.merge(Object.fromEntries(merged.map((name) => [name, db.raw(`excluded.${ctx.dialect.quote(name)}`)])))
-    query = (rule === true ? merge : merge.whereRaw(rule.sql, rule.bindings as Knex.RawBinding[])) as unknown as Knex.QueryBuilder
-  }
+  const query = merged.length === 0
+    ? conflict.ignore() as unknown as Knex.QueryBuilder
+    : conflict.merge(Object.fromEntries(merged.map((name) => [name, db.raw(`excluded.${ctx.dialect.quote(name)}`)]))) as unknown as Knex.QueryBuilder
   return columns.length > 0 ? query.returning(selectList(db, ctx, columns)) : query
+}
+
+/** Columns an upsert never changes in the row it meets on `target`: its keys, uid and `created`. */
+export function keptColumns (ctx: CrudContext, target: string[]): Set<string | undefined> {
+  return new Set([...ctx.table.key.map((f) => f.name), ctx.table.uid?.name, ctx.table.created?.name, ...target])
 }
 
 

@@ -8,11 +8,11 @@ import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
 import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled, type Expr } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
-import { outputColumns, decodeRow, columnWidth, type ListSpec } from './columns.js'
+import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
-import { translateDbError } from './db-errors.js'
-import { raw, keyColumns, keyCondition, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
+import { translateDbError, isUniqueViolation } from './db-errors.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
 
 export type { Conflict } from './statements.js'
 
@@ -33,18 +33,32 @@ export interface UpdateParams {
   setValues?: Row
   returning?: ListSpec
   or?: Conflict
+  /** The rows the condition names must be changed: none (refused by the updateRule) is 403 (an upsert's update). */
+  mustChange?: boolean
 }
 export interface DeleteParams { where: string, returning?: ListSpec }
 export interface EditQuery { returning?: ListSpec, or?: Conflict | 'INSERT' }
 
-/** A field the caller may write: unknown -> 400, noInsert/noUpdate -> 403 (DECISIONS 25). */
+/**
+ * noInsert/noUpdate -> 403 (DECISIONS 25). Checked first on every write, before a hook spends anything
+ * (a password hash) on it.
+ */
+function refuseLocked (ctx: CrudContext, names: Iterable<string>, verb: 'insert' | 'update'): void {
+  if (!ctx.applyRules) return
+  for (const name of names) {
+    const field = ctx.table.fields.get(name)
+    if (field !== undefined && (verb === 'insert' ? field.noInsert : field.noUpdate) === true) throw errors.cannotWrite(verb, name)
+  }
+}
+
+/** A field the caller may write: unknown -> 400, noInsert/noUpdate -> 403. */
 function writableField (ctx: CrudContext, name: string, verb: 'insert' | 'update', fieldErrors: FieldErrors): TableField | undefined {
   const field = ctx.table.fields.get(name)
   if (field === undefined) {
     addFieldError(fieldErrors, name, 'Unknown field')
     return undefined
   }
-  if (ctx.applyRules && (verb === 'insert' ? field.noInsert : field.noUpdate) === true) throw errors.cannotWrite(verb, name)
+  refuseLocked(ctx, [name], verb)
   return field
 }
 
@@ -106,14 +120,18 @@ function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldEr
   }
   for (const [name, value] of Object.entries(system)) row[name] = raw(db, valueFragment(ctx, ctx.table.fields.get(name)!, value, fieldErrors))
   const { uid, created, updated } = ctx.table
-  if (uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')) {
-    row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
-  }
+  if (uid !== undefined && generatesUid(ctx, input)) row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
   // Timestamps are set here, not by triggers, so they hold on both dialects whatever the DDL says.
   for (const field of [created, updated]) {
     if (field !== undefined && input[field.name] === undefined) row[field.name] = db.raw(ctx.dialect.now())
   }
   return row
+}
+
+/** An autoSetUid table gives a row without a uid a new one. */
+function generatesUid (ctx: CrudContext, input: Row): boolean {
+  const uid = ctx.table.uid
+  return uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')
 }
 
 /** Expression-valued columns of an inserted row (no row to read yet: constants, `auth.*`, `params.*`). */
@@ -142,10 +160,10 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   // Rows given only by expressions still need one (empty) values object each.
   while (inputs.length < expr.length) inputs.push({})
   if (inputs.length === 0) return []
+  if (params.or === 'REPLACE') return await upsert(ctx, params, inputs)
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
-  // An upsert would drop the replaced row's file without releasing it.
-  if (params.or === 'REPLACE' && inputs.some((row) => fileFields(ctx.table).some((f) => row[f.name] !== undefined))) throw errors.badRequest('or=REPLACE cannot write file fields')
+  refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
   const db = ctx.db as Knex
   const fieldErrors: FieldErrors = {}
   const hooks = ctx.table.writeHooks
@@ -159,20 +177,79 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const keys = keyColumns(ctx)
   const batches = statementBatches(rows)
   const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
-  const oneStatement = batches.length === 1 && createRule === true && params.or !== 'REPLACE' && !explicitIdentity
+  const oneStatement = batches.length === 1 && createRule === true && !explicitIdentity
   const returned = await transaction(ctx, inputs, async (trx) => {
     const tctx = withDb(ctx, trx)
     const result: Row[] = []
     for (const batch of batches) {
       result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
     }
-    if (params.or === 'REPLACE' && !ctx.auth.admin && ctx.applyRules && result.length < rows.length) throw errors.forbidden()
     await resyncIdentities(tctx, trx, inputs)
     await checkCreated(tctx, trx, createRule, result)
     return result
   }, !oneStatement)
   // Without `returning` the answer is [] (DECISIONS 27); the key columns were only for the rule check.
   return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
+}
+
+// ---------------------------------------------------------------- upsert
+
+/**
+ * REPLACE (and edit?or=INSERT, which comes here): each row that meets an existing row on one of its
+ * unique keys UPDATES that row through `update`, so every update rule holds exactly as there: the
+ * updateRule with `new.*` (a row it refuses is 403), noUpdate, the update hooks (current password,
+ * sessions ended, email unverified). A row that meets none is an ordinary insert (createRule, noInsert,
+ * the insert hooks). A row inserted by someone else between the look-up and the insert is met again
+ * and updated.
+ */
+async function upsert (ctx: CrudContext, params: InsertParams, inputs: Row[]): Promise<Row[]> {
+  // An upsert would drop the replaced row's file without releasing it.
+  if (inputs.some((row) => fileFields(ctx.table).some((f) => row[f.name] !== undefined))) throw errors.badRequest('or=REPLACE cannot write file fields')
+  ctx.table.writeHooks?.beforeBatch(hookContext(ctx), inputs)
+  const exprs = inputs.map((_, i) => Array.isArray(params.expr) ? params.expr[i] : params.expr)
+  const returned = await transaction(ctx, inputs, async (trx) => {
+    const tctx = withDb(ctx, trx)
+    const result: Row[] = []
+    for (const [i, values] of inputs.entries()) result.push(...await upsertRow(tctx, trx, values, exprs[i], params.returning))
+    return result
+  })
+  return params.returning === undefined ? [] : returned
+}
+
+async function upsertRow (ctx: CrudContext, trx: Knex.Transaction, values: Row, expr: Record<string, string> | undefined, returning: ListSpec | undefined): Promise<Row[]> {
+  const keyValues = keyFragments(ctx, trx, values, expr)
+  const keys = uniqueKeys(ctx, Object.keys(keyValues))
+  // A row whose only key is the uid it is about to be given meets nothing.
+  const fresh = keys.length === 0 && generatesUid(ctx, values) && uniqueKeys(ctx, [ctx.table.uid!.name]).length > 0
+  if (keys.length === 0 && !fresh) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
+  let target = fresh ? undefined : await metKey(ctx, trx, keyValues, keys)
+  if (target === undefined) {
+    try {
+      return await trx.transaction(async (sp) => await insert(withDb(ctx, sp), { values, expr, returning }))
+    } catch (error) {
+      if (!isUniqueViolation(ctx, error) || fresh) throw error
+      target = await metKey(ctx, trx, keyValues, keys)
+      if (target === undefined) throw error
+    }
+  }
+  const kept = keptColumns(ctx, target)
+  const setValues = Object.fromEntries(Object.entries(values).filter(([name]) => !kept.has(name)))
+  const set = Object.fromEntries(Object.entries(expr ?? {}).filter(([name]) => !kept.has(name)))
+  if (Object.keys(setValues).length === 0 && Object.keys(set).length === 0) throw errors.badRequest('or=REPLACE: the values hold only the keys of the record they meet, so there is nothing to update')
+  return await update(ctx, { where: '', setValues, set, setFromConfig: true, returning, mustChange: true }, matchCondition(ctx, keyValues, target))
+}
+
+/** The values (or action-step expressions) `row` gives the fields of its unique keys, as SQL. */
+function keyFragments (ctx: CrudContext, db: Knex.Transaction, values: Row, expr: Record<string, string> | undefined): Record<string, Knex.Raw> {
+  const fieldErrors: FieldErrors = {}
+  const given = uniqueKeys(ctx, [...Object.keys(values), ...Object.keys(expr ?? {})]).flat()
+  const row: Record<string, Knex.Raw> = {}
+  for (const name of new Set(given)) {
+    const field = ctx.table.fields.get(name)!
+    row[name] = raw(db, expr?.[name] !== undefined ? compiledValue(ctx, `expr.${name}`, expr[name], field) : valueFragment(ctx, field, values[name], fieldErrors))
+  }
+  throwIfErrors(fieldErrors)
+  return row
 }
 
 // Rows whose createRule is decided in memory before writing; bigger batches are checked in SQL.
@@ -262,7 +339,7 @@ async function checkReturningCells (ctx: CrudContext, trx: Knex.Transaction, con
 interface UpdatePlan { set: Map<string, Fragment>, newValues: Map<string, Compiled> }
 
 function hookContext (ctx: CrudContext): HookContext {
-  return { admin: ctx.auth.admin, uid: ctx.auth.uid, applyRules: ctx.applyRules }
+  return { admin: ctx.auth.admin, uid: ctx.auth.uid, sid: ctx.auth.sid, applyRules: ctx.applyRules, db: ctx.db }
 }
 
 function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues' | 'setFromConfig'>, system: Row): UpdatePlan {
@@ -300,9 +377,21 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   throwIfErrors(fieldErrors)
   if (set.size === 0) throw errors.badRequest('Nothing to update: give at least one field in set or setValues')
   if (params.setFromConfig !== true) checkSetAgainstRule(ctx, params.set)
+  resetDependents(ctx, set)
   const updated = ctx.table.updated
   if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
   return { set, newValues }
+}
+
+/** A column given a different value resets the columns that vouched for the old one (WriteHooks.resets). */
+function resetDependents (ctx: CrudContext, set: Map<string, Fragment>): void {
+  for (const { when, reset, to } of ctx.table.writeHooks?.resets ?? []) {
+    const given = set.get(when)
+    if (given === undefined || set.has(reset)) continue
+    const q = (name: string) => `${ctx.table.quoted}.${ctx.dialect.quote(name)}`
+    const value = ctx.dialect.literal(to, ctx.table.fields.get(reset)!)
+    set.set(reset, { sql: `CASE WHEN ${q(when)} = ${given.sql} THEN ${q(reset)} ELSE ${value.sql} END`, bindings: [...given.bindings, ...value.bindings] })
+  }
 }
 
 /**
@@ -320,22 +409,40 @@ function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | un
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
   const hooks = ctx.table.writeHooks
+  refuseLocked(ctx, [...Object.keys(params.setValues ?? {}), ...Object.keys(params.set ?? {})], 'update')
   const hooked = hooks === undefined || params.setValues === undefined ? undefined : await hooks.beforeUpdate(hookContext(ctx), params.setValues)
   const a = assignments(ctx, hooked === undefined ? params : { ...params, setValues: hooked.values }, hooked?.system ?? {})
   // A password change through the table API reaches only the caller's own record.
   const own = hooked?.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
   const condition = and(extra ?? true, own, ruleFirst(ruleCondition(ctx, 'updateRule', { newValues: a.newValues }), whereOf(ctx, params.where, { newValues: a.newValues })))
-  if (condition === false) return []
+  if (condition === false) {
+    if (params.mustChange === true) throw errors.forbidden()
+    return []
+  }
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
+  // The changed rows' uids, for a hook that acts on them, and their keys, to count them.
+  const after = hooked?.after
+  const internal = [...(after === undefined ? [] : uidColumn(ctx)), ...(params.mustChange === true ? keyColumns(ctx) : [])]
   const writtenFiles = ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name))
   // edit (`extra` = one id) changes one row at most.
   const countFirst = extra === undefined && columns.length > 0
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
     if (countFirst) await checkReturningCells(ctx, trx, condition, columnWidth(columns))
     await releaseFiles(ctx, trx, condition, writtenFiles)
-    return await updateStatement(ctx, trx, a.set, condition, columns, params.or)
-  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE')
+    const changed = await updateStatement(ctx, trx, a.set, condition, [...columns, ...internal], params.or)
+    if (params.mustChange === true && changed.length === 0) throw errors.forbidden()
+    await after?.(trx, changed.map((row) => String(row[UID_ALIAS])))
+    return changed
+  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined)
   return rows.map((row) => decodeRow(ctx, columns, row))
+}
+
+const UID_ALIAS = 'fb_uid'
+
+function uidColumn (ctx: CrudContext): OutputColumn[] {
+  const uid = ctx.table.uid
+  if (uid === undefined) return []
+  return [{ key: UID_ALIAS, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(uid.name)}`, bindings: [] }, field: uid, aggregate: false }]
 }
 
 /** The current values of `fields` in the rows a write is about to change: their files may be orphaned after it. */
