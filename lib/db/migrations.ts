@@ -306,7 +306,9 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
 
     if (options.mode === 'dry-run') return { applied: [], pending: planned.steps.map((s) => pendingOf(s)), created: [], ...refusal }
     if (dropsEveryTable !== undefined && options.mode === 'apply' && options.allowDropAll !== true) throw errors.migrationRefused(dropsEveryTableMessage(dropsEveryTable), dropsEveryTable)
-    if (dropsEveryTable !== undefined) log.warn({ tables: dropsEveryTable }, `database schema: ${dropsEveryTableMessage(dropsEveryTable)}`)
+    // On start, such a plan changes nothing at all: its safe steps (the wrong config's tables) would
+    // only hide from the next look that this config shares no table with the database.
+    if (dropsEveryTable !== undefined) log.warn({ tables: dropsEveryTable }, `database schema: nothing applied: ${dropsEveryTableMessage(dropsEveryTable)}`)
 
     // A database fastbase never set up gets the whole schema as one migration, whatever the mode.
     if (model === undefined) {
@@ -319,7 +321,9 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
       return result
     }
 
-    const { run: runs, waiting } = select(planned.steps, options)
+    const { run: runs, waiting } = dropsEveryTable !== undefined && options.allowDropAll !== true
+      ? { run: [], waiting: planned.steps.map((step) => ({ step, waitsFor: [] })) }
+      : select(planned.steps, options)
     let next = Math.max(-1, ...history.map((m) => numberOf(m.name))) + 1
     let current = model
     const applied: AppliedMigration[] = []
