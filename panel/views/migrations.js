@@ -58,7 +58,7 @@ function applyDialog (pending) {
       destructive.length > 0
         ? [
             h('ul', {}, destructive.map((m) => h('li', {}, h('strong', {}, String(m?.name ?? '')), m?.reason ? `: ${m.reason}` : ''))),
-            h('p', {}, h('label', { for: boxId }, allow, ` Also apply the ${plural(destructive.length, 'destructive migration', 'destructive migrations')}: the data ${destructive.length === 1 ? 'it drops or changes' : 'they drop or change'} is lost for good (back up first)`)),
+            h('p', {}, h('label', { for: boxId }, allow, ' Also apply the destructive migrations listed above: the data they drop or change is lost for good (back up first)')),
             h('p', { class: 'hint' }, 'Unticked, only the safe ones are applied; the destructive ones stay pending.')
           ]
         : null
