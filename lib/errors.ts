@@ -51,7 +51,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
   403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN'],
   404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND'],
-  409: ['FB_ERR_MIGRATION_FAILED'],
+  409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
   415: ['FB_ERR_UNSUPPORTED_MEDIA_TYPE'],
   416: ['FB_ERR_RANGE', 'FB_ERR_BAD_RANGE'],
@@ -109,7 +109,9 @@ export const errors = {
   storageNotFound: (message: string) => new FastbaseError(404, 'FB_ERR_NOT_FOUND', message),
   storageBadRange: (message: string) => new FastbaseError(416, 'FB_ERR_BAD_RANGE', message),
   /** A schema migration the database refused (rows that break a new constraint...): nothing was applied. */
-  migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name })
+  migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name }),
+  /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
+  migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables })
 }
 
 /** Adds one message to `data.<field>._errors`. */

@@ -1,8 +1,9 @@
-// Loads the project config (object, file, env FASTBASE_CONFIG or the bundled example), resolves
-// its `$NAME` secrets, validates it, resolves the runtime options and decorates `app.fastbase`.
-// Any problem stops the start with a `ConfigError` listing all of them.
+// Loads the project config (an object, or a file found by the rule the CLI shares,
+// lib/config/locations.ts: option, FASTBASE_CONFIG, fastbase.config.* in the working directory, else
+// the bundled example), resolves its `$NAME` secrets, validates it, resolves the runtime options,
+// logs which config, .env and database it uses, and decorates `app.fastbase`. Any problem stops the
+// start with a `ConfigError` listing all of them.
 import { mkdir } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
 import type { FastbaseOptions } from '../app.js'
@@ -14,7 +15,7 @@ import { validateConfig } from '../lib/config/validate.js'
 import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
-import { dataDirOf, databaseUrlOf, nonEmpty } from '../lib/config/locations.js'
+import { configFileOf, dataDirOf, databaseUrlOf, describeLocations, nonEmpty, withEnvFile } from '../lib/config/locations.js'
 import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../lib/auth/request-origin.js'
 
 export { ConfigError }
@@ -27,7 +28,9 @@ interface ConfigSource {
 }
 
 const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
-  const env: Env = opts.env ?? process.env
+  // An environment given by the host is used as is; otherwise .env of the working directory fills
+  // in what the process environment does not set (as the CLI reads it).
+  const { env, file: envFile } = opts.env !== undefined ? { env: opts.env, file: undefined } : await withEnvFile(process.env, undefined)
   const source = configSource(opts, env)
   const raw = await source.load()
   const secretsEnv = source.bundledExample ? withExampleDefaults(env, app.log) : env
@@ -40,6 +43,7 @@ const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   for (const warning of result.warnings) app.log.warn(`fastbase config: ${warning}`)
   const options = await runtimeOptions(opts, env)
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
+  app.log.info(`fastbase: using ${describeLocations(source.label, envFile, options.databaseUrl)}`)
   // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.
   const fastbase: Pick<Fastbase, 'config' | 'options' | 'limits'> = { config, options, limits: resolveLimits(config) }
   app.decorate('fastbase', fastbase as Fastbase)
@@ -50,12 +54,9 @@ function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
     const config = opts.config
     return { label: 'the config object', load: async () => config, bundledExample: false }
   }
-  const path = nonEmpty(opts.config) ?? nonEmpty(env.FASTBASE_CONFIG)
-  if (path !== undefined) {
-    const file = resolve(path)
-    return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
-  }
-  return { label: bundledExampleConfig, load: loadBundledExample, bundledExample: true }
+  const { file } = configFileOf(nonEmpty(opts.config), env)
+  if (file !== undefined) return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
+  return { label: `${bundledExampleConfig} (bundled example: no config named or found)`, load: loadBundledExample, bundledExample: true }
 }
 
 /** `env` plus development values for the example's unset secrets (not in production: there a missing secret is an error). */

@@ -4,7 +4,7 @@
 // when the app closes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
-import { migrate, migrationStatus, type MigrationDatabase } from '../lib/db/migrations.js'
+import { migrate, migrationStatus, projectOf, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
 import { internalTablesFor } from '../lib/auth/store-tables.js'
 
@@ -23,8 +23,8 @@ const database: FastifyPluginAsync = async (app) => {
   const target: MigrationDatabase = { knex, ddl: schemaDialect(dialectName), dialect: dialectName, log: app.log }
   const tables = () => [...internalTablesFor(config, dialectName), ...config.tables]
   app.fastbase.schema = {
-    migrate: async (mode) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate }),
-    status: async () => await migrationStatus(target, tables()),
+    migrate: async (mode, allow = {}) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate, project: projectOf(config), ...allow }),
+    status: async () => await migrationStatus(target, tables(), projectOf(config)),
     closeDatabase: connection.close
   }
   app.fastbase.db = knex

@@ -12,7 +12,7 @@ import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
-import type { MigrateMode, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
+import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
   /** Directory for the SQLite file, outbox, uploaded files. */
@@ -32,7 +32,8 @@ export interface FastbaseRuntimeOptions {
 }
 
 export interface SchemaService {
-  migrate: (mode: MigrateMode) => Promise<MigrateResult>
+  /** `allow` (mode `apply` only): destructive steps, and a plan that drops every table the config recorded. */
+  migrate: (mode: MigrateMode, allow?: Pick<MigrateOptions, 'allowDestructive' | 'allowDropAll'>) => Promise<MigrateResult>
   status: () => Promise<MigrationStatus>
   /** Releases the database connection (for a start that fails after connecting). */
   closeDatabase: () => Promise<void>

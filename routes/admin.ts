@@ -38,19 +38,27 @@ const PendingSchema = Type.Object({
   sql: Type.String({ description: 'The statements it would run' })
 })
 
+const DropsEveryTable = Type.Optional(Type.Array(Type.String(), {
+  description: 'Present when the plan drops every table the config recorded and keeps none (the config is probably not the one that made this database): an apply is refused (409) unless `allowDropAll` is true'
+}))
+
 const StatusSchema = Type.Object({
   migrations: Type.Array(AppliedSchema, { description: 'Applied, in order' }),
-  pending: Type.Array(PendingSchema, { description: 'Waiting for an explicit apply' })
+  pending: Type.Array(PendingSchema, { description: 'Waiting for an explicit apply' }),
+  dropsEveryTable: DropsEveryTable
 })
 
 const ApplyBody = Type.Object({
-  dryRun: Type.Optional(Type.Boolean({ description: 'Answer the plan with its SQL and change nothing' }))
+  dryRun: Type.Optional(Type.Boolean({ description: 'Answer the plan with its SQL and change nothing' })),
+  allowDestructive: Type.Optional(Type.Boolean({ description: 'Apply the destructive steps too (dropped tables and columns, type changes, new constraints). Without it they stay pending' })),
+  allowDropAll: Type.Optional(Type.Boolean({ description: 'Apply even a plan that drops every table the config recorded' }))
 }, { additionalProperties: false })
 
 const ApplyResultSchema = Type.Object({
   dryRun: Type.Boolean(),
   applied: Type.Array(AppliedSchema, { description: 'Recorded by this call (empty for a dry run)' }),
-  pending: Type.Array(PendingSchema, { description: 'Left pending (for a dry run: what an apply would run)' })
+  pending: Type.Array(PendingSchema, { description: 'Left pending (for a dry run: what an apply could run); the destructive steps unless `allowDestructive`' }),
+  dropsEveryTable: DropsEveryTable
 })
 
 const accessErrors = { 401: ErrorSchema, 403: ErrorSchema }
@@ -107,7 +115,9 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
     schema: {
       tags: ['admin'],
       summary: 'Apply the pending schema migrations (superadmin)',
-      description: 'Runs every pending migration in one transaction: all are applied or, when the database refuses one (409), none. ' +
+      description: 'Runs the pending safe migrations in one transaction: all are applied or, when the database refuses one (409), none. ' +
+        'Destructive ones (they drop or change data) run only with `{ "allowDestructive": true }`; otherwise they stay in `pending`. ' +
+        'A plan that drops every table the config recorded is refused (409 FB_ERR_MIGRATION_REFUSED) unless `allowDropAll` is also true. ' +
         '`{ "dryRun": true }` answers what would run and changes nothing.',
       security: [{ bearerAuth: [] }],
       body: Type.Optional(ApplyBody),
@@ -116,7 +126,8 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   }, async (request) => {
     requireAdmin(request.auth, true)
     const dryRun = request.body?.dryRun === true
-    const { applied, pending } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply')
-    return { dryRun, applied, pending }
+    const allow = { allowDestructive: request.body?.allowDestructive === true, allowDropAll: request.body?.allowDropAll === true }
+    const { applied, pending, dropsEveryTable } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply', allow)
+    return { dryRun, applied, pending, ...(dropsEveryTable !== undefined ? { dropsEveryTable } : {}) }
   })
 }

@@ -1,10 +1,16 @@
 // `npm start`: fastify-cli's `fastify start` with the same arguments, options and FASTIFY_*
-// variables, except that a start that fails (a config with problems, an unreachable database, a
-// migration the database refuses) ends with one clean message on stderr and exit code 1, not Node's
-// uncaught-exception dump. Set FASTBASE_DEBUG=1 for the stack.
+// variables, except that
+// - `.env` of the working directory is read first, by the rule the CLI shares
+//   (lib/config/locations.ts): variables already set win, and PORT or FASTIFY_ADDRESS may come from it;
+// - a start that fails (a config with problems, an unreachable database, a migration the database
+//   refuses) ends with one clean message on stderr and exit code 1, not Node's uncaught-exception
+//   dump. Set FASTBASE_DEBUG=1 for the stack.
 import { runFastify } from 'fastify-cli/start.js'
+import { withEnvFile } from '../dist/lib/config/locations.js'
 
 try {
+  const { env } = await withEnvFile(process.env, undefined)
+  for (const [name, value] of Object.entries(env)) if (process.env[name] === undefined) process.env[name] = value
   await runFastify(process.argv.slice(2))
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error)

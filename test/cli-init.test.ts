@@ -35,11 +35,12 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   t.match(config, /name: 'rules'/)
 
   linkDependencies(dir)
-  const check = await fastbase(['check', '--env-file', '.env', 'fastbase.config.ts'], { cwd: dir })
+  const check = await fastbase(['check'], { cwd: dir })
   t.equal(check.code, 0, check.stderr)
   t.match(check.stdout, /^config OK: 2 tables, 0 actions/)
-  const noEnv = await fastbase(['check', 'fastbase.config.ts'], { cwd: dir })
-  t.equal(noEnv.code, 1, 'the secrets come from .env')
+  t.match(check.stderr, `using config ${join(dir, 'fastbase.config.ts')} (FASTBASE_CONFIG), .env ${join(dir, '.env')}, database sqlite:${join(dir, 'data', 'fastbase.sqlite')}`, 'says what it found in the project folder')
+  const noEnv = await fastbase(['check', join('my-app', 'fastbase.config.ts')], { cwd: parent })
+  t.equal(noEnv.code, 1, 'the secrets come from .env of the folder the command runs in')
   t.match(noEnv.stderr, /environment variable JWT_SECRET is not set/)
 
   const again = await fastbase(['init', dir])

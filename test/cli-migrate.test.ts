@@ -30,17 +30,23 @@ t.test('migrate', { skip }, (t) => forEachDialect(t, 'migrate', async (t, dialec
   t.match(applied.stdout, /applied 1 migration\n {2}00000_initial_schema/)
   t.match((await fastbase(['migrate', file], { env })).stdout, /nothing to do, the database matches the config/)
 
-  // A destructive change (a dropped column) is printed with its reason, then applied on --apply.
+  // A destructive change (a dropped column) is printed with its reason; --apply applies the safe
+  // step and holds the destructive one back (exit 1, saying how); --allow-destructive applies it.
   writeFileSync(file, JSON.stringify(migrateConfig([noteFields[0], { name: 'title', type: 'text', sqlType: 'text' }])))
   const destructive = await fastbase(['migrate', file], { env })
   t.equal(destructive.code, 0)
-  t.match(destructive.stdout, /pending \(1 destructive\)/)
+  t.match(destructive.stdout, /pending \(1 destructive\); run with --apply to apply the safe ones, --apply --allow-destructive for all/)
   t.match(destructive.stdout, /\[destructive: column body is no longer in the config: dropping it deletes its values\]/)
   t.match(destructive.stdout, /add_column_notes_title\n {4}ALTER TABLE "notes" ADD COLUMN "title"/)
-  const both = await fastbase(['migrate', file, '--apply'], { env })
+  const safe = await fastbase(['migrate', file, '--apply'], { env })
+  t.equal(safe.code, 1, 'something was held back')
+  t.match(safe.stdout, /applied 1 migration\n {2}00001_add_column_notes_title/)
+  t.match(safe.stderr, /held back 1 migration[\s\S]*(drop_column_notes_body|rebuild_table_notes|add_column_notes_title)?[\s\S]*fastbase migrate --apply --allow-destructive/)
+  const both = await fastbase(['migrate', file, '--apply', '--allow-destructive'], { env })
   t.equal(both.code, 0, both.stderr)
-  t.match(both.stdout, /applied 2 migrations\n {2}00001_add_column_notes_title\n {2}00002_(drop_column_notes_body|rebuild_table_notes)/)
+  t.match(both.stdout, /applied 1 migration\n {2}00002_(drop_column_notes_body|rebuild_table_notes)/)
   t.match((await fastbase(['migrate', file], { env })).stdout, /nothing to do/)
+  t.equal((await fastbase(['migrate', file, '--allow-destructive'], { env })).code, 2, '--allow-destructive goes with --apply')
 
   // Failures: a config with problems, a database that is not there, a wrong command line.
   writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...migrateConfig([...noteFields]), tables: [{ name: 'notes', fields: [] }] }))

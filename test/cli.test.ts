@@ -60,12 +60,14 @@ t.test('check', { skip }, async (t) => {
   t.equal(bundled.code, 0, bundled.stderr)
   t.match(bundled.stdout, /^config OK: 4 tables/, 'the bundled example, as npm start does')
   t.match(bundled.stderr, /JWT_SECRET is not set/)
+  t.match(bundled.stderr, /using config .*example\/fastbase\.config\.ts \(bundled example\)/, 'in the checkout, and it says so')
 
   const broken = await fastbase(['check', join(dir, 'broken.json')])
   t.equal(broken.code, 1)
   t.equal(broken.stdout, '')
   const lines = broken.stderr.trim().split('\n')
-  t.match(lines[0], /broken\.json: \d+ problems/)
+  t.match(lines[0], /^using config .*broken\.json \(argument\), \.env \(none\), database sqlite:/, 'first, what it used')
+  t.match(lines[1], /broken\.json: \d+ problems/)
   for (const expected of [
     /^ {2}- jwtSecret: environment variable MISSING_SECRET is not set$/,
     /^ {2}- config: unknown key "tabels" \(did you mean "tables"\?\)$/,

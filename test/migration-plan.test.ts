@@ -494,3 +494,33 @@ void forEachDialect(t, 'plans applied to a database keep the data', async (t, di
   await apply(knex, dialect, planMigrations(rebuilt, dropped, dialect))
   t.same(await rows(knex, 'articles'), [{ id: 1, headline: 'one', owner: 1 }, { id: 2, headline: 'two', owner: 2 }, { id: 3, headline: 'three', owner: 1 }])
 })
+
+t.test('a table another config also owns is released, not dropped', async (t) => {
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    const withoutUsers = changed((c) => { c.tables = c.tables.filter((x) => x.name === 'posts'); table(c, 'posts').fields.pop() })
+    const plan = planMigrations(base, withoutUsers, dialect, { shared: new Set(['users']) })
+    const release = plan.steps.find((s) => s.table === 'users')
+    t.same(release, { name: 'release_table_users', table: 'users', kind: 'release_table', destructive: false, sql: [], effects: [{ op: 'drop_table', table: 'users' }] }, `${dialect}: no SQL, safe, forgotten by the model`)
+    t.notOk(names(plan).includes('drop_table_users'), `${dialect}: never a DROP`)
+    t.same(applyEffects(base.tables.map(schemaOf), release!.effects).map((x) => x.name), ['posts'], 'the record keeps the other tables')
+    t.equal(plan.dropsEveryTable, undefined, 'posts is kept')
+    t.same(names(planMigrations(base, withoutUsers, dialect)).filter((n) => n.includes('users')), ['drop_table_users'], `${dialect}: a table only this config owns is dropped (destructive, as before)`)
+  }
+})
+
+t.test('a plan that drops every table of the applied schema says so; one that keeps a table does not', async (t) => {
+  const other: DatabaseSettings = { ...base, tables: [{ name: 'articles', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true }] }] }
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    const plan = planMigrations(base, other, dialect)
+    t.same(plan.dropsEveryTable, ['posts', 'users'], `${dialect}: the tables it would drop, referencing ones first`)
+    t.same(names(plan), ['create_table_articles', 'drop_table_posts', 'drop_table_users'])
+    t.equal(planMigrations(base, changed((c) => { c.tables = c.tables.filter((x) => x.name === 'users') }), dialect).dropsEveryTable, undefined, `${dialect}: users kept`)
+    t.equal(planMigrations(undefined, other, dialect).dropsEveryTable, undefined, `${dialect}: a first schema drops nothing`)
+    // fastbase's own tables are not the user's: keeping only them still drops every table.
+    const internal: TableData = { name: '_fastbase_sessions', fields: [{ name: 'id', type: 'text', sqlType: 'text', primary: true }] }
+    const withInternal = planMigrations({ tables: [...base.tables, internal] }, { tables: [...other.tables, internal] }, dialect)
+    t.same(withInternal.dropsEveryTable, ['posts', 'users'], `${dialect}: fastbase's own tables do not count as kept`)
+    // Released tables are not dropped: a plan that releases the rest does not drop every table.
+    t.equal(planMigrations(base, other, dialect, { shared: new Set(['users']) }).dropsEveryTable, undefined, `${dialect}: users is another config's too`)
+  }
+})

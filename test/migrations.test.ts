@@ -191,9 +191,19 @@ forEachDialect(t, 'a config evolved over restarts', async (t, dialect) => {
   t.equal((await request('POST', '/migrations', ADMIN, { dryRun: 'yes' })).statusCode, 400, 'a bad body is a 400')
   t.equal((await request('POST', '/migrations', ADMIN, { apply: true })).statusCode, 400, 'an unknown key is a 400')
 
+  // An apply that does not name the destructive steps applies none of them: they stay pending.
+  const unnamed = await request('POST', '/migrations', ADMIN, {})
+  t.equal(unnamed.statusCode, 200)
+  t.same(unnamed.json().applied, [], 'nothing destructive applied without allowDestructive')
+  t.same(unnamed.json().pending.map((p: { name: string }) => p.name), pendingNames, 'all still pending')
+  t.ok(await hasColumn(db, 'posts', 'subtitle'), 'the column is still there')
+  t.ok(await db.schema.hasTable('tags'), 'the table is still there')
+  t.equal((await request('POST', '/migrations', ADMIN, { allowDestructive: 'yes' })).statusCode, 400, 'allowDestructive is a boolean')
+  const allow = { allowDestructive: true }
+
   // The database refuses one step (duplicate names break the new unique constraint): nothing is applied.
   t.equal((await request('POST', '/table/authors/insert', ADMIN, { values: { id: 3, name: 'Ann' } })).statusCode, 200)
-  const refused = await request('POST', '/migrations', ADMIN, {})
+  const refused = await request('POST', '/migrations', ADMIN, allow)
   t.equal(refused.statusCode, 409)
   t.match(refused.json(), { code: 409, message: /^Migration \d{5}_\w+ failed, nothing was applied: / })
   t.ok(await hasColumn(db, 'posts', 'subtitle'), 'the steps before the refused one were rolled back')
@@ -203,7 +213,7 @@ forEachDialect(t, 'a config evolved over restarts', async (t, dialect) => {
   // Fixed data, then applied.
   t.equal((await request('POST', '/table/posts/update', ADMIN, { where: 'id = 3', setValues: { title: 'Three' } })).statusCode, 200)
   t.equal((await request('POST', '/table/authors/delete', ADMIN, { where: 'id = 3' })).statusCode, 200)
-  const applied = await request('POST', '/migrations', ADMIN, {})
+  const applied = await request('POST', '/migrations', ADMIN, allow)
   t.equal(applied.statusCode, 200)
   t.same(applied.json().pending, [])
   t.same(applied.json().applied.map((m: { name: string }) => m.name.replace(/^\d{5}_/, '')), pendingNames, 'every pending step, recorded')

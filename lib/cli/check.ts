@@ -1,12 +1,11 @@
 // `fastbase check [config]`: the server's start-up checks without starting it. The same loader
 // (lib/config/load.ts), `$NAME` secrets (lib/config/secrets.ts), validator (validateConfig) and
 // rule and action compilers the server runs at start.
-import { readFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
 import { loadConfigFile } from '../config/load.js'
 import { resolveSecrets, type Env } from '../config/secrets.js'
 import { validateConfig } from '../config/validate.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../config/example.js'
+import { configFileOf, dataDirOf, databaseUrlOf, describeLocations, EnvFileError, insideFastbaseCheckout, withEnvFile } from '../config/locations.js'
 import { ConfigError } from '../errors.js'
 import { describeTables } from '../table.js'
 import { compileActions } from '../actions/run.js'
@@ -14,6 +13,14 @@ import { dialectFor } from '../dialects/index.js'
 import { isPostgresUrl } from '../dialects/postgres-connection.js'
 import type { DatabaseSettings } from '../../schemas/config.js'
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
+
+/** How every command that reads a config finds it (lib/config/locations.ts), for its --help. */
+export const LOCATION_HELP = `  config              a .json, .js, .mjs or .ts config. Default: FASTBASE_CONFIG (from the
+                      environment or .env), else fastbase.config.{ts,mts,js,mjs,json} in the
+                      current folder; none found: an error (the bundled example only inside
+                      the fastbase checkout). The server finds it the same way.
+  --env-file <file>   the .env file to read. Default: .env in the current folder, when there
+                      is one (variables already set in the environment win)`
 
 export const check: Command = {
   summary: 'validate a config and list every problem',
@@ -23,13 +30,11 @@ Validates a config the way the server does at start (load, $NAME secrets, schema
 checks, rules and actions compiled) and prints every problem and every teenybase-compatibility
 warning, one per line. Prints "config OK: N tables, M actions" when there is no problem.
 
-  config              a .json, .js, .mjs or .ts config. Default: FASTBASE_CONFIG, then the
-                      bundled example (as npm start does)
-  --env-file <file>   read variables from a .env file first (variables already set win)
+${LOCATION_HELP}
 
 Environment: the config's $NAME secrets; DATABASE_URL picks the SQL dialect rules are compiled for
 (postgres://... = PostgreSQL, anything else = SQLite).
-Exit codes: 0 config OK, 1 problems found, 2 usage error.`,
+Exit codes: 0 config OK, 1 problems found or no config found, 2 usage error.`,
   run: async (args) => {
     const { values, positionals } = parse(args, { 'env-file': { type: 'string' } })
     atMost(positionals, 1)
@@ -42,27 +47,41 @@ Exit codes: 0 config OK, 1 problems found, 2 usage error.`,
 
 export interface CheckedConfig {
   file: string
-  /** process.env, with the --env-file's variables and the bundled example's development secrets. */
+  /** process.env, with the .env file's variables and the bundled example's development secrets. */
   env: Env
+  /** The database the server would open with this environment. */
+  databaseUrl: string
+  dataDir: string
   result: CheckResult
 }
 
 /**
- * The config a command works on (the positional, else FASTBASE_CONFIG, else the bundled example, as
- * `npm start`), loaded and checked as the server does at start.
+ * The config a command works on, found by the server's rule (lib/config/locations.ts), loaded and
+ * checked as the server does at start. Prints (stderr) which config, .env and database it uses.
+ * Throws (exit 1) when no config is found outside the fastbase checkout: a guessed config could plan
+ * the project's tables away.
  */
 export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined): Promise<CheckedConfig> {
-  let env: Env = process.env
-  if (typeof envFile === 'string') env = { ...(await readEnvFile(envFile)), ...process.env }
-  const path = given ?? (env.FASTBASE_CONFIG !== '' ? env.FASTBASE_CONFIG : undefined)
-  const file = path === undefined ? bundledExampleConfig : resolve(path)
-  if (path === undefined) {
+  const loaded = await withEnvFile(process.env, typeof envFile === 'string' ? envFile : undefined).catch((error: unknown) => {
+    if (error instanceof EnvFileError) throw new UsageError(`--env-file ${error.file}: cannot read the file`)
+    throw error
+  })
+  let env = loaded.env
+  const location = configFileOf(given, env)
+  if (location.file === undefined && !insideFastbaseCheckout()) {
+    throw new Error(`no config found in ${process.cwd()}: pass the config file as an argument, set FASTBASE_CONFIG (in the environment or .env), or run this in the folder that holds fastbase.config.ts`)
+  }
+  const file = location.file ?? bundledExampleConfig
+  if (location.file === undefined) {
     const example = withExampleSecrets(env)
     env = example.env
     for (const name of example.filled) err(`note: ${name} is not set: the bundled example uses a public development value (as npm start does)`)
   }
-  const load = path === undefined ? loadBundledExample() : loadConfigFile(file)
-  return { file, env, result: checkConfig(await load.catch(problemsOf), env) }
+  const dataDir = dataDirOf(undefined, env)
+  const databaseUrl = databaseUrlOf(undefined, env, dataDir)
+  err(`using ${describeLocations(`${file} (${location.file === undefined ? 'bundled example' : location.from})`, loaded.file, databaseUrl)}`)
+  const load = location.file === undefined ? loadBundledExample() : loadConfigFile(file)
+  return { file, env, databaseUrl, dataDir, result: checkConfig(await load.catch(problemsOf), env) }
 }
 
 /** Prints the warnings and problems of a check to stderr; true when there is no problem. */
@@ -108,20 +127,4 @@ function checkConfig (raw: unknown, env: Env): CheckResult {
     problems.push(...error.problems)
   }
   return { problems, warnings, tables: config.tables.length, actions: config.actions?.length ?? 0, ...(problems.length === 0 ? { config } : {}) }
-}
-
-/** `KEY=value` lines of a .env file (`#` comments, optional `export `, single or double quotes). */
-async function readEnvFile (path: string): Promise<Env> {
-  const text = await readFile(path, 'utf8').catch(() => { throw new UsageError(`--env-file ${path}: cannot read the file`) })
-  const env: Env = {}
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line)
-    if (match === null) continue
-    let value = match[2]
-    const quoted = /^(["'])(.*)\1$/.exec(value)
-    if (quoted !== null) value = quoted[2]
-    else value = value.replace(/\s+#.*$/, '')
-    env[match[1]] = value
-  }
-  return env
 }

@@ -71,11 +71,12 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20.6' },
+    engines: { node: '>=20' },
     scripts: {
-      // --env-file: Node 20.6+. Variables already set in the environment win over .env.
-      start: 'node --env-file=.env node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
-      check: 'fastbase check --env-file .env fastbase.config.ts'
+      // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts).
+      start: 'node node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
+      check: 'fastbase check',
+      migrate: 'fastbase migrate'
     },
     dependencies: {
       fastbase: fastbaseSpec,
@@ -183,9 +184,14 @@ npm start            # http://localhost:3000
 - API explorer: http://localhost:3000/api/v1/doc/ui
 - Health: http://localhost:3000/api/v1/health
 
-\`npm start\` reads \`.env\` (Node 20.6 or newer): the secrets \`fastbase init\` generated, and
-\`DATABASE_URL\` (unset: SQLite in \`./data/\`). \`.env.example\` lists every variable; keep \`.env\` out
-of version control. Set \`PORT\` or \`FASTIFY_ADDRESS\` to change where it listens.
+\`npm start\` and every \`npx fastbase\` command run in this folder find the same things, and say so
+(a log line on start, a line from each command):
+
+- \`.env\` here: the secrets \`fastbase init\` generated, \`DATABASE_URL\` and anything else;
+  variables already set in the environment win. \`.env.example\` lists every variable; keep \`.env\`
+  out of version control. Set \`PORT\` or \`FASTIFY_ADDRESS\` to change where it listens.
+- the config: \`FASTBASE_CONFIG\` (set in \`.env\`), else \`fastbase.config.ts\` here.
+- the database: \`DATABASE_URL\`, else SQLite in \`./data/fastbase.sqlite\`.
 
 ## Change the config
 
@@ -194,8 +200,19 @@ npm run check        # every problem in the config, one per line (fastbase check
 \`\`\`
 
 Restart \`npm start\` after a change: new tables and columns, indexes and renames (\`lastName\`)
-are applied on start; dropped columns and tables, type changes and new constraints wait until you
-apply them (\`npx fastbase migrate\` shows them, \`npx fastbase migrate --apply\` applies them).
+are applied on start. Changes that drop or change data (a dropped column or table, a type change,
+a new constraint) never run on start; they wait until you name them:
+
+\`\`\`sh
+npx fastbase migrate                           # what is pending, with its SQL
+npx fastbase migrate --apply                   # applies the safe ones; lists the destructive ones
+npx fastbase migrate --apply --allow-destructive   # after a backup: applies those too
+\`\`\`
+
+On a terminal, \`--apply\` asks and applies the destructive ones only when you type \`yes\`. A plan
+that would drop every table of the database is refused: it means the config is not the one that
+made this database. A table another project (another \`appName\`) made in the same database is
+never dropped.
 
 ## Call the API as admin
 

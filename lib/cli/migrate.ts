@@ -1,68 +1,122 @@
-// `fastbase migrate [config] [--apply]`: the schema migrations between a database and a config, the
-// server's own (lib/db/migrations.ts) — printed, or applied with --apply. For deployments that apply
-// destructive changes from a release step rather than through `POST /api/v1/migrations`.
-import { migrate as runMigrations, type MigrateResult, type PendingMigration } from '../db/migrations.js'
+// `fastbase migrate [config] [--apply [--allow-destructive]]`: the schema migrations between a database
+// and a config, the server's own (lib/db/migrations.ts) — printed, or applied with --apply. The safe
+// ones apply; a destructive one (it drops or changes data) only when the user names it: with
+// --allow-destructive, or by typing "yes" when asked on a terminal.
+import { createInterface } from 'node:readline/promises'
+import { migrate as runMigrations, dropsEveryTableMessage, projectOf, type MigrateOptions, type MigrateResult, type MigrationDatabase, type PendingMigration } from '../db/migrations.js'
 import { internalTablesFor } from '../auth/store-tables.js'
-import { dataDirOf, databaseUrlOf } from '../config/locations.js'
+import { safeDatabaseUrl } from '../config/locations.js'
 import { connect, schemaDialect } from '../dialects/index.js'
 import { isPostgresUrl } from '../dialects/postgres-connection.js'
-import { loadCheckedConfig, reportProblems } from './check.js'
-import { EXIT, atMost, out, parse, type Command } from './io.js'
+import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
+import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
 
 export const migrate: Command = {
-  summary: 'print the schema migrations a database needs; --apply runs them',
-  help: `Usage: fastbase migrate [config] [--apply] [--env-file <file>]
+  summary: 'print the schema migrations a database needs; --apply runs the safe ones',
+  help: `Usage: fastbase migrate [config] [--apply [--allow-destructive] [--allow-drop-all]] [--env-file <file>]
 
 Compares the database with the config, as the server does when it starts, and prints every
-pending migration with its SQL: the safe ones the server applies on start (unless the config says
-autoMigrate: false) and the destructive ones (dropping a table or column, changing a type, new
-constraints on existing rows) that wait for an explicit apply. Nothing changes without --apply.
+pending migration with its SQL, the destructive ones (dropping a table or column, changing a type,
+new constraints on existing rows) marked with their reason. Nothing changes without --apply.
 
-  config              a .json, .js, .mjs or .ts config. Default: FASTBASE_CONFIG, then the
-                      bundled example (as npm start does)
-  --apply             apply every pending migration, in one transaction: all or none
-  --env-file <file>   read variables from a .env file first (variables already set win)
+${LOCATION_HELP}
+  --apply             apply the pending safe migrations, in one transaction: all or none.
+                      Destructive ones are held back and listed (exit 1), unless:
+  --allow-destructive apply the destructive ones too. On a terminal (not CI), --apply asks
+                      instead, and applies them only when you type "yes"
+  --allow-drop-all    with --allow-destructive: apply even a plan that drops every table the
+                      config recorded (otherwise refused: the config is probably the wrong one)
+
+A config only plans changes to the tables it created itself: tables another config (another
+appName) made in the same database are never dropped.
 
 Environment: DATABASE_URL (default: sqlite:<FASTBASE_DATA_DIR or ./data>/fastbase.sqlite, the
 server's default), the config's $NAME secrets.
-Exit codes: 0 done (or nothing to do), 1 config problems, database unreachable or a migration
-refused (nothing applied), 2 usage error.`,
+Exit codes: 0 done (or nothing to do), 1 no config found, config problems, database unreachable,
+a migration refused (nothing applied) or destructive migrations held back (the safe ones were
+applied), 2 usage error.`,
   run: async (args) => {
-    const { values, positionals } = parse(args, { apply: { type: 'boolean' }, 'env-file': { type: 'string' } })
+    const { values, positionals } = parse(args, {
+      apply: { type: 'boolean' },
+      'allow-destructive': { type: 'boolean' },
+      'allow-drop-all': { type: 'boolean' },
+      'env-file': { type: 'string' }
+    })
     atMost(positionals, 1)
-    const { file, env, result } = await loadCheckedConfig(positionals[0], values['env-file'])
+    const apply = values.apply === true
+    const allow: Pick<MigrateOptions, 'allowDestructive' | 'allowDropAll'> = { allowDestructive: values['allow-destructive'] === true, allowDropAll: values['allow-drop-all'] === true }
+    if (!apply && (allow.allowDestructive === true || allow.allowDropAll === true)) throw new UsageError('--allow-destructive and --allow-drop-all go with --apply')
+    if (allow.allowDropAll === true && allow.allowDestructive !== true) throw new UsageError('--allow-drop-all goes with --allow-destructive')
+    const { file, env, databaseUrl, dataDir, result } = await loadCheckedConfig(positionals[0], values['env-file'])
     if (!reportProblems(file, result) || result.config === undefined) return EXIT.failed
     const config = result.config
-    const databaseUrl = databaseUrlOf(undefined, env, dataDirOf(undefined, env))
     const dialect = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite'
-    const connection = connect(databaseUrl, dataDirOf(undefined, env))
+    const connection = connect(databaseUrl, dataDir)
     const log = { info: () => {}, warn: () => {} }
     try {
       await connection.prepare()
       const tables = [...internalTablesFor(config, dialect), ...config.tables]
-      const migrated = await runMigrations({ knex: connection.knex, ddl: schemaDialect(dialect), dialect, log }, tables, { mode: values.apply === true ? 'apply' : 'dry-run' })
-      report(safeUrl(databaseUrl), migrated, values.apply === true)
-      return EXIT.ok
+      const database: MigrationDatabase = { knex: connection.knex, ddl: schemaDialect(dialect), dialect, log }
+      const run = async (options: MigrateOptions): Promise<MigrateResult> => await runMigrations(database, tables, { ...options, project: projectOf(config) })
+      const where = safeDatabaseUrl(databaseUrl)
+      if (!apply) {
+        reportPlan(where, await run({ mode: 'dry-run' }))
+        return EXIT.ok
+      }
+      if (allow.allowDestructive !== true && interactive(env)) allow.allowDestructive = await confirmDestructive(await run({ mode: 'dry-run' }))
+      const applied = await run({ mode: 'apply', ...allow })
+      reportApplied(where, applied)
+      return applied.pending.length > 0 ? EXIT.failed : EXIT.ok
     } finally {
       await connection.close()
     }
   }
 }
 
-function report (database: string, result: MigrateResult, applied: boolean): void {
-  if (applied) {
-    if (result.applied.length === 0) out(`${database}: nothing to apply, the database matches the config`)
-    else out(`${database}: applied ${count(result.applied.length)}`)
-    for (const migration of result.applied) out(`  ${migration.name}`)
-    return
+/** A person at a terminal who can answer a question; never in CI. */
+function interactive (env: NodeJS.ProcessEnv): boolean {
+  return process.stdin.isTTY === true && nonEmpty(env.CI) === undefined
+}
+
+function nonEmpty (value: string | undefined): string | undefined {
+  return value === undefined || value === '' || value === 'false' || value === '0' ? undefined : value
+}
+
+/** Lists the destructive steps of a plan and asks; true only for a typed "yes". */
+async function confirmDestructive (plan: MigrateResult): Promise<boolean> {
+  const destructive = plan.pending.filter((p) => p.destructive)
+  if (destructive.length === 0 || plan.dropsEveryTable !== undefined) return false
+  out(`${count(destructive.length)} would lose or change data:`)
+  for (const pending of destructive) out(`  ${pending.name}: ${pending.reason ?? 'may lose data'}`)
+  const prompt = createInterface({ input: process.stdin, output: process.stdout })
+  try {
+    const answer = await prompt.question('Type "yes" to apply them too (anything else applies the safe ones only): ')
+    return answer.trim() === 'yes'
+  } finally {
+    prompt.close()
   }
+}
+
+function reportPlan (database: string, result: MigrateResult): void {
   if (result.pending.length === 0) {
     out(`${database}: nothing to do, the database matches the config`)
     return
   }
   const destructive = result.pending.filter((p) => p.destructive).length
-  out(`${database}: ${count(result.pending.length)} pending${destructive > 0 ? ` (${destructive} destructive)` : ''}; run with --apply to apply them`)
+  const how = destructive > 0 ? 'run with --apply to apply the safe ones, --apply --allow-destructive for all' : 'run with --apply to apply them'
+  out(`${database}: ${count(result.pending.length)} pending${destructive > 0 ? ` (${destructive} destructive)` : ''}; ${how}`)
   for (const pending of result.pending) out(pendingBlock(pending))
+  if (result.dropsEveryTable !== undefined) err(`warning: ${dropsEveryTableMessage(result.dropsEveryTable)}`)
+}
+
+function reportApplied (database: string, result: MigrateResult): void {
+  if (result.applied.length === 0) out(`${database}: nothing applied${result.pending.length === 0 ? ', the database matches the config' : ''}`)
+  else out(`${database}: applied ${count(result.applied.length)}`)
+  for (const migration of result.applied) out(`  ${migration.name}`)
+  if (result.pending.length === 0) return
+  err(`held back ${count(result.pending.length)} that would lose or change data (or that wait for one that does):`)
+  for (const pending of result.pending) err(`  ${pending.name}${pending.reason !== undefined ? `: ${pending.reason}` : ''}${pending.waitsFor !== undefined ? ` (after ${pending.waitsFor.join(', ')})` : ''}`)
+  err('Review them with `fastbase migrate`, back up the database, then run `fastbase migrate --apply --allow-destructive` to apply them.')
 }
 
 function count (n: number): string {
@@ -73,15 +127,4 @@ function pendingBlock (pending: PendingMigration): string {
   const head = `\n  ${pending.name}${pending.destructive ? ` [destructive: ${pending.reason ?? 'may lose data'}]` : ''}${pending.waitsFor !== undefined ? ` (after ${pending.waitsFor.join(', ')})` : ''}`
   const sql = pending.sql.trimEnd().split('\n').map((line) => `    ${line}`)
   return [head, ...sql].join('\n')
-}
-
-/** The URL without its password, for output. */
-function safeUrl (url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@')
-  }
 }

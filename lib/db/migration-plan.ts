@@ -16,7 +16,7 @@ import { sqliteDdl } from '../dialects/sqlite-ddl.js'
 import { postgresDdl } from '../dialects/postgres-ddl.js'
 import { quote } from '../dialects/common.js'
 import { searchIndexOf, ftsTableName } from '../fts.js'
-import { schemaOf, fieldSchemaOf, type Effect } from './schema-model.js'
+import { schemaOf, fieldSchemaOf, isInternalTable, type Effect } from './schema-model.js'
 import { ftsStatements } from '../dialects/sqlite-fts.js'
 import { searchIndexName, searchStatements } from '../dialects/postgres-fts.js'
 
@@ -27,6 +27,8 @@ export type StepKind =
   | 'add_column' | 'drop_column' | 'rename_column' | 'alter_column'
   | 'add_index' | 'drop_index' | 'add_trigger' | 'drop_trigger' | 'search'
   | 'rebuild_table'
+  /** A table another config (project) on the database also owns: forgotten by this one, never dropped. */
+  | 'release_table'
 
 export interface Step {
   /** Stable, descriptive name, e.g. `add_column_posts_views`. */
@@ -46,7 +48,20 @@ export interface Step {
 }
 
 
-export interface Plan { steps: Step[] }
+export interface Plan {
+  steps: Step[]
+  /**
+   * Set when the plan drops every table of the applied schema (fastbase's own excepted) and keeps
+   * none: the names it would drop. A config that shares no table with the database it is run on is
+   * almost always the wrong config, not a wish to empty the database (lib/db/migrations.ts refuses).
+   */
+  dropsEveryTable?: string[]
+}
+
+export interface PlanOptions {
+  /** Tables another config on the same database also owns: released (no DDL) rather than dropped. */
+  shared?: ReadonlySet<string>
+}
 
 /** What the planner reads of a config: its tables (a whole config will do). */
 export type SchemaTables = Pick<DatabaseSettings, 'tables'>
@@ -151,7 +166,7 @@ const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|
  * Steps that take a database from the `applied` config to `next` (from nothing when `applied` is
  * undefined). The same config twice gives no steps.
  */
-export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: PlanDialect): Plan {
+export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: PlanDialect, options: PlanOptions = {}): Plan {
   const nextTables = sortByDependencies(next.tables)
   if (applied === undefined) {
     return { steps: nextTables.map((t) => createTableStep(t, next.tables, dialect)) }
@@ -175,7 +190,9 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
   const follow = renamesFollower(pairs)
   for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, dialect, follow))
   const kept = new Set(pairs.map((p) => p.before.name))
-  const dropped = sortByDependencies(appliedTables.filter((t) => !kept.has(t.name))).reverse()
+  const gone = appliedTables.filter((t) => !kept.has(t.name))
+  for (const table of gone.filter((t) => options.shared?.has(t.name) === true)) steps.push(releaseTableStep(table.name))
+  const dropped = sortByDependencies(gone.filter((t) => options.shared?.has(t.name) !== true)).reverse()
   for (const table of dropped) {
     steps.push({
       name: `drop_table_${table.name}`,
@@ -192,10 +209,18 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
       ]
     })
   }
+  const droppedNames = dropped.filter((t) => !isInternalTable(t.name)).map((t) => t.name)
+  const keepsOne = appliedTables.some((t) => !isInternalTable(t.name) && !droppedNames.includes(t.name))
+  if (droppedNames.length > 0 && !keepsOne) return { steps, dropsEveryTable: droppedNames }
   return { steps }
 }
 
 type ForeignKey = TableField['foreignKey']
+
+/** The table stays for the other config that owns it; only this config's record of it goes. */
+function releaseTableStep (table: string): Step {
+  return { name: `release_table_${table}`, table, kind: 'release_table', destructive: false, sql: [], effects: [{ op: 'drop_table', table }] }
+}
 
 /** A foreign key of the applied config, with the table and column it references under their new names. */
 function renamesFollower (pairs: Array<{ before: TableData, after: TableData }>): (fk: ForeignKey) => ForeignKey {

@@ -3,22 +3,32 @@
 // row per migration with its SQL) and the schema model they leave (`_fastbase_schema`, one row) —
 // so that every instance and the CLI plan from the same place.
 //
+// Several configs may share one database (one PostgreSQL schema): each is a project, named by its
+// config's `appName`, and the record says which project owns which table (`_fastbase_schema` row 2).
+// A config plans changes for its own tables only: it never drops a table another project owns, and
+// a table both own is released (forgotten) rather than dropped. Destructive steps run only when the
+// caller allows them (`allowDestructive`), and an apply that would drop every table the config
+// recorded is refused unless `allowDropAll` says so: that config is most likely not the one that
+// made the database.
+//
 // Everything happens in one transaction under the dialect's schema lock: instances starting together
 // on one database run one after the other, and the later ones find nothing left to do; a failing
 // step leaves no trace, its record included.
 import type { Knex } from 'knex'
-import type { TableData } from '../../schemas/config.js'
+import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
 import { errors } from '../errors.js'
-import { planMigrations, type PlanDialect, type Step } from './migration-plan.js'
-import { applyEffects, schemaOf } from './schema-model.js'
+import { planMigrations, type Plan, type PlanDialect, type Step } from './migration-plan.js'
+import { applyEffects, isInternalTable, schemaOf } from './schema-model.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
 export const SCHEMA_TABLE = '_fastbase_schema'
 export const INITIAL_MIGRATION = '00000_initial_schema'
 
-const INTERNAL_PREFIX = '_fastbase_'
 const NUMBER_DIGITS = 5
+/** `_fastbase_schema` rows: the schema model of every table recorded (an array, as before projects), and who owns which. */
+const MODEL_ROW = 1
+const OWNERS_ROW = 2
 
 /** fastbase's bookkeeping tables, described as config tables so each dialect's DDL creates them. */
 const bookkeeping: TableData[] = [
@@ -36,10 +46,16 @@ const bookkeeping: TableData[] = [
     fields: [
       { name: 'id', type: 'integer', sqlType: 'integer', primary: true },
       // Text, not JSON: trigger bodies may hold a NUL-delimited token PostgreSQL's json types refuse.
+      // Row 1: the schema model (an array of tables); row 2: the tables each project owns.
       { name: 'tables', type: 'text', sqlType: 'text', notNull: true }
     ]
   }
 ]
+
+/** The project a config's tables belong to in a shared database: its `appName` ('' when unset). */
+export function projectOf (config: Pick<DatabaseSettings, 'appName'>): string {
+  return config.appName ?? ''
+}
 
 export interface MigrationLog {
   info(details: object, message: string): void
@@ -59,7 +75,7 @@ export interface AppliedMigration { name: string, sql: string, applied_at: strin
 export interface PendingMigration {
   name: string
   table: string
-  /** Drops data or may fail on existing rows: waits for `POST /migrations` or `fastbase migrate --apply`. */
+  /** Drops data or may fail on existing rows: runs only on an apply that allows destructive steps. */
   destructive: boolean
   reason?: string
   /** Pending steps this one needs first. */
@@ -70,8 +86,8 @@ export interface PendingMigration {
 /**
  * - `start`: the whole schema on an empty database; later, the safe steps (unless `autoMigrate` is false).
  * - `setup`: as `start`, and tables that went missing are created even when `autoMigrate` is false.
- * - `apply`: every pending step.
- * - `dry-run`: nothing; `pending` is what `apply` would run.
+ * - `apply`: every pending safe step, and the destructive ones when `allowDestructive`.
+ * - `dry-run`: nothing; `pending` is every step an apply could run.
  */
 export type MigrateMode = 'start' | 'setup' | 'apply' | 'dry-run'
 
@@ -79,6 +95,12 @@ export interface MigrateOptions {
   mode: MigrateMode
   /** Config `autoMigrate` (default true). */
   autoMigrate?: boolean
+  /** The config's project (its `appName`; '' for none): which recorded tables are its own. */
+  project?: string
+  /** `apply` only: run the destructive steps too (the user named them). */
+  allowDestructive?: boolean
+  /** `apply` only: run even a plan that drops every table the config recorded. */
+  allowDropAll?: boolean
 }
 
 export interface MigrateResult {
@@ -88,12 +110,15 @@ export interface MigrateResult {
   pending: PendingMigration[]
   /** Tables this run created (fastbase's bookkeeping tables included), in order. */
   created: string[]
+  /** The plan drops every table the config recorded and keeps none (see `Plan.dropsEveryTable`). */
+  dropsEveryTable?: string[]
 }
 
 export interface MigrationStatus {
   /** Every recorded migration, the initial schema first. */
   migrations: AppliedMigration[]
   pending: PendingMigration[]
+  dropsEveryTable?: string[]
 }
 
 function sqlText (statements: string[]): string {
@@ -139,13 +164,51 @@ async function recordedMigrations (db: Knex.Transaction | Knex): Promise<Applied
   return rows.map((r: { name: string, sql: string, applied_at: unknown }) => ({ name: r.name, sql: r.sql, applied_at: isoTime(r.applied_at) }))
 }
 
-async function recordedModel (db: Knex.Transaction | Knex): Promise<TableData[] | undefined> {
-  const row = await db(SCHEMA_TABLE).where('id', 1).first('tables') as { tables: string } | undefined
-  if (row === undefined) return undefined
+function parseRow (text: string): unknown {
   try {
-    return JSON.parse(row.tables) as TableData[]
+    return JSON.parse(text)
   } catch {
-    throw new Error(`${SCHEMA_TABLE} holds no valid schema model; restore it from a backup or delete the row to record the tables as they are`)
+    throw new Error(`${SCHEMA_TABLE} holds no valid schema model; restore it from a backup or delete its rows to record the tables as they are`)
+  }
+}
+
+/** What `_fastbase_schema` holds: the model of every recorded table, and which project owns which. */
+interface SchemaRecord {
+  model: TableData[] | undefined
+  /** Undefined for a database recorded before projects: its tables are the first config's to run. */
+  owners: { [project: string]: string[] } | undefined
+}
+
+async function readRecord (db: Knex.Transaction | Knex, existing: Set<string>): Promise<SchemaRecord> {
+  if (!existing.has(SCHEMA_TABLE)) return { model: undefined, owners: undefined }
+  const rows = await db(SCHEMA_TABLE).whereIn('id', [MODEL_ROW, OWNERS_ROW]).select('id', 'tables') as Array<{ id: number | string, tables: string }>
+  const text = (id: number): string | undefined => rows.find((r) => Number(r.id) === id)?.tables
+  const model = text(MODEL_ROW)
+  const owners = text(OWNERS_ROW)
+  return {
+    model: model === undefined ? undefined : parseRow(model) as TableData[],
+    owners: owners === undefined ? undefined : parseRow(owners) as SchemaRecord['owners']
+  }
+}
+
+/** The part of the record a project plans from: fastbase's own tables and its own. */
+interface ProjectView {
+  own: TableData[] | undefined
+  /** Recorded tables the project must leave in the record for others (their owners plan them). */
+  others: TableData[]
+  /** Tables another project owns too. */
+  shared: Set<string>
+}
+
+function projectView (record: SchemaRecord, project: string): ProjectView {
+  if (record.model === undefined) return { own: undefined, others: [], shared: new Set() }
+  if (record.owners === undefined) return { own: record.model, others: [], shared: new Set() }
+  const mine = new Set(record.owners[project] ?? [])
+  const shared = new Set(Object.entries(record.owners).flatMap(([name, tables]) => (name === project ? [] : tables)))
+  return {
+    own: record.model.filter((t) => isInternalTable(t.name) || mine.has(t.name)),
+    others: record.model.filter((t) => !isInternalTable(t.name) && (shared.has(t.name) || !mine.has(t.name))),
+    shared
   }
 }
 
@@ -163,16 +226,16 @@ interface Baseline {
  * planned anew (someone dropped it), and a table the config wants that exists without a record
  * (a database from before the model was kept, or made by hand) is taken as it is.
  */
-function baseline (recorded: TableData[] | undefined, hasHistory: boolean, existing: Set<string>, wanted: TableData[]): Baseline {
+function baseline (recorded: TableData[] | undefined, hasHistory: boolean, existing: Set<string>, wanted: TableData[], othersRecorded: boolean): Baseline {
   const wantedNames = new Set(wanted.map((t) => t.name))
   const kept = (recorded ?? []).filter((t) => existing.has(t.name))
   const missing = (recorded ?? []).filter((t) => !existing.has(t.name)).map((t) => t.name)
   const known = new Set(kept.map((t) => t.name))
   const renamedFrom = new Set(wanted.flatMap((t) => (t.lastName !== undefined && known.has(t.lastName) ? [t.name] : [])))
   const adopted = wanted.filter((t) => existing.has(t.name) && !known.has(t.name) && !renamedFrom.has(t.name))
-  const model = recorded === undefined && !hasHistory && adopted.length === 0 ? undefined : [...kept, ...adopted.map(schemaOf)]
+  const model = recorded === undefined && !hasHistory && !othersRecorded && adopted.length === 0 ? undefined : [...kept, ...adopted.map(schemaOf)]
   // fastbase's own tables stay once made (the rate-limit counters outlive `rateLimit: false`).
-  const target = [...wanted, ...kept.filter((t) => t.name.startsWith(INTERNAL_PREFIX) && !wantedNames.has(t.name))]
+  const target = [...wanted, ...kept.filter((t) => isInternalTable(t.name) && !wantedNames.has(t.name))]
   return { model, target, notes: { adopted: adopted.map((t) => t.name), missing } }
 }
 
@@ -182,15 +245,17 @@ function logNotes (log: MigrationLog, notes: Baseline['notes']): void {
 }
 
 /** Which steps of `steps` this mode runs; the others, with what they wait for. */
-function select (steps: Step[], mode: MigrateMode, autoMigrate: boolean): { run: Step[], waiting: Array<{ step: Step, waitsFor: string[] }> } {
+function select (steps: Step[], options: MigrateOptions): { run: Step[], waiting: Array<{ step: Step, waitsFor: string[] }> } {
+  const { mode } = options
+  const autoMigrate = options.autoMigrate ?? true
   const runs: Step[] = []
   const waiting: Array<{ step: Step, waitsFor: string[] }> = []
   const held = new Set<string>()
   for (const step of steps) {
     const waitsFor = (step.requires ?? []).filter((name) => held.has(name))
-    const allowed = mode === 'apply' ||
-      ((mode === 'start' || mode === 'setup') && !step.destructive && waitsFor.length === 0 &&
-        (autoMigrate || (mode === 'setup' && step.kind === 'create_table')))
+    const safe = !step.destructive || (mode === 'apply' && options.allowDestructive === true)
+    const allowed = safe && waitsFor.length === 0 && (mode === 'apply' ||
+      ((mode === 'start' || mode === 'setup') && (autoMigrate || (mode === 'setup' && step.kind === 'create_table'))))
     if (allowed) runs.push(step)
     else {
       held.add(step.name)
@@ -198,6 +263,21 @@ function select (steps: Step[], mode: MigrateMode, autoMigrate: boolean): { run:
     }
   }
   return { run: runs, waiting }
+}
+
+/** The record's model with this project's tables as `current`, and each project's tables. */
+function nextRecord (view: ProjectView, record: SchemaRecord, project: string, current: TableData[]): SchemaRecord {
+  const names = new Set(current.map((t) => t.name))
+  const owners = { ...(record.owners ?? {}), [project]: current.filter((t) => !isInternalTable(t.name)).map((t) => t.name) }
+  return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners }
+}
+
+async function plan (db: Knex.Transaction | Knex, ddl: SchemaDialect, dialect: PlanDialect, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
+  const record = await readRecord(db, existing)
+  const view = projectView(record, project)
+  const base = baseline(view.own, history.length > 0, existing, tables, view.others.length > 0)
+  const steps = planMigrations(base.model === undefined ? undefined : { tables: base.model }, { tables: base.target }, dialect, { shared: view.shared })
+  return { record, view, base, plan: steps }
 }
 
 /**
@@ -218,25 +298,32 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     }
     if (created.length > 0) existing = await tableNames(trx, ddl)
     const history = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(trx) : []
-    const recorded = existing.has(SCHEMA_TABLE) ? await recordedModel(trx) : undefined
-    const { model, target, notes } = baseline(recorded, history.length > 0, existing, tables)
+    const project = options.project ?? ''
+    const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, ddl, dialect, tables, project, existing, history)
     logNotes(log, notes)
-    const plan = planMigrations(model === undefined ? undefined : { tables: model }, { tables: target }, dialect)
+    const dropsEveryTable = planned.dropsEveryTable
+    const refusal = dropsEveryTable === undefined ? {} : { dropsEveryTable }
 
-    if (options.mode === 'dry-run') return { applied: [], pending: plan.steps.map((s) => pendingOf(s)), created: [] }
+    if (options.mode === 'dry-run') return { applied: [], pending: planned.steps.map((s) => pendingOf(s)), created: [], ...refusal }
+    if (dropsEveryTable !== undefined && options.mode === 'apply' && options.allowDropAll !== true) throw errors.migrationRefused(dropsEveryTableMessage(dropsEveryTable), dropsEveryTable)
+    // On start, such a plan changes nothing at all: its safe steps (the wrong config's tables) would
+    // only hide from the next look that this config shares no table with the database.
+    if (dropsEveryTable !== undefined) log.warn({ tables: dropsEveryTable }, `database schema: nothing applied: ${dropsEveryTableMessage(dropsEveryTable)}`)
 
     // A database fastbase never set up gets the whole schema as one migration, whatever the mode.
     if (model === undefined) {
-      const statements = plan.steps.flatMap((s) => s.sql)
+      const statements = planned.steps.flatMap((s) => s.sql)
       await run(trx, statements)
-      const record = await insertRecord(trx, INITIAL_MIGRATION, statements)
-      await saveModel(trx, target)
-      const result = { applied: [record], pending: [], created: [...created, ...plan.steps.map((s) => s.table)] }
+      const migration = await insertRecord(trx, INITIAL_MIGRATION, statements)
+      await saveRecord(trx, nextRecord(view, record, project, target), record)
+      const result = { applied: [migration], pending: [], created: [...created, ...planned.steps.map((s) => s.table)] }
       log.info({ created: result.created }, 'database schema: created')
       return result
     }
 
-    const { run: runs, waiting } = select(plan.steps, options.mode, options.autoMigrate ?? true)
+    const { run: runs, waiting } = dropsEveryTable !== undefined && options.allowDropAll !== true
+      ? { run: [], waiting: planned.steps.map((step) => ({ step, waitsFor: [] })) }
+      : select(planned.steps, options)
     let next = Math.max(-1, ...history.map((m) => numberOf(m.name))) + 1
     let current = model
     const applied: AppliedMigration[] = []
@@ -250,16 +337,22 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     // Once nothing waits, the model is the config's exactly (attributes no step looks at included).
     if (waiting.length === 0) current = target.map(schemaOf)
     // Written only when it changed: a start with nothing to do writes nothing.
-    if (recorded === undefined || JSON.stringify(current.map(schemaOf)) !== JSON.stringify(recorded)) await saveModel(trx, current)
+    await saveRecord(trx, nextRecord(view, record, project, current), record)
     const pending = waiting.map(({ step, waitsFor }) => pendingOf(step, waitsFor))
     if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, 'database schema: migrations applied')
     if (pending.length > 0) {
       log.warn({ pending: pending.map((p) => ({ name: p.name, ...(p.reason !== undefined ? { reason: p.reason } : {}) })) },
-        'database schema: changes wait for an explicit apply (POST /api/v1/migrations or `fastbase migrate --apply`)')
+        'database schema: changes wait for an explicit apply that allows destructive steps (`fastbase migrate --apply --allow-destructive`, or POST /api/v1/migrations {"allowDestructive": true})')
     }
-    return { applied, pending, created }
+    return { applied, pending, created, ...refusal }
   }
   return await knex.transaction(work, ddl.schemaChangeTransaction)
+}
+
+/** Why an apply that drops every table is refused, and what to do. */
+export function dropsEveryTableMessage (tables: string[]): string {
+  return `the config would drop every table it recorded (${tables.join(', ')}) and keep none: it is probably not the config that made this database. ` +
+    'Check which config and database were used (FASTBASE_CONFIG, DATABASE_URL, .env); to drop them anyway, apply with allowDropAll (`fastbase migrate --apply --allow-destructive --allow-drop-all`)'
 }
 
 async function runStep (trx: Knex.Transaction, name: string, step: Step): Promise<void> {
@@ -283,18 +376,23 @@ async function insertRecord (trx: Knex.Transaction, name: string, statements: st
   return { name, sql, applied_at: appliedAt }
 }
 
-async function saveModel (trx: Knex.Transaction, tables: TableData[]): Promise<void> {
-  const row = { id: 1, tables: JSON.stringify(tables.map(schemaOf)) }
-  await trx(SCHEMA_TABLE).insert(row).onConflict('id').merge(['tables'])
+async function saveRecord (trx: Knex.Transaction, next: SchemaRecord, previous: SchemaRecord): Promise<void> {
+  const rows: Array<{ id: number, text: string, before: unknown }> = [
+    { id: MODEL_ROW, text: JSON.stringify(next.model), before: previous.model },
+    { id: OWNERS_ROW, text: JSON.stringify(next.owners), before: previous.owners }
+  ]
+  for (const row of rows) {
+    if (row.before !== undefined && JSON.stringify(row.before) === row.text) continue
+    await trx(SCHEMA_TABLE).insert({ id: row.id, tables: row.text }).onConflict('id').merge(['tables'])
+  }
 }
 
 /** Recorded migrations and what is pending, read without locking or changing anything. */
-export async function migrationStatus (db: MigrationDatabase, tables: TableData[]): Promise<MigrationStatus> {
+export async function migrationStatus (db: MigrationDatabase, tables: TableData[], project = ''): Promise<MigrationStatus> {
   const { knex, ddl, dialect } = db
   const existing = await tableNames(knex, ddl)
   const migrations = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(knex) : []
-  const recorded = existing.has(SCHEMA_TABLE) ? await recordedModel(knex) : undefined
-  const { model, target } = baseline(recorded, migrations.length > 0, existing, tables)
-  const plan = planMigrations(model === undefined ? undefined : { tables: model }, { tables: target }, dialect)
-  return { migrations, pending: plan.steps.map((s) => pendingOf(s, (s.requires ?? []).filter((r) => plan.steps.some((p) => p.name === r)))) }
+  const { plan: planned } = await plan(knex, ddl, dialect, tables, project, existing, migrations)
+  const pending = planned.steps.map((s) => pendingOf(s, (s.requires ?? []).filter((r) => planned.steps.some((p) => p.name === r))))
+  return { migrations, pending, ...(planned.dropsEveryTable !== undefined ? { dropsEveryTable: planned.dropsEveryTable } : {}) }
 }

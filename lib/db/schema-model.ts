@@ -5,6 +5,13 @@
 import type { TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
 import { indexName } from '../dialects/ddl.js'
 
+/** fastbase's own tables (bookkeeping, auth stores, rate limits): shared by every config on a database, never dropped. */
+export const INTERNAL_TABLE_PREFIX = '_fastbase_'
+
+export function isInternalTable (name: string): boolean {
+  return name.startsWith(INTERNAL_TABLE_PREFIX)
+}
+
 /** One change to the schema model, made by a migration step (lib/db/migration-plan.ts). */
 export type Effect =
   | { op: 'put_table', table: TableData }

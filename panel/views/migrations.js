@@ -1,9 +1,10 @@
 // "Migrations": applied and pending schema changes (GET /migrations); "Preview" (dry run) and
-// "Apply pending" (POST /migrations) for the superadmin only.
+// "Apply pending" (POST /migrations) for the superadmin only. Apply runs the safe changes; the
+// destructive ones only when the superadmin ticks the box that names them (`allowDestructive`).
 import { api, ApiError } from '../api.js'
 import { announce, h, replace, uid } from '../dom.js'
 import { formatDate } from '../format.js'
-import { confirmDialog } from './dialog.js'
+import { openDialog } from './dialog.js'
 
 const list = (v) => Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]
 
@@ -35,6 +36,40 @@ function pendingTable (pending, caption) {
       h('td', {}, m?.destructive ? h('strong', { class: 'badge danger' }, 'destructive') : h('span', { class: 'badge' }, 'safe')),
       h('td', {}, m?.reason ? String(m.reason) : '', list(m?.waitsFor).length > 0 ? h('p', { class: 'hint' }, `after ${list(m.waitsFor).join(', ')}`) : null),
       h('td', { class: 'sql-cell' }, sqlBlock(m?.sql)))))))
+}
+
+/**
+ * Asks before an apply; resolves `{ allowDestructive }`, or null when cancelled. Destructive changes
+ * are listed and run only when their box is ticked: an "Apply" alone never loses data.
+ */
+function applyDialog (pending) {
+  return new Promise((resolve) => {
+    const destructive = pending.filter((m) => m?.destructive)
+    const safe = pending.length - destructive.length
+    let answer = null
+    const boxId = uid('allow-destructive')
+    const allow = destructive.length > 0 ? h('input', { type: 'checkbox', id: boxId }) : null
+    const cancel = h('button', { type: 'button', class: 'button', autofocus: true, onclick: () => close() }, 'Cancel')
+    const confirm = h('button', { type: 'button', class: 'button primary', onclick: () => { answer = { allowDestructive: allow?.checked === true }; close() } }, 'Apply')
+    allow?.addEventListener('change', () => { confirm.className = allow.checked ? 'button danger' : 'button primary' })
+    const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`
+    const body = [
+      h('p', {}, `${plural(pending.length, 'pending migration', 'pending migrations')}: ${safe} safe${destructive.length > 0 ? `, ${destructive.length} destructive` : ''}.`),
+      destructive.length > 0
+        ? [
+            h('ul', {}, destructive.map((m) => h('li', {}, h('strong', {}, String(m?.name ?? '')), m?.reason ? `: ${m.reason}` : ''))),
+            h('p', {}, h('label', { for: boxId }, allow, ' Also apply the destructive migrations listed above: the data they drop or change is lost for good (back up first)')),
+            h('p', { class: 'hint' }, 'Unticked, only the safe ones are applied; the destructive ones stay pending.')
+          ]
+        : null
+    ]
+    const { close } = openDialog({
+      title: 'Apply pending migrations?',
+      className: 'confirm',
+      content: [h('div', { class: 'dialog-body' }, body), h('div', { class: 'dialog-buttons' }, cancel, confirm)],
+      onClose: () => resolve(answer)
+    })
+  })
 }
 
 function explain (error) {
@@ -73,6 +108,8 @@ export function renderMigrations (root, { can }) {
         pendingTable(pending, 'Pending migrations, in the order they would apply'),
         h('h3', {}, `Applied (${list(answer?.migrations).length})`),
         appliedTable(list(answer?.migrations)))
+      const dropped = list(answer?.dropsEveryTable)
+      if (dropped.length > 0) announce(alert, `This config would drop every table it recorded (${dropped.join(', ')}) and keep none: it is probably not the config that made this database. An apply is refused; check the server's config and DATABASE_URL.`)
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       if (error.status === 401) return
@@ -95,19 +132,15 @@ export function renderMigrations (root, { can }) {
   }
 
   async function apply () {
-    const destructive = pending.filter((m) => m?.destructive).length
-    const ok = await confirmDialog({
-      title: 'Apply pending migrations?',
-      message: `Apply ${pending.length} pending ${pending.length === 1 ? 'migration' : 'migrations'}${destructive > 0 ? `, ${destructive} of them destructive (data in dropped or changed columns and tables is lost)` : ''}?`,
-      confirmLabel: 'Apply'
-    })
-    if (!ok) return
+    const choice = await applyDialog(pending)
+    if (choice === null) return
     announce(alert, '')
     applyButton.disabled = true
     try {
-      const answer = await api.post('/migrations', {})
+      const answer = await api.post('/migrations', choice.allowDestructive ? { allowDestructive: true } : {})
       const applied = list(answer?.applied)
-      announce(status, `Applied ${applied.length} ${applied.length === 1 ? 'migration' : 'migrations'}.`)
+      const left = list(answer?.pending).length
+      announce(status, `Applied ${applied.length} ${applied.length === 1 ? 'migration' : 'migrations'}.${left > 0 ? ` ${left} left pending (destructive, or waiting for one).` : ''}`)
       replace(preview)
       await load()
     } catch (error) {
