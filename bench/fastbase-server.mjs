@@ -2,9 +2,10 @@
 // Fastify instance, as an application embedding it would. Reports the time register + ready took.
 import { benchConfig, manyTablesConfig, openFastbase } from './project.mjs'
 import { serveOverIpc, serverOptions } from './child.mjs'
+import { searchConfig } from './search.mjs'
 
 const { project, databaseUrl, dataDir } = serverOptions()
-const config = project === 'many-tables' ? manyTablesConfig() : benchConfig()
+const config = project === 'many-tables' ? manyTablesConfig() : project === 'search' ? searchConfig() : benchConfig()
 
 const started = performance.now()
 const app = await openFastbase(config, databaseUrl, dataDir)

@@ -4,6 +4,7 @@
 //   npm run bench                          SQLite, 10 s per run after a 2 s warm-up, 2 rounds
 //   npm run bench -- --dialect postgres    PostgreSQL at FASTBASE_BENCH_PG_URL (a fresh schema, dropped afterwards)
 //   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
+//   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
 //
 // Each server runs in its own child process and autocannon drives them from this one, so the load
@@ -25,6 +26,7 @@ import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime } from './realtime.mjs'
+import { measureSearch, reportSearch, seedSearch } from './search.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -43,7 +45,9 @@ const { values: flags } = parseArgs({
     connections: { type: 'string' },
     quick: { type: 'boolean', default: false },
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
-    'realtime-only': { type: 'boolean', default: false }
+    'realtime-only': { type: 'boolean', default: false },
+    // Only the search measure (bench/search.mjs).
+    'search-only': { type: 'boolean', default: false }
   }
 })
 
@@ -318,7 +322,32 @@ function report (results, memory, startup, problems) {
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
 const database = freshDatabase(work)
 const servers = []
-try {
+/** The search measure on its own table and server (seeding 100,000 rows takes a while). */
+async function search () {
+  console.log(`Seeding the search table on ${options.dialect}...`)
+  await seedSearch(database.url, join(work, 'search-seed'))
+  const server = await startServer('fastbase-search', 'fastbase-server.mjs', { project: 'search', databaseUrl: database.url, dataDir: join(work, 'search') })
+  servers.push(server)
+  const result = await measureSearch(server.url, { runs: quick ? 10 : 50, seconds: options.duration })
+  await server.stop()
+  reportSearch(result)
+  return result
+}
+if (flags['search-only']) {
+  try {
+    const result = await search()
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-search.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, search: result }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()))
+    await database.drop()
+    rmSync(work, { recursive: true, force: true })
+  }
+} else try {
   console.log(`Seeding ${USER_COUNT} users and ${POST_COUNT} posts on ${options.dialect}...`)
   const fx = await seed(database.url, join(work, 'seed'))
   servers.push(await startServer('fastbase', 'fastbase-server.mjs', { project: 'bench', databaseUrl: database.url, dataDir: join(work, 'fastbase') }))
@@ -340,6 +369,8 @@ try {
     // Realtime (issue 16): writes with 0 and 1,000 subscribers, and the fan-out to them.
     const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
     await Promise.all(servers.map((s) => s.stop()))
+    // Search (issue 22): 100,000 texts, every kind of search, /health under the slowest.
+    const searchCost = await search()
     const startup = await measureStartup(work)
 
     const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
@@ -349,7 +380,7 @@ try {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, problems }, null, 2) + '\n')
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, problems }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)
       if (problems.length > 0) process.exitCode = 1
     }

@@ -1,11 +1,9 @@
 // Full-text search (DECISIONS 37): what both dialects share. A table's `fullTextSearch` config
-// becomes a SearchIndex; a caller's search text becomes words. Each dialect turns these into its
-// own index (lib/dialects/sqlite-fts.ts, postgres-fts.ts) and its own match and rank SQL.
-//
-// The search text is read as words, never as FTS5 or tsquery syntax: every word must occur, a
-// trailing `*` makes a word a prefix, and everything else (quotes, AND, NEAR, parentheses) is a
-// separator. So no caller text can be a syntax error, and both databases see the same query.
+// becomes a SearchIndex; a caller's search text becomes a SearchQuery (lib/fts-query.ts, the
+// grammar). Each dialect turns these into its own index (lib/dialects/sqlite-fts.ts,
+// postgres-fts.ts) and its own match and score SQL.
 import type { TableData } from '../schemas/config.js'
+import type { SearchQuery } from './fts-query.js'
 
 export type Tokenizer = 'unicode61' | 'ascii' | 'porter'
 
@@ -24,8 +22,17 @@ export interface SearchIndex {
   detail?: 'full' | 'column' | 'none'
 }
 
-/** One word of a search text; `prefix` when it ended with `*`. */
-export interface SearchTerm { word: string, prefix: boolean }
+/**
+ * A search to rank rows by (the first `@@` of a where, when no order is given): scored per row, from
+ * the row's own text in `fields` and the query, never from statistics over other rows.
+ */
+export interface SearchRank { index: SearchIndex, fields: string[] | undefined, query: SearchQuery }
+
+/**
+ * Rows a rank scores: the first this many matching rows the caller may see, in primary-key order.
+ * Scoring reads each row's text again, so it is bounded; the rows after them follow in key order.
+ */
+export const RANK_CANDIDATES = 1000
 
 /** The table's search index, or undefined when it has none (no `fullTextSearch`, or `enabled: false`). */
 export function searchIndexOf (table: TableData): SearchIndex | undefined {
@@ -49,23 +56,6 @@ export function searchWarnings (table: TableData): string[] {
   return table.fullTextSearch?.tokenize === 'trigram'
     ? [`table "${table.name}": fullTextSearch tokenize "trigram" is not supported; words are matched as with "unicode61"`]
     : []
-}
-
-// Letters and digits make words, as SQLite's unicode61 and PostgreSQL's parser (once the index has
-// turned ASCII punctuation into spaces) read them. Linear: one pass, nothing to backtrack into.
-const WORD = /([\p{L}\p{N}]+)(\*?)/gu
-
-/** Most words one search may hold: each is a term of the index lookup. */
-export const MAX_SEARCH_TERMS = 32
-
-/** The words of a search text (each database folds their case); empty when it holds none. Throws RangeError past MAX_SEARCH_TERMS. */
-export function searchTerms (text: string): SearchTerm[] {
-  const terms: SearchTerm[] = []
-  for (const m of text.matchAll(WORD)) {
-    if (terms.length === MAX_SEARCH_TERMS) throw new RangeError(`a search takes at most ${MAX_SEARCH_TERMS} words`)
-    terms.push({ word: m[1], prefix: m[2] === '*' })
-  }
-  return terms
 }
 
 /** SQLite's FTS5 table of `table` (teenybase's name, so a teenybase database keeps its index). */

@@ -9,9 +9,8 @@ import { describeTables } from '../lib/table.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
 import { compile, parse, type Scope } from '../lib/expr/index.js'
-import type { Fragment } from '../lib/dialects/types.js'
 import { validateConfig } from '../lib/config/validate.js'
-import { searchTerms } from '../lib/fts.js'
+import type { SearchRank } from '../lib/fts.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
 const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlType: 'text', ...extra }) as const
@@ -124,10 +123,25 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
       ['notes @@ \'hello\' & status == \'published\'', ['n1', 'n3']],
       ['!(notes @@ \'hello\')', ['n2', 'n5']],
       ['notes @@ \'hunter2\'', ['n5']],
-      // Query syntax is not syntax here: quotes, operators and brackets separate words.
-      ['notes @@ \'"hello AND (world\'', []],
-      ['notes @@ \'"hello" world)\'', ['n1']],
-      ['notes @@ \'NEAR(hello world)\'', []]
+      // The search grammar (lib/fts-query.ts): the same meaning on both databases.
+      ['notes @@ \'hello OR quick\'', ['n1', 'n3', 'n4']],
+      ['notes @@ \'"hel"* OR "numb"*\'', ['n1', 'n3', 'n4', 'n5']],
+      ['notes @@ \'"hello world"\'', ['n1']],
+      ['notes @@ \'"world hello"\'', []],
+      ['notes @@ \'"quick brown"\'', ['n1']],
+      ['notes @@ \'"quick fox"\'', []],
+      ['notes @@ \'"hello wor"*\'', ['n1']],
+      ['notes @@ \'"john@example.com"\'', ['n2']],
+      ['notes @@ \'hello -world\'', ['n3', 'n4']],
+      ['notes @@ \'hello NOT world\'', ['n3', 'n4']],
+      ['notes @@ \'-world hello\'', ['n3', 'n4']],
+      ['notes @@ \'hello -"hello world" -(draft OR fans)\'', []],
+      ['notes @@ \'(hello OR café) -kitty\'', ['n1', 'n2', 'n4']],
+      ['notes @@ \'hello AND kitty\'', ['n3']],
+      ['notes @@ \'hello-kitty\'', ['n3']],
+      ['notes @@ \'hello or\'', []],
+      ['title @@ \'hello -running\'', ['n1', 'n3']],
+      ['title @@ \'hello -"brown fox"\'', ['n1', 'n3']]
     ]
     for (const [where, expected] of cases) t.same(await ids(where), expected, where)
   })
@@ -229,7 +243,24 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
       ['notes', 'title @@ title', /right side of @@ must be a text/],
       ['notes', 'lower(title) @@ \'x\'', /left side of @@/],
       ['notes', 'notes @@ \'*** ...\'', /has no words/],
-      ['notes', `notes @@ '${'w '.repeat(40)}'`, /at most 32 words/],
+      ['notes', `notes @@ '${'w '.repeat(40)}'`, /at most 32 words \(character 65 of the search text\) at position 9/],
+      ['notes', 'notes @@ \'hello "world\'', /Unclosed quote \(character 7 /],
+      ['notes', 'notes @@ \'(hello world\'', /Unclosed parenthesis \(character 1 /],
+      ['notes', 'notes @@ \'hello world)\'', /Unmatched closing parenthesis \(character 12 /],
+      ['notes', 'notes @@ \'OR hello\'', /OR needs a word on both sides \(character 1 /],
+      ['notes', 'notes @@ \'hello OR\'', /OR needs a word on both sides \(character 9 /],
+      ['notes', 'notes @@ \'hello AND\'', /AND needs a word after it/],
+      ['notes', 'notes @@ \'hello NOT\'', /NOT needs a word/],
+      ['notes', 'notes @@ \'NOT hello\'', /cannot be only NOT terms/],
+      ['notes', 'notes @@ \'-hello -world\'', /cannot be only NOT terms/],
+      ['notes', 'notes @@ \'hello OR -world\'', /cannot be only NOT terms: add a word to find \(character 10 /],
+      ['notes', 'notes @@ \'hello ()\'', /Empty parentheses/],
+      ['notes', 'notes @@ \'"" hello\'', /A phrase needs a word/],
+      ['notes', 'notes @@ \'h*\'', /A prefix takes at least 2 letters/],
+      ['notes', 'notes @@ \'NEAR(hello world)\'', /NEAR is not supported/],
+      ['notes', `notes @@ '${'('.repeat(9)}a${')'.repeat(9)}'`, /nests at most 8 parentheses/],
+      ['notes', 'notes @@ \'a\' | notes @@ \'b\' | notes @@ \'c\' | notes @@ \'d\' | notes @@ \'e\'', /at most 4 @@ searches/],
+      ['keyed', 'keyed @@ \'"alpha beta"\'', /A "phrase" needs fullTextSearch detail "full"/],
       ['notes', 'notes @@', /Unexpected end/]
     ]
     for (const [table, where, message] of cases) {
@@ -256,18 +287,10 @@ t.test('config: fields hold text; content_rowid is an integer column', async (t)
   t.match(problems({ fields: ['body'], unknown: 1 }), [/unknown/])
 })
 
-t.test('search text is read as words', async (t) => {
-  t.same(searchTerms('Hello, "wor*ld" AND café*'), [
-    { word: 'Hello', prefix: false }, { word: 'wor', prefix: true }, { word: 'ld', prefix: false },
-    { word: 'AND', prefix: false }, { word: 'café', prefix: true }
-  ])
-  t.same(searchTerms(' *** '), [])
-})
-
 t.test('compiled SQL per dialect', async (t) => {
   const sql = (dialect: typeof sqlite, src: string, seesHidden = true) => {
     const table = describeTables([notes], dialect).get('notes')!
-    const ranks: Fragment[] = []
+    const ranks: SearchRank[] = []
     const scope: Scope = { dialect, table, globals: { auth: { q: 'from auth' }, request: {}, params: {} }, seesHidden, ranks }
     const compiled = compile(parse(src), scope)
     return { compiled, ranks }
@@ -278,11 +301,16 @@ t.test('compiled SQL per dialect', async (t) => {
   t.match(lite.compiled, {
     kind: 'sql',
     sql: '("notes".rowid IN (SELECT rowid FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ?))',
-    bindings: ['"Hello" "wor"*'],
+    bindings: ['("Hello" AND "wor"*)'],
     safe: true
   })
-  t.same(lite.ranks, [{ sql: '(SELECT rank FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ? AND rowid = "notes".rowid) ASC NULLS LAST', bindings: ['"Hello" "wor"*'] }])
-  t.match(sql(sqlite, 'title @@ auth.q').compiled, { bindings: ['{title} : ("from" "auth")'] }, 'a global is folded into the words')
+  t.same(lite.ranks.map((r) => [r.fields, r.query]), [[undefined, { type: 'and', include: [{ type: 'phrase', words: ['Hello'], prefix: false }, { type: 'phrase', words: ['wor'], prefix: true }], exclude: [] }]])
+  t.same(sqlite.search.scores(lite.ranks[0].index, '"notes"', ['title', 'body'], lite.ranks[0].query, { where: { sql: '"notes"."owner" = ?', bindings: ['me'] }, order: '"notes"."id"', limit: 1000 }), {
+    sql: 'SELECT "fts5_notes_idx".rowid AS "fb_row", coalesce(length(highlight("fts5_notes_idx", 0, char(1), \'\')) - length("fts5_notes_idx"."title"), 0) + coalesce(length(highlight("fts5_notes_idx", 1, char(1), \'\')) - length("fts5_notes_idx"."body"), 0) AS "fb_score" ' +
+      'FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ? AND +"fts5_notes_idx".rowid IN (SELECT "notes".rowid FROM "notes" WHERE "notes"."owner" = ? ORDER BY "notes"."id" LIMIT 1000)',
+    bindings: ['{title body} : (("Hello" AND "wor"*))', 'me']
+  }, 'scores: the hits in the fields searched, of the first candidates only')
+  t.match(sql(sqlite, 'title @@ auth.q').compiled, { bindings: ['{title} : (("from" AND "auth"))'] }, 'a global is folded into the query')
   t.match(sql(sqlite, 'notes @@ \'x\'', false).compiled, { bindings: ['{title body} : ("x")'] }, 'a caller who cannot see `secret` does not search it')
 
   const pg = sql(postgres, 'notes.title @@ \'Hello wor*\'')
@@ -291,10 +319,14 @@ t.test('compiled SQL per dialect', async (t) => {
   t.match(pg.compiled, {
     kind: 'sql',
     sql: `("notes".ctid IN (SELECT "fb_search".ctid FROM "notes" AS "fb_search" WHERE ${vector(['title', 'body', 'secret'], '"fb_search".')} @@ ${query} AND ${vector(['title'], '"fb_search".')} @@ ${query}))`,
-    bindings: ['\'Hello\' & \'wor\':*', '\'Hello\' & \'wor\':*'],
+    bindings: ['(\'Hello\' & \'wor\':*)', '(\'Hello\' & \'wor\':*)'],
     safe: true
   })
-  t.same(pg.ranks, [{ sql: `ts_rank(${vector(['title'], '"notes".')}, ${query}) DESC`, bindings: ['\'Hello\' & \'wor\':*'] }])
+  t.same(postgres.search.scores(pg.ranks[0].index, '"notes"', ['title'], pg.ranks[0].query, { where: true, order: '"notes"."id"', limit: 1000 }), {
+    sql: `SELECT "notes".ctid AS "fb_row", ts_rank(${vector(['title'], '"notes".')}, ${query}) AS "fb_score" FROM "notes" ORDER BY "notes"."id" LIMIT 1000`,
+    bindings: ['(\'Hello\' & \'wor\':*)']
+  })
+  t.match(sql(postgres, 'title @@ \'a -b\'').compiled, { bindings: ['\'a\'', '(\'a\' & !\'b\')'] }, 'the index is asked without the negations, the field with them')
   t.match(sql(postgres, 'notes @@ \'x\'').compiled, { bindings: ['\'x\''] }, 'the whole row: the indexed vector alone')
   t.match(sql(postgres, 'notes @@ auth.nothing').compiled, { kind: 'lit', value: null }, 'a null text matches nothing, as in SQL')
 

@@ -8,7 +8,7 @@ import { compile, toCondition, parse, ExpressionError, type Compiled, type Condi
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
-import type { Limits } from '../limits.js'
+import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
 import type { ChangeSink } from '../realtime/changes.js'
 
@@ -70,6 +70,18 @@ export function globalsOf (ctx: CrudContext): Record<string, unknown> {
   return globals
 }
 
+const searchBudgets = new WeakMap<CrudContext, { left: number }>()
+
+/** The `@@` the caller's expressions of one operation may still hold, shared by its where, select and returning lists. */
+function searchBudgetOf (ctx: CrudContext): { left: number } {
+  let budget = searchBudgets.get(ctx)
+  if (budget === undefined) {
+    budget = { left: MAX_SEARCHES }
+    searchBudgets.set(ctx, budget)
+  }
+  return budget
+}
+
 export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   return {
     dialect: ctx.dialect,
@@ -90,7 +102,7 @@ export function checkLength (ctx: CrudContext, what: string, src: string): void 
 export function compileCaller (ctx: CrudContext, what: string, src: string, extra: Partial<Scope> = {}): Compiled {
   checkLength(ctx, what, src)
   try {
-    return compile(parse(src), scopeOf(ctx, extra))
+    return compile(parse(src), scopeOf(ctx, { searchBudget: searchBudgetOf(ctx), ...extra }))
   } catch (error) {
     if (error instanceof ExpressionError) throw errors.expression(what, error.message)
     throw error

@@ -3,6 +3,7 @@ import type { Knex } from 'knex'
 import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
+import { RANK_CANDIDATES, type SearchRank } from '../fts.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
@@ -35,30 +36,52 @@ interface Plan {
   condition: Condition
   group?: string
   order?: Fragment
+  /** Scores of the rows a search ranks (lib/fts.ts RANK_CANDIDATES), joined to the page as `fb_rank`. */
+  scores?: { statement: Fragment, rowKey: string }
 }
 
+const RANKED = '"fb_rank"'
+
 function planOf (ctx: CrudContext, params: ReadParams): Plan {
-  const ranks: Fragment[] = []
+  const ranks: SearchRank[] = []
   const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
   const columns = outputColumns(ctx, 'select', params.select)
   checkGrouping(ctx, columns, params.group)
   const group = groupSql(ctx, params.group)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  return { columns, condition, group, order: order !== undefined ? { sql: order, bindings: [] } : defaultOrder(ctx, params, columns, group, ranks[0]) }
+  if (order !== undefined) return { columns, condition, group, order: { sql: order, bindings: [] } }
+  const key = defaultOrder(ctx, params, columns, group)
+  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, order: key }
+  return { columns, condition, group, ...ranked(ctx, ranks[0], condition, key.sql) }
 }
 
 /**
  * Deterministic order on both dialects (DECISIONS 8): primary key, else what the rows are made of.
- * A where that searches (`@@`) puts the best matches of its first search first, as teenybase does.
  */
-function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string, rank?: Fragment): Fragment | undefined {
+function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string): Fragment | undefined {
   const text = (sql: string): Fragment => ({ sql, bindings: [] })
   if (group !== undefined) return text(group)
   if (columns.some((c) => c.aggregate)) return undefined
   // DISTINCT may only order by what it selects.
-  if (params.distinct === true || ctx.table.key.length === 0) return text(columns.map((_, i) => String(i + 1)).join(', '))
-  const key = ctx.table.key.map((f) => `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`).join(', ')
-  return rank === undefined ? text(key) : { sql: `${rank.sql}, ${key}`, bindings: rank.bindings }
+  if (!isKeyOrder(ctx, params, columns, group)) return text(columns.map((_, i) => String(i + 1)).join(', '))
+  return text(ctx.table.key.map((f) => `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`).join(', '))
+}
+
+const isKeyOrder = (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string): boolean =>
+  group === undefined && !columns.some((c) => c.aggregate) && params.distinct !== true && ctx.table.key.length > 0
+
+/**
+ * A where that searches (`@@`) puts the best matches of its first search first, as teenybase does.
+ * Only the first RANK_CANDIDATES matching rows the caller may see (in key order) are scored, each
+ * from its own text: the order never depends on rows or fields the caller cannot see, and ranking
+ * costs at most that many rows however many match. The other matches follow in key order.
+ */
+function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string): Pick<Plan, 'order' | 'scores'> {
+  const statement = ctx.dialect.search.scores(rank.index, ctx.table.quoted, rank.fields, rank.query, { where: condition, order: key, limit: RANK_CANDIDATES })
+  return {
+    scores: { statement, rowKey: ctx.dialect.search.rowKey(rank.index, ctx.table.quoted) },
+    order: { sql: `${RANKED}."fb_score" DESC NULLS LAST, ${key}`, bindings: [] }
+  }
 }
 
 function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBuilder {
@@ -82,6 +105,11 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
  */
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
   let query = baseQuery(ctx, p, params.distinct === true)
+  if (p.scores !== undefined) {
+    // Materialized: the scores are computed once, not once per row of the page.
+    query = query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings as Knex.RawBinding[]))
+      .joinRaw(`LEFT JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores.rowKey}`)
+  }
   if (p.order !== undefined) query = query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
   query = query.limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
   if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })

@@ -11,7 +11,8 @@
 // tested, so it may be evaluated before the rule (lib/crud/context.ts#ruleFirst).
 import type { Fragment } from './types.js'
 import { quote } from './common.js'
-import type { SearchIndex, SearchTerm, Tokenizer } from '../fts.js'
+import type { SearchIndex, Tokenizer } from '../fts.js'
+import { positivePart, type SearchQuery } from '../fts-query.js'
 
 const PORTER = 'fastbase_porter'
 const CONFIGS: Record<Tokenizer, string> = { unicode61: 'simple', ascii: 'simple', porter: PORTER }
@@ -46,27 +47,47 @@ export function searchStatements (index: SearchIndex): string[] {
   return index.tokenize === 'porter' ? [CREATE_PORTER, create] : [create]
 }
 
-/** tsquery text: each word quoted (words hold only letters and digits), all required, `:*` for a prefix. */
-function tsQuery (index: SearchIndex, terms: SearchTerm[]): Fragment {
-  return { sql: `to_tsquery('${CONFIGS[index.tokenize]}', CAST(? AS text))`, bindings: [terms.map((t) => `'${t.word}'${t.prefix ? ':*' : ''}`).join(' & ')] }
+/** tsquery text of the tree: each word quoted (words hold only letters and digits), `<->` between the words of a phrase, `:*` for a prefix. */
+export function tsQueryText (query: SearchQuery): string {
+  switch (query.type) {
+    case 'phrase': {
+      const words = query.words.map((w, i) => `'${w}'${query.prefix && i === query.words.length - 1 ? ':*' : ''}`)
+      return words.length === 1 ? words[0] : `(${words.join(' <-> ')})`
+    }
+    case 'or': return `(${query.any.map(tsQueryText).join(' | ')})`
+    case 'and': return `(${[...query.include.map(tsQueryText), ...query.exclude.map((q) => `!${tsQueryText(q)}`)].join(' & ')})`
+  }
+}
+
+function tsQuery (index: SearchIndex, query: SearchQuery): Fragment {
+  return { sql: `to_tsquery('${CONFIGS[index.tokenize]}', CAST(? AS text))`, bindings: [tsQueryText(query)] }
 }
 
 const LOOKUP = '"fb_search"'
 
+const rowKey = (_index: SearchIndex, row: string): string => `${row}.ctid`
+
 export const postgresSearch = {
-  match (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
-    const query = tsQuery(index, terms)
-    // The vector of every field is the indexed one; the vector of `fields` then narrows what the index found.
-    const conditions = [`${vector(index, index.fields, `${LOOKUP}.`)} @@ ${query.sql}`]
-    if (fields !== undefined) conditions.push(`${vector(index, fields, `${LOOKUP}.`)} @@ ${query.sql}`)
+  match (index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment {
+    // The vector of every field is the indexed one; the vector of `fields` then narrows what the index
+    // found. A row may match in `fields` and hold a negated word elsewhere: the index is asked without the negations.
+    const conditions = fields === undefined
+      ? [{ fields: index.fields, query }]
+      : [{ fields: index.fields, query: positivePart(query) }, { fields, query }]
+    const parts = conditions.map((c) => ({ vector: vector(index, c.fields, `${LOOKUP}.`), query: tsQuery(index, c.query) }))
     return {
-      sql: `(${row}.ctid IN (SELECT ${LOOKUP}.ctid FROM ${quote(index.table)} AS ${LOOKUP} WHERE ${conditions.join(' AND ')}))`,
-      bindings: conditions.map(() => query.bindings[0])
+      sql: `(${row}.ctid IN (SELECT ${LOOKUP}.ctid FROM ${quote(index.table)} AS ${LOOKUP} WHERE ${parts.map((p) => `${p.vector} @@ ${p.query.sql}`).join(' AND ')}))`,
+      bindings: parts.flatMap((p) => p.query.bindings)
     }
   },
-  // ts_rank: higher is better; a row that does not match ranks 0, last.
-  rank (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
-    const query = tsQuery(index, terms)
-    return { sql: `ts_rank(${vector(index, fields ?? index.fields, `${row}.`)}, ${query.sql}) DESC`, bindings: query.bindings }
+  rowKey,
+  // ts_rank with no normalization reads only the row's vector and the query.
+  scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment {
+    const tsquery = tsQuery(index, query)
+    const where = candidates.where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${candidates.where.sql}`, bindings: candidates.where.bindings }
+    return {
+      sql: `SELECT ${rowKey(index, table)} AS "fb_row", ts_rank(${vector(index, fields ?? index.fields, `${table}.`)}, ${tsquery.sql}) AS "fb_score" FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit}`,
+      bindings: [...tsquery.bindings, ...where.bindings]
+    }
   }
 }

@@ -5,7 +5,8 @@
 import type { Fragment } from './types.js'
 import { quoteString } from './ddl.js'
 import { quote } from './common.js'
-import { ftsTableName, type SearchIndex, type SearchTerm, type Tokenizer } from '../fts.js'
+import { ftsTableName, type SearchIndex, type Tokenizer } from '../fts.js'
+import type { SearchQuery } from '../fts-query.js'
 
 // Accents are kept, as PostgreSQL's 'simple' configuration keeps them: on both, `cafe` does not find `café`.
 const TOKENIZERS: Record<Tokenizer, string> = {
@@ -47,28 +48,54 @@ export function ftsStatements (index: SearchIndex): string[] {
   ]
 }
 
-/**
- * FTS5 query text: each word a quoted string (so no word is an operator), all required; limited
- * to `fields` by a column filter when given (column names are validated identifiers).
- */
-function ftsQuery (terms: SearchTerm[], fields: string[] | undefined): string {
-  const words = terms.map((t) => `"${t.word}"${t.prefix ? '*' : ''}`).join(' ')
-  return fields === undefined ? words : `{${fields.join(' ')}} : (${words})`
+/** FTS5 query text of the tree: each word quoted (so no word is an operator), every group in parentheses. */
+export function fts5Query (query: SearchQuery): string {
+  switch (query.type) {
+    case 'phrase': return `"${query.words.join(' ')}"${query.prefix ? '*' : ''}`
+    case 'or': return `(${query.any.map(fts5Query).join(' OR ')})`
+    case 'and': {
+      const include = query.include.map(fts5Query).join(' AND ')
+      if (query.exclude.length === 0) return `(${include})`
+      return `((${include}) NOT (${query.exclude.map(fts5Query).join(' OR ')}))`
+    }
+  }
+}
+
+/** The MATCH text: the query, limited to `fields` by a column filter when given (column names are validated identifiers). */
+function matchText (query: SearchQuery, fields: string[] | undefined): string {
+  const text = fts5Query(query)
+  return fields === undefined ? text : `{${fields.join(' ')}} : (${text})`
 }
 
 /** The FTS5 table, and the rowid of the row `row` names. */
 function names (index: SearchIndex, row: string) {
-  return { fts: quote(ftsTableName(index.table)), rowid: `${row}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}` }
+  return { fts: quote(ftsTableName(index.table)), rowid: rowKey(index, row) }
+}
+
+function rowKey (index: SearchIndex, row: string): string {
+  return `${row}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}`
 }
 
 export const sqliteSearch = {
-  match (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
+  match (index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment {
     const { fts, rowid } = names(index, row)
-    return { sql: `(${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [ftsQuery(terms, fields)] }
+    return { sql: `(${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [matchText(query, fields)] }
   },
-  // bm25: lower is better; rows an `|` let through without matching have no rank and come last.
-  rank (index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment {
-    const { fts, rowid } = names(index, row)
-    return { sql: `(SELECT rank FROM ${fts} WHERE ${fts} MATCH ? AND rowid = ${rowid}) ASC NULLS LAST`, bindings: [ftsQuery(terms, fields)] }
+  rowKey,
+  /**
+   * Score: how many passages of the searched fields match (FTS5's highlight() marks each with one
+   * character), which reads only the row's text; bm25 would weigh words by the whole index, rows
+   * the caller may not see included. `+rowid` keeps SQLite from handing the candidates to FTS5 one
+   * rowid lookup at a time (each would run the whole query again).
+   */
+  scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment {
+    const fts = quote(ftsTableName(index.table))
+    const hits = (fields ?? index.fields).map((f) => `coalesce(length(highlight(${fts}, ${index.fields.indexOf(f)}, char(1), '')) - length(${fts}.${quote(f)}), 0)`)
+    const where = candidates.where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${candidates.where.sql}`, bindings: candidates.where.bindings }
+    return {
+      sql: `SELECT ${fts}.rowid AS "fb_row", ${hits.join(' + ')} AS "fb_score" FROM ${fts} WHERE ${fts} MATCH ? AND +${fts}.rowid IN ` +
+        `(SELECT ${rowKey(index, table)} FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit})`,
+      bindings: [matchText(query, fields), ...where.bindings]
+    }
   }
 }

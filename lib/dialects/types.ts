@@ -2,7 +2,8 @@
 // `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only implementations; nothing
 // else in the code base branches on the dialect name.
 import type { TableField, TableData } from '../../schemas/config.js'
-import type { SearchIndex, SearchTerm } from '../fts.js'
+import type { SearchIndex } from '../fts.js'
+import type { SearchQuery } from '../fts-query.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -73,12 +74,18 @@ export interface Dialect extends DdlDialect {
   /** Full-text search (DECISIONS 37, lib/fts.ts); the index itself is part of createTable. */
   search: {
     /**
-     * The rows holding every term (in `fields` when given, else in any field), as a condition on the
+     * The rows the query matches (in `fields` when given, else in any field), as a condition on the
      * row `row` names: the quoted table, or the alias a statement reads it under (relation expand).
      */
-    match(index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment
-    /** An ORDER BY term putting the best matches first. */
-    rank(index: SearchIndex, row: string, fields: string[] | undefined, terms: SearchTerm[]): Fragment
+    match(index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment
+    /** What names a row of `table` in `scores` (`row` as in match). */
+    rowKey(index: SearchIndex, row: string): string
+    /**
+     * A statement of `fb_row` (the rowKey) and `fb_score` (higher is better) for the rows of
+     * `table` (quoted) that `candidates` admits, taken in `order`, at most `limit`: each score read
+     * from the row's own text in `fields` and the query alone.
+     */
+    scores(index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment
   }
 
   // ---- values ----

@@ -9,7 +9,9 @@ import type { TableField } from '../../schemas/config.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
-import { searchTerms, type SearchIndex } from '../fts.js'
+import type { SearchIndex, SearchRank } from '../fts.js'
+import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../fts-query.js'
+import { MAX_SEARCHES } from '../limits.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
@@ -55,8 +57,10 @@ export interface Scope {
   trace?: Trace
   /** Columns whose value is known before the statement runs (a row about to be inserted): read as constants. */
   rowValues?: ReadonlyMap<string, Literal>
-  /** Collects an ORDER BY term per `@@` compiled (best matches first), for a select to rank by. */
-  ranks?: Fragment[]
+  /** Collects each `@@` compiled, for a select to rank by (the first). */
+  ranks?: SearchRank[]
+  /** Caller text: how many more `@@` it may hold (MAX_SEARCHES); absent for developer-written rules. */
+  searchBudget?: { left: number }
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -231,12 +235,14 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
 }
 
 /**
- * `field @@ 'words'` / `table @@ 'words'` (DECISIONS 37): rows whose full-text index holds every
- * word. The text is known when the statement is built (a literal, or a global, folded) and is read
- * as words (lib/fts.ts), never as query syntax. The index lookup cannot fail and does not depend
- * on the row being tested, so it is safe before the rule (docs/decisions.md).
+ * `field @@ 'query'` / `table @@ 'query'` (DECISIONS 37): rows the full-text index finds for the
+ * query. The text is known when the statement is built (a literal, or a global, folded) and is read
+ * by fastbase's search grammar (lib/fts-query.ts), never handed to the database's own. The index
+ * lookup cannot fail and does not depend on the row being tested, so it is safe before the rule
+ * (docs/decisions.md).
  */
 function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
+  if (scope.searchBudget !== undefined && scope.searchBudget.left-- <= 0) throw new ExpressionError(`A request holds at most ${MAX_SEARCHES} @@ searches`, expr.pos)
   const index = scope.table.search
   if (index === undefined) throw new ExpressionError(`Table "${scope.table.name}" has no full-text search (fullTextSearch in its config)`, expr.pos)
   const fields = searchedFields(expr.left, index, scope)
@@ -246,18 +252,21 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   }
   const text = constant(right, scope.trace) as string | null
   if (text === null) return { kind: 'lit', value: null }
-  let terms
+  const query = searchQuery(text, expr.right.pos)
+  if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
+  if (hasPhrase(query) && index.detail !== undefined && index.detail !== 'full') throw new ExpressionError(`A "phrase" needs fullTextSearch detail "full" (table "${index.table}" has "${index.detail}")`, expr.right.pos)
+  scope.ranks?.push({ index, fields, query })
+  const match = scope.dialect.search.match(index, scope.table.quoted, fields, query)
+  return safe(sql(match.sql, match.bindings), true)
+}
+
+function searchQuery (text: string, pos: number): SearchQuery {
   try {
-    terms = searchTerms(text)
+    return parseSearch(text)
   } catch (error) {
-    if (error instanceof RangeError) throw new ExpressionError(error.message, expr.right.pos)
+    if (error instanceof SearchSyntaxError) throw new ExpressionError(`Invalid search text of @@: ${error.message}`, pos)
     throw error
   }
-  if (terms.length === 0) throw new ExpressionError('The search text of @@ has no words', expr.right.pos)
-  if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
-  scope.ranks?.push(scope.dialect.search.rank(index, scope.table.quoted, fields, terms))
-  const match = scope.dialect.search.match(index, scope.table.quoted, fields, terms)
-  return safe(sql(match.sql, match.bindings), true)
 }
 
 /**

@@ -1,0 +1,149 @@
+// Search cost (issue 22), measured by `npm run bench` (bench/run.mjs, `--search-only` for this
+// alone) against a fastbase server in its own process: a table of SEARCH_ROWS texts of ~30 words
+// drawn from a Zipf-distributed vocabulary (a few words occur in almost every row, as "the" does),
+// half of them hidden from anonymous callers by the listRule. Each search the grammar accepts is
+// timed one request at a time (p50, p99), without and with an order; then /health is timed while
+// WORST_CONCURRENCY clients loop over the slowest searches.
+import { ADMIN_TOKEN, JWT_SECRET, openFastbase } from './project.mjs'
+
+export const SEARCH_ROWS = 100_000
+const WORDS_PER_ROW = 30
+const VOCABULARY = 5000
+const INSERT_BATCH = 2000
+const WORST_CONCURRENCY = 4
+
+/** One table, `docs`: anonymous callers list the published half; `body` is searched. */
+export function searchConfig () {
+  return {
+    appName: 'fastbase search bench',
+    appUrl: 'http://127.0.0.1',
+    jwtSecret: JWT_SECRET,
+    rateLimit: false,
+    tables: [{
+      name: 'docs',
+      fields: [
+        { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
+        { name: 'published', type: 'bool', sqlType: 'boolean', notNull: true },
+        { name: 'body', type: 'text', sqlType: 'text', notNull: true }
+      ],
+      fullTextSearch: { fields: ['body'] },
+      extensions: [{ name: 'rules', listRule: 'published == true', viewRule: 'published == true', createRule: null, updateRule: null, deleteRule: null }]
+    }]
+  }
+}
+
+/** Made-up words (syllables), the most frequent first; deterministic. */
+function vocabulary () {
+  const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'po', 'si', 'be', 'da', 'fa', 'go', 'hu', 'ji', 've', 'zo', 'an', 'el', 'or', 'us']
+  return Array.from({ length: VOCABULARY }, (_, i) => {
+    let word = ''
+    let n = i
+    do { word += syllables[n % syllables.length]; n = Math.floor(n / syllables.length) } while (n > 0)
+    return word + (i % 7 === 0 ? 's' : '')
+  })
+}
+
+/** Rows of ~30 words, word i drawn with probability proportional to 1/(i+1). */
+function* texts (words) {
+  let seed = 42
+  const random = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff }
+  const cumulative = []
+  let sum = 0
+  for (let i = 0; i < words.length; i++) cumulative.push(sum += 1 / (i + 1))
+  const pick = () => {
+    const x = random() * sum
+    let lo = 0
+    let hi = words.length - 1
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (cumulative[mid] < x) lo = mid + 1; else hi = mid }
+    return words[lo]
+  }
+  for (;;) yield Array.from({ length: WORDS_PER_ROW }, pick).join(' ')
+}
+
+/** Creates the table and its rows through fastbase (admin inserts), then closes. */
+export async function seedSearch (databaseUrl, dataDir) {
+  const app = await openFastbase(searchConfig(), databaseUrl, dataDir)
+  try {
+    const source = texts(vocabulary())
+    for (let i = 0; i < SEARCH_ROWS; i += INSERT_BATCH) {
+      const values = Array.from({ length: INSERT_BATCH }, (_, j) => ({ id: `d${String(i + j).padStart(6, '0')}`, published: (i + j) % 2 === 0, body: source.next().value }))
+      const res = await app.inject({ method: 'POST', url: '/api/v1/table/docs/insert', payload: { values, returning: [] }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+      if (res.statusCode !== 200) throw new Error(`seeding search: ${res.statusCode} ${res.body}`)
+    }
+  } finally {
+    await app.close()
+  }
+}
+
+/** The searches timed: the most and least common words, prefixes, phrases, OR, NOT, groups, the longest accepted. */
+function searches () {
+  const w = vocabulary()
+  return [
+    w[0], w[1000], `${w[0]} ${w[1]}`, `${w[0]}*`, `${w[0].slice(0, 2)}*`, `"${w[0]} ${w[1]}"`, `"${w[0]} ${w[1]}"*`,
+    `"${w[0]}"* OR "${w[1]}"*`, `${w[0]} -${w[1]}`, `(${w[0]} OR ${w[2]}) -(${w[1]} OR ${w[3]})`,
+    // 32 words, every one frequent, prefixes and ORs: the most the limits let one search hold.
+    Array.from({ length: 16 }, (_, i) => `${w[i].slice(0, 2)}* OR ${w[i + 16]}`).join(' OR ')
+  ]
+}
+
+function percentile (sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+async function timed (url) {
+  const started = performance.now()
+  const res = await fetch(url)
+  const body = await res.text()
+  if (res.status !== 200) throw new Error(`search bench: ${res.status} ${body.slice(0, 300)} for ${url}`)
+  return performance.now() - started
+}
+
+/** p50/p99 of `runs` requests to `url`, one at a time, after two unmeasured. */
+async function latency (url, runs) {
+  await timed(url)
+  await timed(url)
+  const samples = []
+  for (let i = 0; i < runs; i++) samples.push(await timed(url))
+  samples.sort((a, b) => a - b)
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] }
+}
+
+/** Times every search (anonymous list with total, 20 rows, best match first and `order=id`), then /health under the worst. */
+export async function measureSearch (base, { runs = 50, seconds = 10 } = {}) {
+  const results = []
+  for (const text of searches()) {
+    for (const order of [undefined, 'id']) {
+      const params = new URLSearchParams({ where: `docs @@ '${text}'`, limit: '20', ...(order === undefined ? {} : { order }) })
+      const url = `${base}/api/v1/table/docs/list?${params}`
+      results.push({ search: text, order: order ?? 'rank', ...(await latency(url, runs)) })
+    }
+  }
+  const worst = [...results].sort((a, b) => b.p99 - a.p99).slice(0, WORST_CONCURRENCY)
+  let running = true
+  const loops = worst.map(async (r) => {
+    const params = new URLSearchParams({ where: `docs @@ '${r.search}'`, limit: '20', ...(r.order === 'rank' ? {} : { order: r.order }) })
+    while (running) await timed(`${base}/api/v1/table/docs/list?${params}`)
+  })
+  const health = []
+  const until = Date.now() + seconds * 1000
+  while (Date.now() < until) {
+    health.push(await timed(`${base}/api/v1/health`))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  running = false
+  await Promise.all(loops)
+  health.sort((a, b) => a - b)
+  return {
+    rows: SEARCH_ROWS,
+    searches: results,
+    healthUnderWorst: { concurrent: worst.map((r) => `${r.search} (${r.order})`), samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
+  }
+}
+
+/** Prints the figures. */
+export function reportSearch (search) {
+  console.log(`\nSearch on ${search.rows} rows (anonymous list, limit 20, total counted), one request at a time:`)
+  for (const r of search.searches) console.log(`  ${r.order.padEnd(4)} p50 ${r.p50.toFixed(1).padStart(7)} ms  p99 ${r.p99.toFixed(1).padStart(7)} ms  ${r.search.length > 60 ? r.search.slice(0, 57) + '...' : r.search}`)
+  const h = search.healthUnderWorst
+  console.log(`/health during ${h.concurrent.length} concurrent worst searches: p50 ${h.p50.toFixed(1)} ms, p99 ${h.p99.toFixed(1)} ms, max ${h.max.toFixed(1)} ms (${h.samples} samples)`)
+}
