@@ -5,7 +5,7 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
-import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
+import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
   where?: string
@@ -42,6 +42,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
   const columns = outputColumns(ctx, 'select', params.select)
   checkGrouping(ctx, columns, params.group)
+  checkDistinct(columns, params.distinct)
   const group = groupSql(ctx, params.group)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   return { columns, condition, group, order: order !== undefined ? { sql: order, bindings: [] } : defaultOrder(ctx, params, columns, group, ranks[0]) }
@@ -81,11 +82,34 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
  * statement whose LIMIT is a parameter on every run, and the text is cached per shape anyway.
  */
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
-  let query = baseQuery(ctx, p, params.distinct === true)
-  if (p.order !== undefined) query = query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
+  const offset = params.offset ?? 0
+  if (ctx.table.key.length > 0 && p.columns.some((c) => c.nested !== undefined)) return expandedPage(ctx, p, params, offset)
+  let query = ordered(baseQuery(ctx, p, params.distinct === true), p)
   query = query.limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
-  if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })
+  if (offset > 0) query = query.offset(offset, { skipBinding: true })
   return query
+}
+
+function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+  return p.order === undefined ? query : query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
+}
+
+/**
+ * A page whose list expands relations. Databases may compute the select list of rows they do not
+ * return: those an OFFSET skips when read in index order (PostgreSQL), those a sort then drops
+ * (SQLite), and each would build its objects. The page's keys are chosen first, without the
+ * relations, and only the page's rows are expanded (and sorted again, the same way).
+ */
+function expandedPage (ctx: CrudContext, p: Plan, params: ReadParams, offset: number): Knex.QueryBuilder {
+  const db = ctx.db as Knex
+  const keys = ctx.table.key.map((f, i) => db.raw(`${ctx.table.quoted}.${ctx.dialect.quote(f.name)} AS ${ctx.dialect.quote(`fb_key_${i}`)}`))
+  // The plain columns stay: an order may name their keys.
+  const plain = p.columns.filter((c) => c.nested === undefined)
+  const page = ordered(applyCondition(db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)]), p.condition as Exclude<Condition, false>), p)
+    .limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
+  if (offset > 0) page.offset(offset, { skipBinding: true })
+  const pageKeys = db.from(page.as('fb_page')).select(ctx.table.key.map((_, i) => `fb_key_${i}`))
+  return ordered(db.from(ctx.table.name).select(selectList(db, ctx, p.columns)).whereIn(ctx.table.key.map((f) => `${ctx.table.name}.${f.name}`), pageKeys), p)
 }
 
 function shapeOf (op: string, params: ReadParams): string {
