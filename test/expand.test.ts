@@ -288,11 +288,11 @@ forEachDialect(t, 'relations: bounded per list, never built for rows outside the
   // reading the whole list and slicing it.
   const select = 'title, parent(title, owner(name)) as up, lower(title) as t'
   for (const order of [undefined, '-title', 't', '-owner, title']) {
-    const query = order === undefined ? { select } : { select, order }
+    const query: Record<string, string> = order === undefined ? { select } : { select, order }
     const whole = (await get(app, 'list', query, admin)).json()
     const page = await get(app, 'list', { ...query, offset: '2', limit: '3' }, admin)
     t.equal(page.statusCode, 200, page.body)
-    t.same(page.json(), { items: whole.items.slice(2, 5), total: 6 }, `offset 2, limit 3, order ${order ?? '(key)'}`)
+    t.same(page.json(), { items: whole.items.slice(2, 5), total: whole.total }, `offset 2, limit 3, order ${order ?? '(key)'}`)
   }
   const anonymous = await get(app, 'list', { select: 'title, owner(name)', offset: '1', limit: '2', where: "title in ('p1', 'p2', 'p3')" })
   t.same(anonymous.json(), { items: [{ title: 'p2', owner: null }, { title: 'p3', owner: null }], total: 3 }, 'the rules hold on the page as chosen: a hidden owner is null')
