@@ -294,6 +294,8 @@ forEachDialect(t, 'relations: bounded per list, never built for rows outside the
     t.equal(page.statusCode, 200, page.body)
     t.same(page.json(), { items: whole.items.slice(2, 5), total: whole.total }, `offset 2, limit 3, order ${order ?? '(key)'}`)
   }
+  const doc = await app.inject({ method: 'GET', url: '/api/v1/doc' })
+  t.match(doc.body, /at most 4 relations, every level counting one/, 'the API document states the limit')
   const anonymous = await get(app, 'list', { select: 'title, owner(name)', offset: '1', limit: '2', where: "title in ('p1', 'p2', 'p3')" })
   t.same(anonymous.json(), { items: [{ title: 'p2', owner: null }, { title: 'p3', owner: null }], total: 3 }, 'the rules hold on the page as chosen: a hidden owner is null')
 })
