@@ -3,11 +3,12 @@
 // reference one another (every level of every expansion finds a row and builds its object).
 //
 // The request: as many three-level expansions as `limits.relations` allows (`parent(parent(parent(
-// id)))` is three subqueries for one column), a full page (maxLimit rows), and the shapes that make
-// the database evaluate them for more rows than it returns: `list` (its count), `order` on a column
-// without an index, `distinct` (its count evaluates every row's objects). Requests are sent one at a
-// time through app.inject, so a latency is the request's own cost (routing, plan, statement,
-// serialization), not queueing; the target is p99 ≤ 100 ms on both dialects.
+// id)))` is three subqueries for one column), a full page (maxLimit rows) with its count (`list`),
+// and the shapes that could make the database build objects for rows it does not return: an
+// `order` on a column without an index (a sort), the last page (an offset). `distinct` and ordering
+// by a relation are refused. Requests are sent one at a time through app.inject, so a latency is the
+// request's own cost (routing, plan, statement, serialization), not queueing; the target is p99 ≤
+// 100 ms on both dialects.
 import { DEFAULT_LIMITS } from '../dist/lib/limits.js'
 import { openFastbase } from './project.mjs'
 

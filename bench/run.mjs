@@ -4,6 +4,7 @@
 //   npm run bench                          SQLite, 10 s per run after a 2 s warm-up, 2 rounds
 //   npm run bench -- --dialect postgres    PostgreSQL at FASTBASE_BENCH_PG_URL (a fresh schema, dropped afterwards)
 //   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
+//   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
 //
 // Each server runs in its own child process and autocannon drives them from this one, so the load
@@ -25,6 +26,7 @@ import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime } from './realtime.mjs'
+import { measureExpand, expandReport } from './expand.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -43,7 +45,9 @@ const { values: flags } = parseArgs({
     connections: { type: 'string' },
     quick: { type: 'boolean', default: false },
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
-    'realtime-only': { type: 'boolean', default: false }
+    'realtime-only': { type: 'boolean', default: false },
+    // Only the expand scenario (bench/expand.mjs).
+    'expand-only': { type: 'boolean', default: false }
   }
 })
 
@@ -66,8 +70,8 @@ const options = {
 // ------------------------------------------------------------------ database and servers
 
 /** A fresh database: a file in `work`, or a new schema, with what removes it. */
-function freshDatabase (work) {
-  if (options.dialect === 'sqlite') return { url: `sqlite:${join(work, 'bench.sqlite')}`, drop: async () => {} }
+function freshDatabase (work, name = 'bench') {
+  if (options.dialect === 'sqlite') return { url: `sqlite:${join(work, `${name}.sqlite`)}`, drop: async () => {} }
   const base = process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL
   const schema = `fastbase_bench_${randomBytes(4).toString('hex')}`
   const url = new URL(base)
@@ -315,7 +319,33 @@ function report (results, memory, startup, problems) {
 
 // ------------------------------------------------------------------ main
 
+/** The expand scenario on a database of its own (its table is not the bench project's). */
+async function expandScenario () {
+  const own = freshDatabase(work, 'expand')
+  try {
+    const result = await measureExpand(own.url, join(work, 'expand'), { samples: quick ? 10 : 100 })
+    console.log(expandReport(options.dialect, result))
+    return result
+  } finally {
+    await own.drop()
+  }
+}
+
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
+if (flags['expand-only']) {
+  try {
+    const expand = await expandScenario()
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-expand.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, expand }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  process.exit()
+}
 const database = freshDatabase(work)
 const servers = []
 try {
@@ -341,6 +371,7 @@ try {
     const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
     await Promise.all(servers.map((s) => s.stop()))
     const startup = await measureStartup(work)
+    const expand = await expandScenario()
 
     const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
       run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
@@ -349,7 +380,7 @@ try {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, problems }, null, 2) + '\n')
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, expand, problems }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)
       if (problems.length > 0) process.exitCode = 1
     }
