@@ -5,6 +5,7 @@
 //   npm run bench -- --dialect postgres    PostgreSQL at FASTBASE_BENCH_PG_URL (a fresh schema, dropped afterwards)
 //   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
 //   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
+//   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
 //
 // Each server runs in its own child process and autocannon drives them from this one, so the load
@@ -27,6 +28,7 @@ import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime } from './realtime.mjs'
 import { measureSearch, reportSearch, seedSearch } from './search.mjs'
+import { measureExpand, expandReport } from './expand.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -47,7 +49,9 @@ const { values: flags } = parseArgs({
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
     'realtime-only': { type: 'boolean', default: false },
     // Only the search measure (bench/search.mjs).
-    'search-only': { type: 'boolean', default: false }
+    'search-only': { type: 'boolean', default: false },
+    // Only the expand scenario (bench/expand.mjs).
+    'expand-only': { type: 'boolean', default: false }
   }
 })
 
@@ -70,8 +74,8 @@ const options = {
 // ------------------------------------------------------------------ database and servers
 
 /** A fresh database: a file in `work`, or a new schema, with what removes it. */
-function freshDatabase (work) {
-  if (options.dialect === 'sqlite') return { url: `sqlite:${join(work, 'bench.sqlite')}`, drop: async () => {} }
+function freshDatabase (work, name = 'bench') {
+  if (options.dialect === 'sqlite') return { url: `sqlite:${join(work, `${name}.sqlite`)}`, drop: async () => {} }
   const base = process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL
   const schema = `fastbase_bench_${randomBytes(4).toString('hex')}`
   const url = new URL(base)
@@ -319,7 +323,33 @@ function report (results, memory, startup, problems) {
 
 // ------------------------------------------------------------------ main
 
+/** The expand scenario on a database of its own (its table is not the bench project's). */
+async function expandScenario () {
+  const own = freshDatabase(work, 'expand')
+  try {
+    const result = await measureExpand(own.url, join(work, 'expand'), { samples: quick ? 10 : 100 })
+    console.log(expandReport(options.dialect, result))
+    return result
+  } finally {
+    await own.drop()
+  }
+}
+
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
+if (flags['expand-only']) {
+  try {
+    const expand = await expandScenario()
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-expand.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, expand }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  process.exit()
+}
 const database = freshDatabase(work)
 const servers = []
 /** The search measure on its own table and server (seeding 100,000 rows takes a while). */
@@ -372,6 +402,7 @@ if (flags['search-only']) {
     // Search (issue 22): 100,000 texts, every kind of search, /health under the slowest.
     const searchCost = await search()
     const startup = await measureStartup(work)
+    const expand = await expandScenario()
 
     const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
       run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
@@ -380,7 +411,7 @@ if (flags['search-only']) {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, problems }, null, 2) + '\n')
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, expand, problems }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)
       if (problems.length > 0) process.exitCode = 1
     }

@@ -58,7 +58,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   429: ['FB_ERR_RATE_LIMITED'],
   500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
   502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
-  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN']
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN']
 }
 
 /** `data.<field>._errors` shape shared by table validation and actions. */
@@ -83,6 +83,7 @@ export const errors = {
   constraint: (message: string, data: Record<string, { code: string, message: string }>) => new FastbaseError(400, 'FB_ERR_CONSTRAINT', message, data),
   tooManyRequests: (message: string) => new FastbaseError(429, 'FB_ERR_RATE_LIMITED', message),
   busy: () => new FastbaseError(503, 'FB_ERR_DATABASE_BUSY', 'Database is busy, try again'),
+  statementTimeout: () => new FastbaseError(503, 'FB_ERR_STATEMENT_TIMEOUT', 'The query took too long and was cancelled (limits.statementTimeout): ask for less, or try again'),
   databaseUnavailable: () => new FastbaseError(503, 'FB_ERR_DATABASE_UNAVAILABLE', 'Database unavailable'),
   shuttingDown: () => new FastbaseError(503, 'FB_ERR_SHUTTING_DOWN', 'The server is shutting down'),
   /** Another plugin's client error (Fastify's, multipart's limits...): the table's code for its status. */

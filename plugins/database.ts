@@ -10,7 +10,7 @@ import { internalTablesFor } from '../lib/auth/store-tables.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options
-  const connection = connect(databaseUrl, dataDir)
+  const connection = connect(databaseUrl, dataDir, { statementTimeout: app.fastbase.limits.statementTimeout })
   const { knex, dialectName } = connection
   try {
     await connection.prepare()

@@ -29,11 +29,12 @@ function mediaTypeOf (request: FastifyRequest): string {
   return type.length > 100 ? `${type.slice(0, 100)}...` : type
 }
 
-/** Database errors any route can meet: a lock outlasting the busy timeout, or a caller's value the database refused. */
+/** Database errors any route can meet: a lock outlasting the busy timeout, a statement past its timeout, or a caller's value the database refused. */
 function fromDatabase (app: FastifyInstance, error: unknown): FastbaseError | undefined {
   const dialect = app.fastbase.dialect
   if (dialect === undefined) return undefined
   if (dialect.isBusy(error)) return errors.busy()
+  if (dialect.isTimeout(error)) return errors.statementTimeout()
   const bad = dialect.badInput(error)
   return bad === undefined ? undefined : errors.badRequest(`Invalid value in query: ${bad}`)
 }

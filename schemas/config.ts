@@ -275,13 +275,15 @@ const LimitsSchema = Type.Object({
   maxLimit: limit('rows of one read'),
   expressionLength: limit('characters of one where, set or select text', LIMIT_CEILINGS.expressionLength),
   columns: limit('columns of one select or returning list', LIMIT_CEILINGS.columns),
+  relations: limit('relation subqueries of one select or returning list (every level of every expansion)', LIMIT_CEILINGS.relations),
   orderTerms: limit('terms of one order or group list', LIMIT_CEILINGS.orderTerms),
   cells: limit('rows x columns of one answer'),
   writeRows: limit('rows of one insert'),
   bodySize: limit('bytes of a JSON or urlencoded body'),
   uploadSize: limit('bytes of one uploaded file'),
   files: limit('file parts of one multipart body'),
-  fields: limit('non-file parts of one multipart body')
+  fields: limit('non-file parts of one multipart body'),
+  statementTimeout: limit('milliseconds a statement run for a caller may take on PostgreSQL', LIMIT_CEILINGS.statementTimeout)
 }, { additionalProperties: false })
 
 export const DatabaseSettingsSchema = Type.Object({

@@ -22,6 +22,8 @@ function bounded (limits: Limits) {
   return {
     Expression,
     Columns: (description: string) => StringList(description, limits.columns),
+    /** Relations are bounded per list: the route's description says how many. */
+    relations: `at most ${limits.relations} relations, every level counting one`,
     Terms: (description: string) => StringList(description, limits.orderTerms)
   }
 }
@@ -37,7 +39,7 @@ export interface QuerySchemas {
  * ignored (DECISIONS 36: teenybase clients send some, e.g. `list?fields=id`); nothing reads them.
  */
 export function querySchemas (limits: Limits): QuerySchemas {
-  const { Expression, Columns, Terms } = bounded(limits)
+  const { Expression, Columns, Terms, relations } = bounded(limits)
   return {
     read: Type.Unsafe<ReadParams>(Type.Object({
       where: Type.Optional(Expression('Filter expression, e.g. `views > 10 & title ~ \'%news%\'`')),
@@ -45,18 +47,18 @@ export function querySchemas (limits: Limits): QuerySchemas {
       sort: Type.Optional(Terms('Alias of order')),
       limit: Type.Optional(Type.Integer({ minimum: 0, description: `Max rows (capped by maxLimit, ${limits.maxLimit}, and by ${limits.cells} values per answer)` })),
       offset: Type.Optional(Type.Integer({ minimum: 0 })),
-      select: Type.Optional(Columns('Columns, `expr as name`, or relations such as `owner(name, id)`; comma-separated or array')),
+      select: Type.Optional(Columns(`Columns, \`expr as name\`, or relations such as \`owner(name, id)\` (${relations}); comma-separated or array`)),
       distinct: Type.Optional(Type.Boolean()),
       skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
       estimateTotal: Type.Optional(Type.Boolean({ description: 'list: on PostgreSQL, `total` is the query planner\'s estimate when that is 10,000 rows or more (exact below; always exact on SQLite), as PostgREST\'s `count=estimated`' })),
       group: Type.Optional(Terms('Columns to group by'))
     })),
     view: Type.Unsafe<Pick<ReadParams, 'select' | 'where'>>(Type.Object({
-      select: Type.Optional(Columns('Columns, `expr as name`, or relations such as `owner(name)`')),
+      select: Type.Optional(Columns(`Columns, \`expr as name\`, or relations such as \`owner(name)\` (${relations})`)),
       where: Type.Optional(Expression('Additional filter'))
     })),
     edit: Type.Unsafe<EditQuery>(Type.Object({
-      returning: Type.Optional(Columns('Columns to return (relations too: `owner(name)`); default: the uid field')),
+      returning: Type.Optional(Columns(`Columns to return (relations too: \`owner(name)\`, ${relations}); default: the uid field`)),
       or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
     }))
   }
@@ -75,8 +77,8 @@ export interface TableSchemas {
 }
 
 export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
-  const { Expression, Columns } = bounded(limits)
-  const Returning = Columns('Columns to return (`*` for all; relations such as `owner(name)`); omitted: empty response')
+  const { Expression, Columns, relations } = bounded(limits)
+  const Returning = Columns(`Columns to return (\`*\` for all; relations such as \`owner(name)\`, ${relations}); omitted: empty response`)
   const record = recordSchema(table)
   const insertRecord = insertRecordSchema(table)
   const updateRecord = updateRecordSchema(table)

@@ -83,7 +83,14 @@ export function outputColumns (ctx: CrudContext, what: 'select' | 'returning', s
   // Each item counts as one column (a `*` too); an expansion adds the columns of its objects.
   const expanded = columns.reduce((n, c) => n + (c.nested === undefined ? 0 : columnWidth(c.nested)), 0)
   if (list.length + expanded > ctx.limits.columns) throw tooManyColumns(ctx, what)
+  // Each one is a subquery run for every row of the answer: their number, not the columns they
+  // yield, is what a list costs (`a(b(c(id)))` is one column and three subqueries).
+  if (relationCount(columns) > ctx.limits.relations) throw errors.expression(what, `more than ${ctx.limits.relations} relations (limits.relations: each level of each expansion counts one)`)
   return columns
+}
+
+function relationCount (columns: OutputColumn[]): number {
+  return columns.reduce((n, c) => n + (c.nested === undefined ? 0 : 1 + relationCount(c.nested)), 0)
 }
 
 /** Values per row: an expanded relation counts the values of its object. */
@@ -194,12 +201,14 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
     const isKnown = (n: string) => columns.some((c) => c.key === n) || ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === n)
     // teenybase's `rowid` is the integer primary key where there is one (as in where clauses).
     const name = !isKnown(given) && given.toLowerCase() === 'rowid' ? rowidField(ctx.table.fields)?.name ?? given : given
+    const column = columns.find((c) => c.key === name)
     const known = isKnown(name)
     if (!known) throw errors.expression('order', `Unknown column "${name}"`)
+    if (column?.nested !== undefined) throw errors.expression('order', `"${name}" is an expanded relation: sorting by it builds its object for every matching row, not only the page's; order by a field (give the relation another name to order by its foreign key field)`)
     const desc = sign === '-' || direction?.toLowerCase() === 'desc'
     // SQLite sorts NULL below every value, PostgreSQL above: saying where nulls go makes both answer
     // alike. Not for never-null columns, so PostgreSQL can still read their order off an index.
-    const field = columns.find((c) => c.key === name)?.field ?? ctx.table.fields.get(name)
+    const field = column?.field ?? ctx.table.fields.get(name)
     const nulls = field !== undefined && (field.notNull === true || field.primary === true) ? '' : desc ? ' NULLS LAST' : ' NULLS FIRST'
     return `${ctx.dialect.quote(name)} ${desc ? 'DESC' : 'ASC'}${nulls}`
   })
@@ -216,6 +225,15 @@ export function checkGrouping (ctx: CrudContext, columns: OutputColumn[], group:
   // Computed columns are left to the database: `lower(title)` is fine when `title` is grouped.
   const loose = columns.find((c) => !c.aggregate && (c.nested !== undefined || (c.field !== undefined && !grouped.includes(c.field.name))))
   if (loose !== undefined) throw errors.expression('select', `"${loose.key}" must be in group or inside an aggregate (count, sum, min, max, avg)`)
+}
+
+/**
+ * DISTINCT compares whole rows, so with a relation in the list the database builds its object for
+ * every matching row (twice for a list: page and count), however small the page: refused.
+ */
+export function checkDistinct (columns: OutputColumn[], distinct: boolean | undefined): void {
+  const relation = distinct === true ? columns.find((c) => c.nested !== undefined) : undefined
+  if (relation !== undefined) throw errors.expression('select', `"${relation.key}" is an expanded relation, which distinct cannot compare: select its foreign key field instead`)
 }
 
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {

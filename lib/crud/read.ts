@@ -6,7 +6,7 @@ import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../fts.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
-import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
+import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
   where?: string
@@ -47,6 +47,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
   const columns = outputColumns(ctx, 'select', params.select)
   checkGrouping(ctx, columns, params.group)
+  checkDistinct(columns, params.distinct)
   const group = groupSql(ctx, params.group)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   if (order !== undefined) return { columns, condition, group, order: { sql: order, bindings: [] } }
@@ -104,16 +105,44 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
  * statement whose LIMIT is a parameter on every run, and the text is cached per shape anyway.
  */
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
-  let query = baseQuery(ctx, p, params.distinct === true)
-  if (p.scores !== undefined) {
-    // Materialized: the scores are computed once, not once per row of the page.
-    query = query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings as Knex.RawBinding[]))
-      .joinRaw(`LEFT JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores.rowKey}`)
-  }
-  if (p.order !== undefined) query = query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
+  const offset = params.offset ?? 0
+  if (ctx.table.key.length > 0 && p.columns.some((c) => c.nested !== undefined)) return withScores(ctx, expandedPage(ctx, p, params, offset), p)
+  let query = ordered(joinScores(baseQuery(ctx, p, params.distinct === true), p), p)
   query = query.limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
-  if (params.offset !== undefined && params.offset > 0) query = query.offset(params.offset, { skipBinding: true })
-  return query
+  if (offset > 0) query = query.offset(offset, { skipBinding: true })
+  return withScores(ctx, query, p)
+}
+
+function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+  return p.order === undefined ? query : query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
+}
+
+/** The search scores as a materialized CTE of the whole statement: computed once, not once per row. */
+function withScores (ctx: CrudContext, query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+  return p.scores === undefined ? query : query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings as Knex.RawBinding[]))
+}
+
+/** The scores next to each row, for an order that reads them (any query of the statement may). */
+function joinScores (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+  return p.scores === undefined ? query : query.joinRaw(`LEFT JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores.rowKey}`)
+}
+
+/**
+ * A page whose list expands relations. Databases may compute the select list of rows they do not
+ * return: those an OFFSET skips when read in index order (PostgreSQL), those a sort then drops
+ * (SQLite), and each would build its objects. The page's keys are chosen first, without the
+ * relations, and only the page's rows are expanded (and sorted again, the same way).
+ */
+function expandedPage (ctx: CrudContext, p: Plan, params: ReadParams, offset: number): Knex.QueryBuilder {
+  const db = ctx.db as Knex
+  const keys = ctx.table.key.map((f, i) => db.raw(`${ctx.table.quoted}.${ctx.dialect.quote(f.name)} AS ${ctx.dialect.quote(`fb_key_${i}`)}`))
+  // The plain columns stay: an order may name their keys.
+  const plain = p.columns.filter((c) => c.nested === undefined)
+  const page = ordered(joinScores(applyCondition(db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)]), p.condition as Exclude<Condition, false>), p), p)
+    .limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
+  if (offset > 0) page.offset(offset, { skipBinding: true })
+  const pageKeys = db.from(page.as('fb_page')).select(ctx.table.key.map((_, i) => `fb_key_${i}`))
+  return ordered(joinScores(db.from(ctx.table.name).select(selectList(db, ctx, p.columns)).whereIn(ctx.table.key.map((f) => `${ctx.table.name}.${f.name}`), pageKeys), p), p)
 }
 
 function shapeOf (op: string, params: ReadParams): string {

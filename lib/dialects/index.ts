@@ -8,7 +8,7 @@ import { postgres } from './postgres.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { connectSqlite } from './sqlite-connection.js'
-import { connectPostgres, isPostgresUrl } from './postgres-connection.js'
+import { connectPostgres, isPostgresUrl, type PostgresSettings } from './postgres-connection.js'
 
 export type { Dialect, DialectName, Fragment } from './types.js'
 export type { Connection, DirectRunner } from './connection.js'
@@ -28,7 +28,7 @@ export function schemaDialect (name: DialectName): SchemaDialect {
 }
 
 /** A connection for `databaseUrl` (postgres:// or a SQLite file); empty means `<dataDir>/fastbase.sqlite`. */
-export function connect (databaseUrl: string, dataDir: string): Connection {
+export function connect (databaseUrl: string, dataDir: string, settings: PostgresSettings = {}): Connection {
   const url = databaseUrl === '' ? join(dataDir, 'fastbase.sqlite') : databaseUrl
-  return isPostgresUrl(url) ? connectPostgres(url) : connectSqlite(url)
+  return isPostgresUrl(url) ? connectPostgres(url, settings) : connectSqlite(url)
 }

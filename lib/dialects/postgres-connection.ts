@@ -6,7 +6,7 @@ import knexFactory, { type Knex } from 'knex'
 import type Pg from 'pg'
 import { memoize } from '../memo.js'
 import { quote } from './common.js'
-import { schemaLockSql } from './postgres-ddl.js'
+import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
 import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
 
 const PG_INT8 = 20
@@ -45,15 +45,38 @@ export function isPostgresUrl (url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
 
-export function connectPostgres (url: string): Connection {
+/**
+ * What every pool connection runs under, so that every statement a caller causes does, whichever
+ * path it takes (prepared on the pool, inside a transaction, an action's): no JIT — compiling a
+ * generated statement costs far more than running it, every time — and, when `statementTimeout`
+ * is set, a cancel past that many milliseconds. fastbase's own long work (schema changes, the
+ * purge) lifts the timeout for its transaction (LIFT_STATEMENT_TIMEOUT).
+ */
+function sessionSettings (statementTimeout: number | undefined): string {
+  return `SET jit = off; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
+}
+
+export interface PostgresSettings {
+  /** Milliseconds a statement may run on a pool connection; none when undefined. */
+  statementTimeout?: number
+}
+
+export function connectPostgres (url: string, settings: PostgresSettings = {}): Connection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   parsed.searchParams.delete('schema')
+  const session = sessionSettings(settings.statementTimeout)
   const knex = knexFactory({
     client: 'pg',
     connection: { connectionString: parsed.toString(), types: pgTypes },
     searchPath: schema === undefined ? undefined : [schema],
-    pool: { min: 0, max: envInt('FASTBASE_PG_POOL_MAX', 10) }
+    pool: {
+      min: 0,
+      max: envInt('FASTBASE_PG_POOL_MAX', 10),
+      afterCreate: (connection: PgConnection, done: (err: Error | null, connection: PgConnection) => void) => {
+        connection.query(session).then(() => done(null, connection), (err: Error) => done(err, connection))
+      }
+    }
   })
   const direct: DirectRunner = {
     read: (statement, bindings) => statement.native.length <= MAX_PREPARED_TEXT ? runPooled(knex, statement.native, bindings, statement.planEachRun === true) : undefined,
@@ -74,6 +97,7 @@ export function connectPostgres (url: string): Connection {
  */
 async function createSchema (knex: Knex, schema: string): Promise<void> {
   await knex.transaction(async (trx) => {
+    await trx.raw(LIFT_STATEMENT_TIMEOUT)
     await trx.raw(schemaLockSql('?'), [schema])
     await trx.raw(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
   })

@@ -150,10 +150,17 @@ export function schemaLockSql (schemaSql: string): string {
   return `SELECT pg_advisory_xact_lock(${LOCK_CLASS}, hashtext(${schemaSql}))`
 }
 
+/**
+ * Run first in a transaction of fastbase's own long work (schema changes, the purge): pool
+ * connections cancel statements past the caller's statement_timeout (postgres-connection.ts), and
+ * waiting for another instance's schema lock or rewriting a large table must not be cancelled.
+ */
+export const LIFT_STATEMENT_TIMEOUT = 'SET LOCAL statement_timeout = 0'
+
 export const postgresDdl: SchemaDialect = {
   createTable: (table, tables) => createTableStatements(table, tables, syntax, 'postgres'),
   columnType,
-  schemaLock: () => [schemaLockSql("coalesce(current_schema(), '')")],
+  schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
   tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',
   schemaChangeTransaction: {}
 }

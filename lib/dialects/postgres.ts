@@ -135,6 +135,10 @@ export const postgres: Dialect = {
   isBusy (error) {
     return (error as { code?: unknown })?.code === '55P03'
   },
+  isTimeout (error) {
+    // query_canceled: by statement_timeout, the only canceller fastbase sets.
+    return (error as { code?: unknown })?.code === '57014'
+  },
   badInput (error) {
     const e = error as { code?: unknown, message?: string }
     const bad = typeof e?.code === 'string' && (e.code.startsWith('22') || BAD_INPUT_TYPE_ERRORS.has(e.code))

@@ -124,6 +124,8 @@ export const sqlite: Dialect = {
     const code = (error as { code?: unknown })?.code
     return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
   },
+  // No statement timeout: SQLite runs in the process, bounded by what requests may ask (lib/limits.ts).
+  isTimeout: () => false,
   badInput (error) {
     const message = (error as Error)?.message ?? ''
     return /malformed JSON|datatype mismatch|bad JSON path|integer overflow|JSON cannot hold BLOB/i.test(message) ? driverMessage(message) : undefined

@@ -101,6 +101,8 @@ export interface Dialect extends DdlDialect {
   constraintViolation(error: unknown, table: TableData): ConstraintViolation | undefined
   /** The database stayed locked longer than the busy timeout. */
   isBusy(error: unknown): boolean
+  /** The statement ran past the caller's statement timeout and was cancelled. */
+  isTimeout(error: unknown): boolean
   /** The statement failed because of a caller's value (bad JSON text, wrong type in a comparison): a 400. */
   badInput(error: unknown): string | undefined
 }
