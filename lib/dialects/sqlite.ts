@@ -91,14 +91,13 @@ export const sqlite: Dialect = {
   resyncIdentity: () => undefined,
   rowsAs (quotedTable, fields, rows): Fragment {
     const bindings: unknown[] = []
-    // A NULL is bound too: the text depends only on the number of rows, so realtime keeps it prepared.
     const selects = rows.map((row) => 'SELECT ' + fields.map((field) => {
       const value = row[field.name]
-      const lit = value === null || value === undefined ? { sql: '?', bindings: [null] } : sqlite.literal(value, field)
+      const lit = value === null || value === undefined ? { sql: 'NULL', bindings: [] } : sqlite.literal(value, field)
       bindings.push(...lit.bindings)
       // The column's affinity where a CAST gives it without changing the value (never NUMERIC, whose CAST truncates text).
       const affinity = affinityOf(field)
-      return `${affinity === undefined ? lit.sql : `CAST(${lit.sql} AS ${affinity})`} AS ${quote(field.name)}`
+      return `${affinity === undefined || lit.sql === 'NULL' ? lit.sql : `CAST(${lit.sql} AS ${affinity})`} AS ${quote(field.name)}`
     }).join(', '))
     return { sql: `(${selects.join(' UNION ALL ')}) AS ${quotedTable}`, bindings }
   },
