@@ -4,6 +4,7 @@
 // (10 streams for each of the 100 users, so the posts' listRule `published == true | author_id ==
 // auth.uid` is evaluated for 100 subscriber classes per change) while the inserts run.
 // The subscribers are real HTTP clients in this process (fetch); each counts `event: change` frames.
+import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
 
 const SUBSCRIBERS_PER_USER = 10
@@ -207,10 +208,10 @@ export async function measureRealtimeFilters (url, fx, { seconds, terms = 2 }) {
     clearInterval(probe)
     clearInterval(writer)
     await Promise.all(pending)
-    // Events still on their way count (their latency is what it is).
+    // Events still on their way count (their latency is what it is): until none came for 3 s.
     let quiet = eventLatency.length
     for (;;) {
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      await new Promise((resolve) => setTimeout(resolve, 3000))
       if (eventLatency.length === quiet) break
       quiet = eventLatency.length
     }
@@ -226,9 +227,10 @@ export async function measureRealtimeFilters (url, fx, { seconds, terms = 2 }) {
       health: { count: health.length, p50: percentile(health, 0.5), p99: percentile(health, 0.99), max: health.at(-1) },
       events: { count: eventLatency.length, p50: percentile(eventLatency, 0.5), p99: percentile(eventLatency, 0.99), max: eventLatency.at(-1) },
       overflows: counters.error,
-      gaps: counters.gap
+      gaps: counters.gap,
+      loadAverage: loadavg()[0]
     }
-    console.log(`\nRealtime filters: ${filters} distinct filters on posts (${closers.length} streams, ${terms} alternatives each), ${writes} inserts at ${FILTER_WRITES_PER_SEC}/s`)
+    console.log(`\nRealtime filters: ${filters} distinct filters on posts (${closers.length} streams, ${terms} alternatives each), ${writes} inserts at ${FILTER_WRITES_PER_SEC}/s; load average ${result.loadAverage.toFixed(1)} (other processes share the CPUs)`)
     console.log(`  /health every ${HEALTH_EVERY_MS} ms: p50 ${ms(result.health.p50)}, p99 ${ms(result.health.p99)}, max ${ms(result.health.max)} (${health.length} probes)`)
     console.log(`  events: ${eventLatency.length} delivered, latency p50 ${ms(result.events.p50)}, p99 ${ms(result.events.p99)}, max ${ms(result.events.max)}`)
     console.log(`  ${failed} failed requests, ${counters.error} streams dropped, ${counters.gap} gap events`)
