@@ -130,7 +130,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       tags: ['realtime'],
       operationId: 'realtime_subscribe',
       summary: 'Replace the subscriptions of a realtime stream',
-      description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where 400) changes nothing.',
+      description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where or `@@` 400, a table full of distinct subscriptions on this instance 503) changes nothing.',
       body: SubscribeBody,
       response: {
         200: Type.Object({ clientId: Type.String(), subscriptions: Type.Array(SubscriptionSchema) }),
