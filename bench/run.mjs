@@ -6,6 +6,7 @@
 //   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
 //   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
 //   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
+//   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
 //
 // Each server runs in its own child process and autocannon drives them from this one, so the load
@@ -26,7 +27,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
-import { measureRealtime } from './realtime.mjs'
+import { measureRealtime, measureRealtimeFilters } from './realtime.mjs'
 import { measureSearch, reportSearch, seedSearch } from './search.mjs'
 import { measureExpand, expandReport } from './expand.mjs'
 
@@ -51,7 +52,9 @@ const { values: flags } = parseArgs({
     // Only the search measure (bench/search.mjs).
     'search-only': { type: 'boolean', default: false },
     // Only the expand scenario (bench/expand.mjs).
-    'expand-only': { type: 'boolean', default: false }
+    'expand-only': { type: 'boolean', default: false },
+    // Only the many-filters measure (bench/realtime.mjs#measureRealtimeFilters).
+    'filters-only': { type: 'boolean', default: false }
   }
 })
 
@@ -289,6 +292,15 @@ async function measureStartup (work) {
   return { medianMs: median(samples), samplesMs: samples }
 }
 
+/** 1,000 distinct filters on one table under 50 writes/s: typical filters, then the longest a caller may send. */
+async function realtimeFilters (url, fx) {
+  const seconds = Math.max(options.duration, 5)
+  return {
+    typical: await measureRealtimeFilters(url, fx, { seconds, terms: 2 }),
+    longest: await measureRealtimeFilters(url, fx, { seconds, terms: 40 })
+  }
+}
+
 // ------------------------------------------------------------------ report
 
 function table (rows) {
@@ -382,8 +394,9 @@ if (flags['search-only']) {
   const fx = await seed(database.url, join(work, 'seed'))
   servers.push(await startServer('fastbase', 'fastbase-server.mjs', { project: 'bench', databaseUrl: database.url, dataDir: join(work, 'fastbase') }))
   servers.push(await startServer('ceiling', 'ceiling.mjs', { databaseUrl: database.url, jwtKey: USERS_JWT_KEY }))
-  if (flags['realtime-only']) {
-    const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
+  if (flags['realtime-only'] || flags['filters-only']) {
+    const realtime = flags['filters-only'] ? {} : await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
+    realtime.filters = await realtimeFilters(servers[0].url, fx)
     if (!quick) {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-realtime.json`)
       mkdirSync(dirname(file), { recursive: true })
@@ -398,6 +411,7 @@ if (flags['search-only']) {
     const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
     // Realtime (issue 16): writes with 0 and 1,000 subscribers, and the fan-out to them.
     const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
+    realtime.filters = await realtimeFilters(servers[0].url, fx)
     await Promise.all(servers.map((s) => s.stop()))
     // Search (issue 22): 100,000 texts, every kind of search, /health under the slowest.
     const searchCost = await search()

@@ -58,7 +58,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   429: ['FB_ERR_RATE_LIMITED'],
   500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
   502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
-  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN']
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL']
 }
 
 /** `data.<field>._errors` shape shared by table validation and actions. */
@@ -93,6 +93,9 @@ export const errors = {
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
   realtimeClientNotFound: () => new FastbaseError(404, 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'Realtime client not found (the stream has ended?)'),
+  // Realtime's instance-wide bounds (lib/realtime/hub.ts): the server is full, not the caller at fault.
+  realtimeStreamsFull: (max: number) => new FastbaseError(503, 'FB_ERR_REALTIME_STREAMS_FULL', `This server holds as many realtime streams as it may (${max}); try again later`),
+  realtimeClassesFull: (table: string, max: number) => new FastbaseError(503, 'FB_ERR_REALTIME_CLASSES_FULL', `Table ${table} has as many distinct realtime subscriptions on this server as it may (${max}); try again later, or subscribe with a where others already use`),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),
   // Sign-in with an identity provider (lib/auth/oauth-*.ts, id-tokens.ts).
   providerNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_PROVIDER_NOT_FOUND', `OAuth provider not found - ${name}`),

@@ -8,8 +8,11 @@ import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
 import type { TypeBoxApp } from './typebox.js'
 
+// How long a stream the server ended (overflow, expiry...) waits for its client to read the rest.
+const DRAIN_GRACE_MS = 30_000
+
 const ErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })
-const errorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema }
+const errorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema }
 
 const SubscriptionSchema = Type.Object({
   table: Type.String({ minLength: 1, maxLength: 255 }),
@@ -86,10 +89,12 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       sink: {
         write: (chunk) => { res.write(chunk) },
         buffered: () => res.writableLength,
-        end: (abort) => {
+        end: () => {
           res.end()
-          // A client that stopped reading never takes the rest: its socket goes after a grace period.
-          if (abort) (closeTimer = setTimeout(() => res.destroy(), 1000)).unref()
+          // What the client has not read yet (the last event included) stays for it a while; a
+          // client that never reads again loses its socket then. Until the socket is gone the
+          // stream keeps its place in the limits (hub.detach below), so its buffer stays counted.
+          closeTimer = setTimeout(() => res.destroy(), DRAIN_GRACE_MS).unref()
         }
       }
     })
@@ -100,10 +105,17 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       throw error
     }
     reply.hijack()
-    res.on('close', () => {
+    const gone = (): void => {
       if (closeTimer !== undefined) clearTimeout(closeTimer)
       client.close()
-    })
+      hub.detach(client)
+    }
+    res.on('close', gone)
+    // A client that left while the subscriptions were checked: 'close' has been and gone.
+    if (res.destroyed) {
+      gone()
+      return
+    }
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -118,7 +130,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       tags: ['realtime'],
       operationId: 'realtime_subscribe',
       summary: 'Replace the subscriptions of a realtime stream',
-      description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where 400) changes nothing.',
+      description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where or `@@` 400, a table full of distinct subscriptions on this instance 503) changes nothing.',
       body: SubscribeBody,
       response: {
         200: Type.Object({ clientId: Type.String(), subscriptions: Type.Array(SubscriptionSchema) }),
@@ -131,7 +143,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     if (client === undefined || client.closed) throw errors.realtimeClientNotFound()
     if (identityOf(request.auth) !== client.options.identity) throw errors.forbidden()
     const wanted = subscriptions.map((s) => ({ table: s.table, where: s.where }))
-    await hub.admit(request.auth, wanted)
+    await hub.admit(request.auth, wanted, client)
     if (client.closed) throw errors.realtimeClientNotFound()
     hub.subscribe(client, wanted)
     client.send(frame('subscriptions', { subscriptions: client.subscriptions }))

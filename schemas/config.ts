@@ -333,7 +333,9 @@ export const DatabaseSettingsSchema = Type.Object({
     sessionCheckSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),
     maxSubscriptions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maxConnectionsPerUser: Type.Optional(Type.Integer({ minimum: 1 })),
-    queueBytes: Type.Optional(Type.Integer({ minimum: 1024 }))
+    queueBytes: Type.Optional(Type.Integer({ minimum: 1024 })),
+    maxStreams: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxClassesPerTable: Type.Optional(Type.Integer({ minimum: 1 }))
   }, { additionalProperties: false }))
 }, { additionalProperties: false })
 

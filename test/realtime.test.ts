@@ -151,3 +151,22 @@ forEachDialect(t, 'subscribe protocol', async (t, dialect) => {
   const doc = (await app.inject({ method: 'GET', url: '/api/v1/doc' })).json()
   t.ok(doc.paths['/api/v1/realtime']?.get !== undefined && doc.paths['/api/v1/realtime']?.post !== undefined, 'both operations in the OpenAPI document')
 })
+
+forEachDialect(t, '@@ (full-text search) in a subscription is refused at subscribe', async (t, dialect) => {
+  const cfg = config()
+  cfg.tables.find((table) => table.name === 'posts')!.fullTextSearch = { fields: ['title'] }
+  const { app, base } = await listening(t, cfg, { dialect })
+  t.equal((await app.inject({ method: 'GET', url: `/api/v1/table/posts/list?where=${encodeURIComponent("title @@ 'hello'")}` })).statusCode, 200, 'the table can be searched')
+  const search = encodeURIComponent("published == true & title @@ 'hello'")
+  const refused = await SseClient.open(base, { query: `subscribe=posts&where.posts=${search}` })
+  t.equal(refused.status, 400, 'GET with @@ in the where: 400')
+  t.match(refused.body, { code: 400, message: /Invalid where: @@ \(full-text search\) cannot be used in a realtime subscription/ }, 'a message that says why')
+  const stream = await SseClient.open(base)
+  t.teardown(() => stream.close())
+  for (const where of ["posts @@ 'hello'", "!(title @@ 'hello') | rating > 1"]) {
+    const res = await api(base, '/realtime', { clientId: stream.clientId, subscriptions: [{ table: 'posts', where }] })
+    t.equal(res.status, 400, `POST ${where}: 400`)
+    t.match(res.body, { code: 400, message: /@@/ }, 'names @@')
+  }
+  t.equal((await api(base, '/realtime', { clientId: stream.clientId, subscriptions: [{ table: 'posts', where: "title ~ '%hello%'" }] })).status, 200, 'a where without @@ is accepted')
+})

@@ -3,19 +3,22 @@
 // changes to them. Fastify-free: the route gives each client a sink (its HTTP response).
 //
 // A committed change (lib/realtime/changes.ts) carries its rows as the statement left them (a
-// delete: as they were). They are evaluated on those values, as a derived table named like the
-// table (Dialect#rowsAs): one query per table, batch of changes and up to CLASSES_PER_QUERY
-// subscriber classes, which says per row and class whether the class's `listRule` and `where`
-// (compiled by lib/expr exactly as for `list`, with `ruleFirst`) hold. A non-admin's record is sent
-// without `noSelect` fields.
+// delete: as they were). They are evaluated on those values (lib/realtime/evaluate.ts): per row and
+// class, whether the class's `listRule` and `where` (compiled by lib/expr exactly as for `list`,
+// with `ruleFirst`) hold. A non-admin's record is sent without `noSelect` fields.
+// Instance-wide bounds: at most maxStreams streams, and maxClassesPerTable distinct classes per
+// table (what evaluating one write costs grows with it); beyond either, a 503.
 import { randomBytes } from 'node:crypto'
-import type { Knex } from 'knex'
 import type { TableDescriptor } from '../table.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import type { Fragment } from '../dialects/types.js'
 import { crudContext, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
+import { parse, type Expr } from '../expr/index.js'
 import { errors } from '../errors.js'
+import type { ConditionEvaluator } from './evaluate.js'
+import { SqlEvaluator } from './evaluate-sql.js'
+import { SqliteEvaluator } from './evaluate-sqlite.js'
 import type { Change, ChangeAction, ChangeSink } from './changes.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 
@@ -34,6 +37,10 @@ export interface RealtimeSettings {
   sessionCheckMs: number
   /** Changes waiting for delivery on this instance before the oldest are dropped (clients get `gap`). */
   maxPending: number
+  /** Streams this instance holds at once, everyone's together (503 beyond). */
+  maxStreams: number
+  /** Distinct subscriber classes per table on this instance (503 beyond). */
+  maxClassesPerTable: number
 }
 
 export interface Subscription { table: string, where?: string }
@@ -43,8 +50,11 @@ export interface ClientSink {
   write: (chunk: string) => void
   /** Bytes written but not yet taken by the client's socket. */
   buffered: () => number
-  /** Ends the stream (after `last` is written); `abort` also drops what the client never read. */
-  end: (abort: boolean) => void
+  /**
+   * Ends the stream once the client has taken what was written (the last event included). The
+   * connection keeps its place in the limits until it is gone: the owner calls RealtimeHub#detach.
+   */
+  end: () => void
 }
 
 /** Why the server closes a stream (the last event, `event: error`, says it). */
@@ -101,13 +111,16 @@ export class RealtimeClient {
     this.options.sink.write(chunk)
   }
 
-  /** Ends the stream with `event: error` naming the reason (none when the client went away). */
+  /**
+   * Ends the stream with `event: error` naming the reason (none when the client went away): no event
+   * after it, but what the client has not read yet, that event last, still reaches it.
+   */
   close (reason?: CloseReason): void {
     if (this.closed) return
     this.closed = true
-    this.hub.detach(this)
+    this.hub.unsubscribe(this)
     if (reason !== undefined) this.options.sink.write(frame('error', { ...CLOSE_BODIES[reason], reason }))
-    this.options.sink.end(reason === 'overflow')
+    this.options.sink.end()
   }
 }
 
@@ -124,9 +137,8 @@ export function frame (event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
-// Subscriber classes evaluated per query (each adds one CASE column and its bindings), and rows per query.
-const CLASSES_PER_QUERY = 50
-const ROWS_PER_QUERY = 200
+// Rows evaluated and sent per delivery round.
+const ROWS_PER_ROUND = 200
 // Changes taken from the queue per round.
 const ROUND = 1000
 
@@ -147,7 +159,8 @@ export class RealtimeHub implements ChangeSink {
   closing = false
   /** Delivery rounds so far (see RealtimeClient#send). */
   round = 0
-  readonly stats = { delivered: 0, evaluations: 0, dropped: 0, overflows: 0 }
+  readonly stats = { delivered: 0, dropped: 0, overflows: 0 }
+  private readonly evaluator: ConditionEvaluator & { close?: () => void }
 
   constructor (
     readonly executor: Executor,
@@ -155,15 +168,20 @@ export class RealtimeHub implements ChangeSink {
     readonly settings: RealtimeSettings,
     readonly log: { warn: (obj: object, msg: string) => void, debug?: (obj: object, msg: string) => void }
   ) {
+    this.evaluator = executor.dialect.name === 'sqlite' ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
     this.timers.push(setInterval(() => this.heartbeat(), settings.heartbeatMs).unref())
     this.timers.push(setInterval(() => { void this.recheckSessions() }, settings.sessionCheckMs).unref())
   }
 
   // ------------------------------------------------------------ clients and subscriptions
 
-  /** A new client, or a 429 when its user (or IP) holds the maximum of connections already. */
+  /**
+   * A new client; a 429 when its user (or IP) holds the maximum of connections already, a 503 when
+   * this instance holds maxStreams.
+   */
   connect (options: ClientOptions): RealtimeClient {
     if (this.closing) throw errors.shuttingDown()
+    if (this.clients.size >= this.settings.maxStreams) throw errors.realtimeStreamsFull(this.settings.maxStreams)
     const held = this.perLimitKey.get(options.limitKey) ?? 0
     if (held >= this.settings.maxConnections) throw errors.tooManyRequests(`Too many realtime connections (at most ${this.settings.maxConnections} per user, or per address when signed out)`)
     const client = new RealtimeClient(this, options)
@@ -180,15 +198,17 @@ export class RealtimeHub implements ChangeSink {
       }
       arm()
       const end = client.options.sink.end
-      client.options.sink.end = (abort) => { clearTimeout(timer); end(abort) }
+      client.options.sink.end = () => { clearTimeout(timer); end() }
     }
     return client
   }
 
+  /** The client's connection is gone: its place in the limits is free. */
   detach (client: RealtimeClient): void {
     if (this.clients.get(client.id) !== client) return
+    client.closed = true
     this.clients.delete(client.id)
-    this.unregister(client)
+    this.unsubscribe(client)
     const held = (this.perLimitKey.get(client.options.limitKey) ?? 1) - 1
     if (held <= 0) this.perLimitKey.delete(client.options.limitKey)
     else this.perLimitKey.set(client.options.limitKey, held)
@@ -197,18 +217,39 @@ export class RealtimeHub implements ChangeSink {
   /**
    * Replaces a client's subscriptions. Checked first, all or nothing: at most maxSubscriptions, each
    * table known (404) and keyed (400), its listRule allowing this caller some rows (403), its where
-   * valid (400, the same messages as list).
+   * valid and without `@@` (400, the same messages as list), room for its class (503).
    */
   subscribe (client: RealtimeClient, subscriptions: Subscription[]): void {
     const classes = this.classesFor(client.auth, subscriptions)
-    this.unregister(client)
+    this.assertRoom(classes, client)
+    this.unsubscribe(client)
     client.subscriptions = subscriptions
     client.classes = classes.map((c) => this.register(c, client))
   }
 
+  /**
+   * A 503 when `candidates` would take a table past maxClassesPerTable. A candidate equal to an
+   * existing class takes no room; the classes only `client` holds now are freed by its new set.
+   */
+  private assertRoom (candidates: SubscriberClass[], client?: RealtimeClient): void {
+    const wanted = new Set(candidates.map((c) => c.key))
+    const added = new Map<string, Set<string>>()
+    for (const c of candidates) {
+      if (this.byTable.get(c.table.name)?.has(c.key) === true) continue
+      let keys = added.get(c.table.name)
+      if (keys === undefined) added.set(c.table.name, keys = new Set())
+      keys.add(c.key)
+    }
+    const freed = new Set((client?.classes ?? []).filter((c) => c.clients.size === 1 && !wanted.has(c.key)))
+    for (const [table, keys] of added) {
+      const held = this.byTable.get(table)?.size ?? 0
+      const released = [...freed].filter((c) => c.table.name === table).length
+      if (held - released + keys.size > this.settings.maxClassesPerTable) throw errors.realtimeClassesFull(table, this.settings.maxClassesPerTable)
+    }
+  }
+
   private classesFor (auth: AuthContext, subscriptions: Subscription[]): SubscriberClass[] {
     if (subscriptions.length > this.settings.maxSubscriptions) throw errors.badRequest(`At most ${this.settings.maxSubscriptions} subscriptions per connection`)
-    const globals = JSON.stringify(authGlobals(auth))
     return subscriptions.map((s) => {
       const table = this.tables.get(s.table)
       if (table === undefined) throw errors.tableNotFound(s.table)
@@ -219,7 +260,13 @@ export class RealtimeHub implements ChangeSink {
       // A rule that lets this caller see nothing (`auth.uid != null` when anonymous) is refused like a missing one.
       if (rule === false) throw errors.forbidden()
       const condition = ruleFirst(rule, whereOf(ctx, where))
-      return { key: `${table.name}\u0000${where ?? ''}\u0000${globals}`, table, admin: auth.admin, condition, clients: new Set() }
+      // The full-text index holds the rows as they are in the table, not the values a change
+      // captured (a deleted row is gone from it): `@@` cannot be judged on an event.
+      if (where !== undefined && searches(parse(where))) throw errors.expression('where', '@@ (full-text search) cannot be used in a realtime subscription; subscribe without it and search when you refetch')
+      if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
+      // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
+      const judged = typeof condition === 'boolean' ? String(condition) : `${condition.sql}\u0000${JSON.stringify(condition.bindings)}`
+      return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, clients: new Set() }
     })
   }
 
@@ -232,7 +279,8 @@ export class RealtimeHub implements ChangeSink {
     return existing
   }
 
-  private unregister (client: RealtimeClient): void {
+  /** The client gets no more events. */
+  unsubscribe (client: RealtimeClient): void {
     for (const c of client.classes) {
       c.clients.delete(client)
       if (c.clients.size > 0) continue
@@ -247,8 +295,8 @@ export class RealtimeHub implements ChangeSink {
    * Checks `subscriptions` for `auth` as subscribe does (throwing the same errors), then makes their
    * tables known to the other instances: from when it resolves, their changes reach this instance.
    */
-  async admit (auth: AuthContext, subscriptions: Subscription[]): Promise<void> {
-    this.classesFor(auth, subscriptions)
+  async admit (auth: AuthContext, subscriptions: Subscription[], client?: RealtimeClient): Promise<void> {
+    this.assertRoom(this.classesFor(auth, subscriptions), client)
     await this.announce?.(subscriptions.map((s) => s.table))
   }
 
@@ -369,58 +417,28 @@ export class RealtimeHub implements ChangeSink {
   }
 
   private async deliver (change: Change): Promise<void> {
-    const classes = this.byTable.get(change.table)
     const table = this.tables.get(change.table)
-    if (classes === undefined || table === undefined) return
-    const list = [...classes.values()]
-    for (const part of distinctRuns(change, ROWS_PER_QUERY)) await this.deliverRows(table, change.action, part.keys, part.rows, list)
+    if (table === undefined) return
+    for (const part of distinctRuns(change, ROWS_PER_ROUND)) {
+      // The classes as they are now: one that left since the last run gets nothing more.
+      const classes = [...(this.byTable.get(change.table)?.values() ?? [])]
+      if (classes.length === 0) return
+      await this.deliverRows(table, change.action, part.keys, part.rows, classes)
+    }
   }
 
   /** Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the class's clients. */
   private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], records: Row[], classes: SubscriberClass[]): Promise<void> {
-    const { dialect } = this.executor
-    const q = dialect.quote
-    const source = dialect.rowsAs(table.quoted, table.fieldList, records)
-    const matches = new Map<string, Set<SubscriberClass>>()
-    const evaluated = classes.filter((c) => c.condition !== true && c.condition !== false)
     const always = classes.filter((c) => c.condition === true)
-    keys.forEach((k) => matches.set(JSON.stringify(k), new Set(always)))
-    const keySql = table.key.map((f, i) => `${table.quoted}.${q(f.name)} AS ${q(`fb_k_${i}`)}`)
-    const chunks: SubscriberClass[][] = []
-    for (let i = 0; i < evaluated.length; i += CLASSES_PER_QUERY) chunks.push(evaluated.slice(i, i + CLASSES_PER_QUERY))
-    for (let n = 0; n < chunks.length; n++) {
-      const chunk = chunks[n]
-      const columns = [...keySql]
-      const caseBindings: unknown[] = []
-      chunk.forEach((c, i) => {
-        const cond = c.condition as Fragment
-        columns.push(`CASE WHEN ${cond.sql} THEN 1 ELSE 0 END AS ${q(`fb_m_${i}`)}`)
-        caseBindings.push(...cond.bindings)
-      })
-      let result: Row[]
-      try {
-        this.stats.evaluations++
-        // The select list comes first in the text, then the FROM item.
-        result = await this.query(`SELECT ${columns.join(', ')} FROM ${source.sql}`, [...caseBindings, ...source.bindings])
-      } catch (error) {
-        // One class's where may fail on these rows (a bad cast): the others are evaluated one by one;
-        // the failing one gets nothing, as its list would have failed.
-        this.log.debug?.({ err: error, table: table.name }, 'realtime: a subscription could not be evaluated')
-        if (chunk.length > 1) chunks.splice(n + 1, 0, ...chunk.map((c) => [c]))
-        continue
-      }
-      for (const row of result) {
-        const set = matches.get(JSON.stringify(table.key.map((f, i) => dialect.decode(f, row[`fb_k_${i}`]))))
-        chunk.forEach((c, i) => { if (Number(row[`fb_m_${i}`]) === 1) set?.add(c) })
-      }
-    }
+    const judged = classes.filter((c): c is SubscriberClass & { condition: Fragment } => typeof c.condition !== 'boolean')
+    const matches = await this.evaluator.matches({ table, keys, rows: records }, judged)
     // In the order the rows were written. Each client's events of this round go out in one write
     // (one syscall per client, not per event).
     this.round++
     const outbox = new Map<RealtimeClient, string[]>()
     for (let index = 0; index < keys.length; index++) {
       const frames: Record<'admin' | 'user', string | undefined> = { admin: undefined, user: undefined }
-      for (const c of matches.get(JSON.stringify(keys[index])) ?? []) {
+      for (const c of [...always, ...matches[index]]) {
         const kind = c.admin ? 'admin' : 'user'
         const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, records[index], c.admin) })
         for (const client of c.clients) {
@@ -436,17 +454,24 @@ export class RealtimeHub implements ChangeSink {
     }
   }
 
-  private async query (sql: string, bindings: unknown[]): Promise<Row[]> {
-    const db = this.executor.db
-    return this.executor.dialect.rawRows(await db.raw(sql, bindings as Knex.RawBinding[]))
-  }
-
   /** Ends every stream (`event: error`, reason `shutdown`) and stops the timers. */
   close (): void {
     this.closing = true
     for (const timer of this.timers) clearInterval(timer)
     for (const client of [...this.clients.values()]) client.close('shutdown')
     this.queue = []
+    this.evaluator.close?.()
+  }
+}
+
+/** Does `expr` use `@@` anywhere? */
+function searches (expr: Expr): boolean {
+  switch (expr.type) {
+    case 'binary': return expr.op === '@@' || searches(expr.left) || searches(expr.right)
+    case 'unary': return searches(expr.arg)
+    case 'call': return expr.args.some(searches)
+    case 'list': return expr.items.some(searches)
+    default: return false
   }
 }
 

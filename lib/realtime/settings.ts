@@ -8,7 +8,9 @@ export const REALTIME_DEFAULTS = {
   maxSubscriptions: 32,
   maxConnectionsPerUser: 10,
   queueBytes: 1024 * 1024,
-  maxPending: 100_000
+  maxPending: 100_000,
+  maxStreams: 10_000,
+  maxClassesPerTable: 1000
 }
 
 export function realtimeSettings (config: DatabaseSettings['realtime']): RealtimeSettings & { enabled: boolean } {
@@ -20,6 +22,8 @@ export function realtimeSettings (config: DatabaseSettings['realtime']): Realtim
     maxSubscriptions: c.maxSubscriptions ?? REALTIME_DEFAULTS.maxSubscriptions,
     maxConnections: c.maxConnectionsPerUser ?? REALTIME_DEFAULTS.maxConnectionsPerUser,
     queueBytes: c.queueBytes ?? REALTIME_DEFAULTS.queueBytes,
-    maxPending: REALTIME_DEFAULTS.maxPending
+    maxPending: REALTIME_DEFAULTS.maxPending,
+    maxStreams: c.maxStreams ?? REALTIME_DEFAULTS.maxStreams,
+    maxClassesPerTable: c.maxClassesPerTable ?? REALTIME_DEFAULTS.maxClassesPerTable
   }
 }
