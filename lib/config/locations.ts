@@ -11,7 +11,7 @@
 //   (the one named, else FASTBASE_DATA_DIR, else `./data`).
 import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { join, relative, resolve, sep } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { packageRoot } from '../package.js'
 import type { Env } from './secrets.js'
 
@@ -53,10 +53,13 @@ export function configFileOf (given: string | undefined, env: Env, cwd: string =
   return { file: undefined, from: 'none' }
 }
 
-/** True inside fastbase's own checkout, the one place where "no config" means its bundled example to the CLI. */
+/**
+ * True in the root folder of fastbase's own checkout, the one place where "no config" means its
+ * bundled example to the CLI. Not its subfolders: a project made inside it (a scaffold in a temp
+ * folder under it) must never be mistaken for the example.
+ */
 export function insideFastbaseCheckout (cwd: string = process.cwd()): boolean {
-  const path = relative(packageRoot, resolve(cwd))
-  return !path.startsWith('..') && !path.startsWith(sep) && existsSync(join(packageRoot, 'example', 'fastbase.config.ts'))
+  return relative(packageRoot, resolve(cwd)) === '' && existsSync(join(packageRoot, 'example', 'fastbase.config.ts'))
 }
 
 export interface EnvWithFile {
