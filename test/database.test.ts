@@ -14,6 +14,7 @@ import { constraintName, sortByDependencies } from '../lib/dialects/ddl.js'
 import { sqliteDdl } from '../lib/dialects/sqlite-ddl.js'
 import { postgresDdl } from '../lib/dialects/postgres-ddl.js'
 import { connect, schemaDialect } from '../lib/dialects/index.js'
+import { resolveLimits } from '../lib/limits.js'
 import { sqliteFilename } from '../lib/dialects/sqlite-connection.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE, SCHEMA_TABLE, migrate, migrationStatus, type MigrationDatabase, type MigrationLog } from '../lib/db/migrations.js'
 import databasePlugin from '../plugins/database.js'
@@ -435,7 +436,7 @@ t.test('database plugin', (t) => forEachDialect(t, 'database plugin', async (t, 
   const app = Fastify()
   // Stands in for plugins/config.ts: the database plugin only needs the decoration.
   app.register(fp(async (app) => {
-    app.decorate('fastbase', { config, options: { databaseUrl, dataDir: freshDir(t), exposeErrors: true } } as unknown as Fastbase)
+    app.decorate('fastbase', { config, limits: resolveLimits(config), options: { databaseUrl, dataDir: freshDir(t), exposeErrors: true } } as unknown as Fastbase)
   }, { name: 'fastbase-config' }))
   app.register(databasePlugin)
   await app.ready()
