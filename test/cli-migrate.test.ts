@@ -7,8 +7,6 @@ import { fastbase, skip } from './cli-run.js'
 import { forEachDialect, sharedDatabase } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
-// Spawns the CLI and servers many times: minutes on a loaded 2-core machine, more than tap's default per file.
-t.setTimeout(600_000)
 
 const migrateConfig = (fields: DatabaseSettings['tables'][number]['fields']): DatabaseSettings => ({
   jwtSecret: 'cli-migrate-secret',

@@ -11,8 +11,6 @@ import { cleanEnv, fastbase, freePort, root, skip } from './cli-run.js'
 import { forEachDialect, sharedDatabase } from './helper.js'
 import { connect } from '../lib/dialects/index.js'
 
-// Spawns the CLI and servers many times: minutes on a loaded 2-core machine, more than tap's default per file.
-t.setTimeout(600_000)
 
 function linkDependencies (dir: string): void {
   mkdirSync(join(dir, 'node_modules'))

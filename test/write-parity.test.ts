@@ -245,8 +245,6 @@ function ownerAfter (before: Row, outcome: Outcome, caller: Caller, values: Row)
   return after
 }
 
-// Every write path, four callers, two dialects, on a shared two-core machine: more than the default per-file time.
-t.setTimeout(600_000)
 
 forEachDialect(t, 'every write path enforces the same field rules', async (t, dialect) => {
   const w = await setUp(t, dialect)
