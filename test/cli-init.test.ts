@@ -7,7 +7,6 @@ import { cleanEnv, fastbase, freePort, root, skip } from './cli-run.js'
 import { spawn } from 'node:child_process'
 import type {} from '../schemas/config.js'
 
-
 function linkDependencies (dir: string): void {
   mkdirSync(join(dir, 'node_modules'))
   symlinkSync(root, join(dir, 'node_modules', 'fastbase'), 'dir')

@@ -6,7 +6,6 @@ import { fastbase, root, skip } from './cli-run.js'
 import { baseFields } from '../lib/config/helpers.js'
 import type {} from '../schemas/config.js'
 
-
 t.test('--help', { skip }, async (t) => {
   const top = await fastbase(['--help'])
   t.equal(top.code, 0)
