@@ -158,7 +158,7 @@ export function schemaLockSql (schemaSql: string): string {
 export const LIFT_STATEMENT_TIMEOUT = 'SET LOCAL statement_timeout = 0'
 
 export const postgresDdl: SchemaDialect = {
-  createTable: (table, tables) => createTableStatements(table, tables, syntax, 'postgres'),
+  createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'postgres', omitForeignKeys),
   columnType,
   schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
   tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',

@@ -31,7 +31,7 @@ const syntax: DdlSyntax = {
 }
 
 export const sqliteDdl: SchemaDialect = {
-  createTable: (table, tables) => createTableStatements(table, tables, syntax, 'sqlite'),
+  createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'sqlite', omitForeignKeys),
   columnType,
   // A write as the first statement of a transaction takes SQLite's write lock up front (like
   // BEGIN IMMEDIATE, which Knex cannot issue), waiting up to busy_timeout for another writer.
