@@ -13,6 +13,11 @@ export interface SchemaDialect extends DdlDialect {
    * on one database wait for each other instead of both creating the same tables.
    */
   schemaLock(): string[]
+  /**
+   * Statements (idempotent, changing nothing when already done) that create the SQL functions
+   * fastbase's own SQL calls where the dialect does not have them; run with every schema sync.
+   */
+  functions: string[]
   /** Query answering one row `{ name }` per table of the current schema. */
   tablesSql: string
   /**

@@ -37,6 +37,8 @@ export const sqliteDdl: SchemaDialect = {
   // BEGIN IMMEDIATE, which Knex cannot issue), waiting up to busy_timeout for another writer.
   // The table never outlives the transaction.
   schemaLock: () => ['CREATE TABLE "_fastbase_lock" ("id" INTEGER)', 'DROP TABLE "_fastbase_lock"'],
+  // Registered on each connection instead (sqlite-connection.ts).
+  functions: [],
   tablesSql: "SELECT name FROM sqlite_master WHERE type = 'table'",
   schemaChangeTransaction: { enforceForeignCheck: false }
 }
