@@ -79,6 +79,7 @@ async function files (app: FastifyInstance): Promise<void> {
       // Swagger UI and FormData clients that append the JSON as a Blob send it as a file part.
       const value = part.type === 'file' && part.fieldname === JSON_PART ? await jsonFilePart(part.file, limits.bodySize - fieldBytes) : undefined
       if (part.type === 'file' && value === undefined) {
+        if (fileFieldNames.size === 0) throw errors.badRequest(`Unexpected file part "${part.fieldname}": table ${table.name} has no file field`)
         // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.
         const inField = part.fieldname !== FILE_PART
         if (inField && !fileFieldNames.has(formFieldPath(part.fieldname).at(-1)!)) {
@@ -87,7 +88,7 @@ async function files (app: FastifyInstance): Promise<void> {
         // A body that ended inside this part has already closed its stream; a pipe set up now would wait forever.
         if (part.file.destroyed) throw errors.badRequest('Malformed multipart body: it ends inside a file part')
         const name = storedFileName(part.filename)
-        tracker.markUploaded(table, name)
+        tracker.markUploaded(table, name, part.filename)
         await storage.put(fileKey(table, name), guarded(part.file), { contentType: part.mimetype || 'application/octet-stream' })
         if (part.file.truncated) throw errors.payloadTooLarge(`File larger than maxUploadSize (${limits.uploadSize} bytes)`)
         if (inField) setFormField(form, part.fieldname, name)
@@ -129,9 +130,22 @@ async function files (app: FastifyInstance): Promise<void> {
       }
     },
     onSend: async (request: FastifyRequest, reply: FastifyReply) => {
-      await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
+      const report = await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
+      if (report === undefined) return
+      // As teenybase answers: the files this write stored (key -> the name they were sent under)
+      // and the stored files it removed. ASCII JSON: a header value cannot carry other characters.
+      if (Object.keys(report.uploaded).length > 0) void reply.header(UPLOADED_HEADER, asciiJson(report.uploaded))
+      if (report.deleted.length > 0) void reply.header(DELETED_HEADER, asciiJson(report.deleted))
     }
   })
+}
+
+const UPLOADED_HEADER = 'x-uploaded-files'
+const DELETED_HEADER = 'x-deleted-files'
+
+/** JSON with every character beyond ASCII escaped (`\uXXXX`), still the same JSON value. */
+function asciiJson (value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** A file part's text, read up to `max` bytes (413 beyond). */

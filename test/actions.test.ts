@@ -208,6 +208,37 @@ forEachDialect(t, 'a SQL error is a 500 without SQL text in production', async (
   t.notMatch(res.body, /no_such_function|SELECT|select/, 'no SQL in the body')
 })
 
+forEachDialect(t, 'RAISE(ABORT, message) in a SQL-mode action answers 400 with the message, and rolls the action back', async (t, dialect) => {
+  const raising: DatabaseSettings = {
+    ...config,
+    actions: [
+      { name: 'refuse', sql: { type: 'SELECT', table: 'counters', selects: ["RAISE(ABORT, 'No, it''s 50% off')"] } },
+      {
+        name: 'withdraw',
+        params: { id: 'integer', by: 'integer' },
+        sql: [
+          { type: 'UPDATE', table: 'counters', set: { value: { q: 'value - {:by}' } }, where: { q: 'id = {:id}' } },
+          { type: 'SELECT', table: 'counters', selects: [{ q: "CASE WHEN value < 0 THEN RAISE(FAIL, 'Not enough') ELSE 'ok' END", as: 'ok' }], where: { q: 'id = {:id}' } }
+        ]
+      },
+      { name: 'quoted', sql: { type: 'SELECT', table: 'counters', selects: [{ q: "'RAISE(ABORT, ''x'')'", as: 'text' }], limit: 1 } }
+    ]
+  }
+  const app = await buildApp(t, raising, { dialect })
+  await app.inject({ method: 'POST', url: '/api/v1/table/counters/insert', headers: ADMIN, payload: { values: { id: 1, name: 'a', value: 5 } } })
+  const run = (name: string, payload: object = {}) => app.inject({ method: 'POST', url: `/api/v1/action/${name}`, payload })
+  const refused = await run('refuse')
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json(), { code: 400, data: { id: { code: 'trigger', message: "No, it's 50% off" } } })
+  t.same((await run('withdraw', { id: 1, by: 2 })).json(), [[], [{ ok: 'ok' }]])
+  const short = await run('withdraw', { id: 1, by: 10 })
+  t.equal(short.statusCode, 400)
+  t.match(short.json(), { code: 400, data: { id: { code: 'trigger', message: 'Not enough' } } })
+  const row = await app.inject({ method: 'POST', url: '/api/v1/table/counters/select', headers: ADMIN, payload: { where: 'id == 1', select: 'value' } })
+  t.same(row.json(), [{ value: 3 }], 'the update before the RAISE was rolled back')
+  t.same((await run('quoted')).json(), [[{ text: "RAISE(ABORT, 'x')" }]], 'a RAISE inside a string literal stays text')
+})
+
 t.test('bad actions stop start-up, naming the action', async (t) => {
   const bad = (actions: unknown[]) => ({ ...config, actions } as DatabaseSettings)
   const cases: Array<[unknown[], RegExp]> = [

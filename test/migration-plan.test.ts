@@ -524,3 +524,75 @@ t.test('a plan that drops every table of the applied schema says so; one that ke
     t.equal(planMigrations(base, other, dialect, { shared: new Set(['users']) }).dropsEveryTable, undefined, `${dialect}: users is another config's too`)
   }
 })
+
+// ---- foreign keys in a cycle ----
+
+const idField = { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true } as const
+const boxes: TableData = {
+  name: 'boxes',
+  fields: [idField, { name: 'broker_box', type: 'relation', sqlType: 'integer', foreignKey: { table: 'broker_boxes', column: 'id' } }]
+}
+const brokerBoxes: TableData = {
+  name: 'broker_boxes',
+  fields: [
+    idField,
+    { name: 'box', type: 'relation', sqlType: 'integer', foreignKey: { table: 'boxes', column: 'id', onDelete: 'CASCADE' } },
+    { name: 'parent', type: 'relation', sqlType: 'integer', foreignKey: { table: 'broker_boxes', column: 'id' } }
+  ]
+}
+const cyclic: DatabaseSettings = { ...base, tables: [boxes, brokerBoxes] }
+
+t.test('a cycle: SQLite creates the keys inline, PostgreSQL adds the closing key once both tables exist', async (t) => {
+  t.same(planOf(undefined, cyclic, 'sqlite'), [
+    { name: 'create_table_broker_boxes', table: 'broker_boxes', kind: 'create_table', destructive: false, sql: sqliteDdl.createTable(brokerBoxes, cyclic.tables) },
+    { name: 'create_table_boxes', table: 'boxes', kind: 'create_table', destructive: false, sql: sqliteDdl.createTable(boxes, cyclic.tables) }
+  ])
+  const pg = planOf(undefined, cyclic, 'postgres')
+  t.same(pg.map((s) => s.name), ['create_table_broker_boxes', 'create_table_boxes', 'add_foreign_key_broker_boxes_box'])
+  t.notMatch(pg[0].sql.join('\n'), /REFERENCES "boxes"/, 'the key to the table created later is left out')
+  t.match(pg[0].sql.join('\n'), /"parent" bigint CONSTRAINT "broker_boxes_parent_fkey" REFERENCES "broker_boxes" \("id"\)/, 'a self-reference stays inline')
+  t.same(pg[2], {
+    name: 'add_foreign_key_broker_boxes_box',
+    table: 'broker_boxes',
+    kind: 'alter_column',
+    destructive: false,
+    sql: ['ALTER TABLE "broker_boxes" ADD CONSTRAINT "broker_boxes_box_fkey" FOREIGN KEY ("box") REFERENCES "boxes" ("id") ON DELETE CASCADE']
+  })
+  // The model after the plan is the whole config: nothing left to do.
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    const model = applyEffects([], planMigrations(undefined, cyclic, dialect).steps.flatMap((s) => s.effects))
+    t.same(planOf({ ...cyclic, tables: model }, cyclic, dialect), [], `${dialect}: replayed effects leave nothing to do`)
+  }
+})
+
+t.test('a migration that closes a cycle; dropping the tables of a cycle', async (t) => {
+  const only = changed((c) => { c.tables = [{ ...boxes, fields: [idField] }] })
+  t.same(names(planMigrations(only, cyclic, 'postgres')), ['create_table_broker_boxes', 'add_column_boxes_broker_box'])
+  t.same(names(planMigrations(only, cyclic, 'sqlite')), ['create_table_broker_boxes', 'add_column_boxes_broker_box'])
+  const none = changed((c) => { c.tables = [users] })
+  const drop = planOf(cyclic, none, 'postgres').filter((s) => s.kind === 'drop_table')
+  t.same(drop.map((s) => s.sql), [
+    ['ALTER TABLE "broker_boxes" DROP CONSTRAINT IF EXISTS "broker_boxes_box_fkey"', 'DROP TABLE "boxes"'],
+    ['DROP TABLE "broker_boxes"']
+  ], 'PostgreSQL drops the closing key before the table it references')
+})
+
+void forEachDialect(t, 'a cycle and a self-reference applied to a database', async (t, dialect) => {
+  const { knex } = await openTestDatabase(t, dialect)
+  await apply(knex, dialect, planMigrations(undefined, { ...base, tables: [users] }, dialect))
+  const only = changed((c) => { c.tables = [users, { ...boxes, fields: [idField] }] })
+  await apply(knex, dialect, planMigrations({ ...base, tables: [users] }, only, dialect))
+  const closed = changed((c) => { c.tables = [users, boxes, brokerBoxes] })
+  await apply(knex, dialect, planMigrations(only, closed, dialect))
+  if (dialect === 'sqlite') await knex.raw('PRAGMA foreign_keys = ON')
+  await knex('boxes').insert({ id: 1 })
+  await knex('broker_boxes').insert({ id: 1, box: 1 })
+  await knex('broker_boxes').insert({ id: 2, box: 1, parent: 1 })
+  await knex('boxes').where({ id: 1 }).update({ broker_box: 2 })
+  await t.rejects(knex('broker_boxes').insert({ id: 3, box: 9 }), 'the key closing the cycle holds')
+  await t.rejects(knex('boxes').insert({ id: 2, broker_box: 9 }), 'the key into the cycle holds')
+  await t.rejects(knex('broker_boxes').insert({ id: 3, parent: 9 }), 'the self-reference holds')
+  // Dropping both tables of the cycle.
+  await apply(knex, dialect, planMigrations(closed, { ...base, tables: [users] }, dialect))
+  t.same(await knex('users').select('*'), [])
+})

@@ -9,6 +9,7 @@ import { applyCondition } from '../crud/context.js'
 import { selectList, decodeRow, type OutputColumn } from '../crud/columns.js'
 import { raw, insertStatement, statementBatches, updateStatement, deleteStatement } from '../crud/statements.js'
 import { errors } from '../errors.js'
+import { rewriteRaise } from './raise.js'
 
 type Row = Record<string, unknown>
 type Value = SqlQuery | { l: unknown } | string | number | boolean | null
@@ -23,7 +24,7 @@ function paramValue (action: string, name: string, params: Row, local?: Record<s
 
 /** Raw SQL with its `{:name}` placeholders turned into bound values. */
 export function template (ctx: CrudContext, action: string, query: SqlQuery | string, params: Row): Fragment {
-  const text = typeof query === 'string' ? query : query.q
+  const text = rewriteRaise(typeof query === 'string' ? query : query.q)
   const local = typeof query === 'string' ? undefined : query.p
   const bindings: unknown[] = []
   const sql = text.replace(PLACEHOLDER, (_m, name: string) => {
@@ -77,8 +78,8 @@ export async function runSqlQuery (ctx: CrudContext, trx: Knex.Transaction, acti
       let q = trx.from(ctx.table.name)
       q = query.distinct === true ? q.distinct(list_) : q.select(list_)
       q = applyCondition(q, where)
-      for (const g of query.groupBy ?? []) q = q.groupByRaw(g)
-      for (const o of list(query.orderBy)) q = q.orderByRaw(o)
+      for (const g of query.groupBy ?? []) q = q.groupByRaw(rewriteRaise(g))
+      for (const o of list(query.orderBy)) q = q.orderByRaw(rewriteRaise(o))
       if (query.limit !== undefined) q = q.limit(query.limit)
       if (query.offset !== undefined) q = q.offset(query.offset)
       return (await q as Row[]).map((row) => decodeRow(ctx, out, row))

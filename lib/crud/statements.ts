@@ -30,6 +30,15 @@ function captureColumns (ctx: CrudContext): OutputColumn[] {
   return ctx.table.fieldList.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
 }
 
+/**
+ * The rows a statement answers its caller: none when the caller asked for no column. A statement
+ * that captures a change for realtime returns its rows anyway (one per changed row, holding only the
+ * capture columns), which must not show as `[{}, ...]` where an uncaptured statement answers `[]`.
+ */
+function answered (columns: OutputColumn[], rows: Row[]): Row[] {
+  return columns.length === 0 ? [] : rows
+}
+
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
 function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
   if (capture.length === 0 || rows.length === 0) return
@@ -97,7 +106,7 @@ export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, 
     result = await runWriteQuery(trx, ctx.direct, all.length > 0 ? query.returning(selectList(trx, ctx, all)) : query)
   }
   reportChange(ctx, trx, 'insert', capture, result)
-  return result
+  return answered(columns, result)
 }
 
 /** The SQL text of a value made with `raw`; its bindings are appended to `bindings`. */
@@ -168,10 +177,10 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
     }
     return result
   }
-  if (keys.length === 1) return await run(rows, keys[0])
+  if (keys.length === 1) return answered(columns, await run(rows, keys[0]))
   const result: Row[] = []
   for (const row of rows) result.push(...await run([row], await metKey(ctx, trx, row, keys) ?? keys[0]))
-  return result
+  return answered(columns, result)
 }
 
 /** `key` columns equal to the values `row` gives them, as a condition. */
@@ -226,7 +235,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   const capture = captureColumns(ctx)
   const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
   reportChange(ctx, trx, 'update', capture, rows)
-  return rows
+  return answered(columns, rows)
 }
 
 /** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
@@ -299,5 +308,5 @@ export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, 
   const capture = captureColumns(ctx)
   const rows = await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
   reportChange(ctx, trx, 'delete', capture, rows)
-  return rows
+  return answered(columns, rows)
 }

@@ -448,9 +448,20 @@ function uidColumn (ctx: CrudContext): OutputColumn[] {
 /** The current values of `fields` in the rows a write is about to change: their files may be orphaned after it. */
 async function releaseFiles (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, fields: TableField[]): Promise<void> {
   if (ctx.files === undefined || fields.length === 0) return
-  const rows: Row[] = await applyCondition(trx.from(ctx.table.name).select(fields.map((f) => ({ [f.name]: f.name }))), condition)
-  ctx.files.release(ctx.table, rows.flatMap((row) => fields.map((f) => row[f.name])))
+  // Which of the old files the caller may know of (they are reported when removed): those of fields
+  // it sees, in rows its viewRule shows; a write may reach rows the caller cannot read.
+  const seen = new Set(ctx.table.visibleFields(ctx.auth.admin).map((f) => f.name))
+  const viewable = ctx.table.rules.viewRule === null && !ctx.auth.admin && ctx.applyRules ? false : ruleCondition(ctx, 'viewRule')
+  const select: Array<Record<string, string> | Knex.Raw> = fields.map((f) => ({ [f.name]: f.name }))
+  if (typeof viewable === 'object') select.push(trx.raw(`CASE WHEN ${viewable.sql} THEN 1 ELSE 0 END AS ${ctx.dialect.quote(SHOWN_ALIAS)}`, viewable.bindings as Knex.RawBinding[]))
+  const rows: Row[] = await applyCondition(trx.from(ctx.table.name).select(select), condition)
+  ctx.files.release(ctx.table, rows.flatMap((row) => {
+    const shown = viewable === true || (typeof viewable === 'object' && Number(row[SHOWN_ALIAS]) === 1)
+    return fields.map((f) => ({ name: row[f.name], shown: shown && seen.has(f.name) }))
+  }))
 }
+
+const SHOWN_ALIAS = 'fb_shown'
 
 // ---------------------------------------------------------------- edit
 

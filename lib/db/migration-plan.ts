@@ -11,7 +11,7 @@
 // pieces of a table (a column definition, an index, a trigger) are taken from the CREATE statements
 // of a table reduced to that piece, so names and quoting are the ones ddl.ts uses.
 import type { DatabaseSettings, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
-import { constraintName, indexName, referencedField, sortByDependencies, triggerName, type SchemaDialect } from '../dialects/ddl.js'
+import { addForeignKeySql, constraintName, forwardReferences, indexName, referencedField, sortByDependencies, triggerName, type SchemaDialect } from '../dialects/ddl.js'
 import { sqliteDdl } from '../dialects/sqlite-ddl.js'
 import { postgresDdl } from '../dialects/postgres-ddl.js'
 import { quote } from '../dialects/common.js'
@@ -168,9 +168,7 @@ const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|
  */
 export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: PlanDialect, options: PlanOptions = {}): Plan {
   const nextTables = sortByDependencies(next.tables)
-  if (applied === undefined) {
-    return { steps: nextTables.map((t) => createTableStep(t, next.tables, dialect)) }
-  }
+  if (applied === undefined) return { steps: createTableSteps(nextTables, next.tables, dialect) }
   const appliedTables = applied.tables
   const steps: Step[] = []
   const pairs: Array<{ before: TableData, after: TableData }> = []
@@ -184,7 +182,7 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
   for (const { before, after } of pairs) {
     if (before.name !== after.name) steps.push(renameTableStep(before, after, appliedTables, dialect))
   }
-  for (const table of created) steps.push(createTableStep(table, next.tables, dialect))
+  steps.push(...createTableSteps(created, next.tables, dialect))
   // After the renames, a renamed table is its applied shape under its new name, and a foreign key
   // names what it references by the new names (the database follows renames by itself).
   const follow = renamesFollower(pairs)
@@ -192,16 +190,22 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
   const kept = new Set(pairs.map((p) => p.before.name))
   const gone = appliedTables.filter((t) => !kept.has(t.name))
   for (const table of gone.filter((t) => options.shared?.has(t.name) === true)) steps.push(releaseTableStep(table.name))
-  const dropped = sortByDependencies(gone.filter((t) => options.shared?.has(t.name) !== true)).reverse()
+  const dropOrder = sortByDependencies(gone.filter((t) => options.shared?.has(t.name) !== true))
+  const dropped = [...dropOrder].reverse()
   for (const table of dropped) {
+    // In a cycle, a table dropped later still references this one: PostgreSQL drops that key first.
+    const referrers = dialect === 'postgres'
+      ? dropOrder.flatMap((other) => forwardReferences(other, dropOrder).filter((f) => f.foreignKey?.table === table.name).map((field) => ({ table: other.name, field: field.name })))
+      : []
     steps.push({
       name: `drop_table_${table.name}`,
       table: table.name,
       kind: 'drop_table',
       destructive: true,
       reason: `table ${table.name} is no longer in the config: dropping it deletes its rows`,
-      effects: [{ op: 'drop_table', table: table.name }],
+      effects: [...referrers.map((r): Effect => ({ op: 'patch_field', table: r.table, field: r.field, set: { foreignKey: undefined } })), { op: 'drop_table', table: table.name }],
       sql: [
+        ...referrers.map((r) => `ALTER TABLE ${quote(r.table)} DROP CONSTRAINT IF EXISTS ${quote(constraintName(r.table, r.field, 'fkey'))}`),
         ...(searchIndexOf(table) !== undefined && dialect === 'sqlite' ? dropSearchSql(table.name, dialect) : []),
         `DROP TABLE ${quote(table.name)}`,
         // PostgreSQL trigger functions outlive their table.
@@ -236,8 +240,24 @@ function renamesFollower (pairs: Array<{ before: TableData, after: TableData }>)
   return (fk) => fk === undefined ? undefined : { ...fk, table: tables.get(fk.table) ?? fk.table, column: columns.get(`${fk.table}\u0000${fk.column}`) ?? fk.column }
 }
 
-function createTableStep (table: TableData, tables: TableData[], dialect: PlanDialect): Step {
-  return { name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables), effects: [{ op: 'put_table', table: schemaOf(table) }] }
+/**
+ * Steps that create `created` (in dependency order). PostgreSQL checks a foreign key's table at
+ * CREATE TABLE, so the keys of a cycle that point at a table created later are added once every
+ * table exists; SQLite takes them inline.
+ */
+function createTableSteps (created: TableData[], tables: TableData[], dialect: PlanDialect): Step[] {
+  const creates: Step[] = []
+  const keys: Step[] = []
+  for (const table of created) {
+    const later = dialect === 'postgres' ? forwardReferences(table, created) : []
+    const omitted = new Set(later.map((f) => f.name))
+    const withoutLater = { ...table, fields: table.fields.map((f) => (omitted.has(f.name) ? { ...f, foreignKey: undefined } : f)) }
+    creates.push({ name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables, omitted), effects: [{ op: 'put_table', table: schemaOf(withoutLater) }] })
+    for (const field of later) {
+      keys.push({ name: `add_foreign_key_${table.name}_${field.name}`, table: table.name, kind: 'alter_column', destructive: false, sql: [addForeignKeySql(table.name, field)], effects: [{ op: 'patch_field', table: table.name, field: field.name, set: { foreignKey: field.foreignKey } }] })
+    }
+  }
+  return [...creates, ...keys]
 }
 
 function renameTableStep (before: TableData, after: TableData, appliedTables: TableData[], dialect: PlanDialect): Step {
@@ -457,8 +477,7 @@ function columnChanges (t: string, old: TableField, field: TableField, appliedTa
     if (field.foreignKey === undefined) {
       out.push({ field: c, what: `drop_foreign_key_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`], effects: patch({ foreignKey: undefined }) })
     } else {
-      const references = clauseOf(t, field, { foreignKey: field.foreignKey }, tables, dialect, ' REFERENCES ')
-      out.push({ field: c, what: `set_foreign_key_${t}_${c}`, destructive: true, reason: `column ${c} gets a foreign key: fails if a row references nothing`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`, `${alter} ADD CONSTRAINT ${fkey} FOREIGN KEY (${quote(c)}) REFERENCES ${references}`], effects: patch({ foreignKey: field.foreignKey }) })
+      out.push({ field: c, what: `set_foreign_key_${t}_${c}`, destructive: true, reason: `column ${c} gets a foreign key: fails if a row references nothing`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${fkey}`, addForeignKeySql(t, field)], effects: patch({ foreignKey: field.foreignKey }) })
     }
   }
   if (!same(old.default, field.default)) {

@@ -297,6 +297,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
       created.push(table.name)
     }
     if (created.length > 0) existing = await tableNames(trx, ddl)
+    if (options.mode !== 'dry-run') await run(trx, ddl.functions)
     const history = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(trx) : []
     const project = options.project ?? ''
     const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, ddl, dialect, tables, project, existing, history)

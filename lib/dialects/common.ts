@@ -30,7 +30,13 @@ export function jsonPairArguments (pairs: Array<{ key: string, sql: string }>): 
   return groups
 }
 
-/** The first of the table's columns named in a database error message (`UNIQUE constraint failed: t.col`). */
+/**
+ * SQL function both dialects provide (sqlite-connection.ts registers it, postgres-ddl.ts creates
+ * it): `fastbase_raise('message')` fails the statement with the message as a trigger error, what
+ * `RAISE(ABORT, 'message')` in a SQL-mode action becomes (lib/actions/raise.ts).
+ */
+export const RAISE_FUNCTION = 'fastbase_raise'
+
 /** Knex prefixes the driver's message with the SQL text: keep only the driver's part (never show SQL). */
 export function driverMessage (message: string): string {
   return message.split(' - ').at(-1) ?? ''

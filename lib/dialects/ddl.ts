@@ -13,6 +13,11 @@ export interface SchemaDialect extends DdlDialect {
    * on one database wait for each other instead of both creating the same tables.
    */
   schemaLock(): string[]
+  /**
+   * Statements (idempotent, changing nothing when already done) that create the SQL functions
+   * fastbase's own SQL calls where the dialect does not have them; run with every schema sync.
+   */
+  functions: string[]
   /** Query answering one row `{ name }` per table of the current schema. */
   tablesSql: string
   /**
@@ -139,7 +144,7 @@ function isPrimary (field: TableField): boolean {
   return field.primary === true || field.autoIncrement === true
 }
 
-function columnDefinition (table: TableData, field: TableField, tables: TableData[], syntax: DdlSyntax): string {
+function columnDefinition (table: TableData, field: TableField, tables: TableData[], syntax: DdlSyntax, omitForeignKeys: ReadonlySet<string>): string {
   const type = syntax.columnType(field, tables)
   const parts = [quote(field.name), type]
   // PostgreSQL wants COLLATE right after the type; SQLite accepts it anywhere.
@@ -153,7 +158,7 @@ function columnDefinition (table: TableData, field: TableField, tables: TableDat
   if (field.check !== undefined) {
     parts.push(`CONSTRAINT ${quote(constraintName(table.name, field.name, 'check'))} CHECK (${renderSqlValue(field.check, syntax, field)})`)
   }
-  if (field.foreignKey) parts.push(foreignKeyClause(table, field))
+  if (field.foreignKey && !omitForeignKeys.has(field.name)) parts.push(foreignKeyClause(table.name, field))
   return parts.join(' ')
 }
 
@@ -162,9 +167,9 @@ function defaultSql (field: TableField, value: SqlValue, syntax: DdlSyntax): str
   return syntax.specialDefault(field, sql) ?? sql
 }
 
-function foreignKeyClause (table: TableData, field: TableField): string {
+function foreignKeyClause (table: string, field: TableField): string {
   const fk = field.foreignKey!
-  let sql = `CONSTRAINT ${quote(constraintName(table.name, field.name, 'fkey'))} REFERENCES ${quote(fk.table)} (${quote(fk.column)})`
+  let sql = `CONSTRAINT ${quote(constraintName(table, field.name, 'fkey'))} REFERENCES ${quote(fk.table)} (${quote(fk.column)})`
   if (fk.onUpdate) sql += ` ON UPDATE ${fk.onUpdate}`
   if (fk.onDelete) sql += ` ON DELETE ${fk.onDelete}`
   return sql
@@ -250,9 +255,12 @@ function triggerStatements (table: TableData, trigger: TableTrigger, syntax: Ddl
 
 // ---- tables ----
 
-/** Ordered statements that create `table` with its indexes and triggers in `dialect`. */
-export function createTableStatements (table: TableData, tables: TableData[], syntax: DdlSyntax, dialect: DialectName): string[] {
-  const columns = table.fields.map((f) => columnDefinition(table, f, tables, syntax))
+/**
+ * Ordered statements that create `table` with its indexes and triggers in `dialect`. The foreign keys
+ * of the fields named in `omitForeignKeys` are left out (added later with `addForeignKeySql`).
+ */
+export function createTableStatements (table: TableData, tables: TableData[], syntax: DdlSyntax, dialect: DialectName, omitForeignKeys: ReadonlySet<string> = new Set()): string[] {
+  const columns = table.fields.map((f) => columnDefinition(table, f, tables, syntax, omitForeignKeys))
   const primaries = table.fields.filter(isPrimary)
   // Several `primary` fields make one composite key (teenybase would emit an invalid second PRIMARY KEY).
   if (primaries.length > 1) columns.push(`PRIMARY KEY (${primaries.map((f) => quote(f.name)).join(', ')})`)
@@ -273,30 +281,44 @@ export function collationsOf (table: TableData): string[] {
 }
 
 /**
- * `tables` ordered so that every table comes after the tables its foreign keys reference
- * (PostgreSQL checks references at CREATE TABLE). References to tables outside the list and
- * self-references are fine. A cycle cannot be created in one pass on PostgreSQL; it is refused on
- * both dialects so that a config behaves the same everywhere.
+ * `tables` ordered so that every table comes after the tables its foreign keys reference, as far as
+ * a cycle allows (PostgreSQL checks references at CREATE TABLE). References to tables outside the
+ * list and self-references are fine. Foreign keys in a cycle (`a -> b -> a`) are legal on both
+ * dialects: the table that closes the cycle comes first, and `forwardReferences` names the keys that
+ * point at a table created after it.
  */
 export function sortByDependencies (tables: TableData[]): TableData[] {
   const byName = new Map(tables.map((t) => [t.name, t]))
   const sorted: TableData[] = []
   const state = new Map<string, 'visiting' | 'done'>()
-  const visit = (table: TableData, path: string[]): void => {
-    const s = state.get(table.name)
-    if (s === 'done') return
-    if (s === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(table.name)), table.name]
-      throw new Error(`Foreign keys form a cycle (${cycle.join(' -> ')}); tables in a cycle cannot be created`)
-    }
+  const visit = (table: TableData): void => {
+    // 'visiting' again: an edge that closes a cycle; the key becomes a forward reference.
+    if (state.has(table.name)) return
     state.set(table.name, 'visiting')
     for (const field of table.fields) {
       const target = field.foreignKey && field.foreignKey.table !== table.name ? byName.get(field.foreignKey.table) : undefined
-      if (target) visit(target, [...path, table.name])
+      if (target) visit(target)
     }
     state.set(table.name, 'done')
     sorted.push(table)
   }
-  for (const table of tables) visit(table, [])
+  for (const table of tables) visit(table)
   return sorted
+}
+
+/**
+ * Fields of `table` whose foreign key references a table of `ordered` that comes after it: created
+ * in that order, PostgreSQL adds these keys once every table exists (`addForeignKeySql`).
+ */
+export function forwardReferences (table: TableData, ordered: TableData[]): TableField[] {
+  const position = new Map(ordered.map((t, i) => [t.name, i]))
+  const own = position.get(table.name) ?? -1
+  return table.fields.filter((f) => f.foreignKey !== undefined && (position.get(f.foreignKey.table) ?? -1) > own)
+}
+
+/** `ALTER TABLE ... ADD CONSTRAINT` with the foreign key `field` of `table` declares (same name and clauses as inline). */
+export function addForeignKeySql (table: string, field: TableField): string {
+  const inline = foreignKeyClause(table, field)
+  const references = inline.slice(inline.indexOf(' REFERENCES '))
+  return `ALTER TABLE ${quote(table)} ADD CONSTRAINT ${quote(constraintName(table, field.name, 'fkey'))} FOREIGN KEY (${quote(field.name)})${references}`
 }

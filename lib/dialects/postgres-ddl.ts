@@ -4,7 +4,7 @@
 // SQLite-only function there is the config author's business (CURRENT_TIMESTAMP works on both).
 import { collationsOf, createTableStatements, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
-import { quote } from './common.js'
+import { RAISE_FUNCTION, quote } from './common.js'
 import { searchStatements } from './postgres-fts.js'
 
 const SQL_TYPES: Record<SqlType, string> = {
@@ -157,10 +157,20 @@ export function schemaLockSql (schemaSql: string): string {
  */
 export const LIFT_STATEMENT_TIMEOUT = 'SET LOCAL statement_timeout = 0'
 
+// `RAISE(ABORT, 'msg')` of a SQL-mode action (lib/actions/raise.ts): the error a trigger's RAISE
+// gives here (the code the dialect maps to a refused write). Text-typed: PostgreSQL has no
+// expression of "any" type. VOLATILE so that it is never evaluated ahead of the row that reaches it.
+// Created only when missing: a start with nothing to do changes nothing.
+const CREATE_RAISE = `DO $do$ BEGIN IF to_regprocedure('${RAISE_FUNCTION}(text)') IS NULL THEN
+CREATE FUNCTION ${RAISE_FUNCTION}(message text) RETURNS text LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN RAISE EXCEPTION USING MESSAGE = coalesce(message, 'The write was refused by a trigger.'), ERRCODE = 'triggered_action_exception'; END $fn$;
+END IF; END $do$`
+
 export const postgresDdl: SchemaDialect = {
-  createTable: (table, tables) => createTableStatements(table, tables, syntax, 'postgres'),
+  createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'postgres', omitForeignKeys),
   columnType,
   schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
+  functions: [CREATE_RAISE],
   tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',
   schemaChangeTransaction: {}
 }

@@ -7,6 +7,7 @@ import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
 import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
+import { RAISE_FUNCTION } from './common.js'
 
 /** The file of a `sqlite:<file>`, `sqlite::memory:`, `file:<file>` or plain-path URL. */
 export function sqliteFilename (url: string): string {
@@ -25,6 +26,10 @@ export function connectSqlite (url: string): Connection {
     client: 'better-sqlite3',
     connection: { filename },
     useNullAsDefault: true,
+    // A failed query's message gets its SQL text, not the SQL with the values spliced in: Knex's
+    // splicing throws its own TypeError on a BigInt binding (hiding the database's error), and bound
+    // values (caller data) have no place in an error message.
+    compileSqlOnError: false,
     // One connection: SQLite has one writer, and Knex transactions must not wait on a second
     // connection that the first one's write lock blocks.
     pool: {
@@ -36,6 +41,7 @@ export function connectSqlite (url: string): Connection {
           db.pragma('synchronous = NORMAL')
           db.pragma(`busy_timeout = ${busyTimeout}`)
           db.pragma('foreign_keys = ON')
+          registerFunctions(db)
           cachePreparedStatements(db)
           writerDb = db
           done(null, db)
@@ -90,10 +96,18 @@ function readOnlyConnection (filename: string, busyTimeout: number): (() => Sqli
     if (db !== undefined) return db
     db = new Database(filename, { readonly: true, fileMustExist: true })
     db.pragma(`busy_timeout = ${busyTimeout}`)
+    registerFunctions(db)
     cachePreparedStatements(db)
     return db
   }
   return Object.assign(open, { close: () => { db?.close(); db = undefined } })
+}
+
+/** The message of a `RAISE(...)` fails the statement as SQLite's own RAISE does in a trigger. */
+function registerFunctions (db: SqliteDatabase): void {
+  db.function(RAISE_FUNCTION, { varargs: false, deterministic: false }, (message: unknown) => {
+    throw Object.assign(new Error(String(message ?? 'The write was refused by a trigger.')), { code: 'SQLITE_CONSTRAINT_TRIGGER' })
+  })
 }
 
 // Knex prepares every query anew; the same SQL text recurs constantly (one text per query shape),

@@ -31,12 +31,14 @@ const syntax: DdlSyntax = {
 }
 
 export const sqliteDdl: SchemaDialect = {
-  createTable: (table, tables) => createTableStatements(table, tables, syntax, 'sqlite'),
+  createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'sqlite', omitForeignKeys),
   columnType,
   // A write as the first statement of a transaction takes SQLite's write lock up front (like
   // BEGIN IMMEDIATE, which Knex cannot issue), waiting up to busy_timeout for another writer.
   // The table never outlives the transaction.
   schemaLock: () => ['CREATE TABLE "_fastbase_lock" ("id" INTEGER)', 'DROP TABLE "_fastbase_lock"'],
+  // Registered on each connection instead (sqlite-connection.ts).
+  functions: [],
   tablesSql: "SELECT name FROM sqlite_master WHERE type = 'table'",
   schemaChangeTransaction: { enforceForeignCheck: false }
 }

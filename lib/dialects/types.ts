@@ -24,8 +24,11 @@ export interface ConstraintViolation {
 }
 
 export interface DdlDialect {
-  /** Statements that create one table with its indexes and triggers, in order. */
-  createTable(table: TableData, tables: TableData[]): string[]
+  /**
+   * Statements that create one table with its indexes and triggers, in order; without the foreign
+   * keys of the fields in `omitForeignKeys` (a cycle's keys, added once every table exists).
+   */
+  createTable(table: TableData, tables: TableData[], omitForeignKeys?: ReadonlySet<string>): string[]
   /** SQL type of a column in this dialect. */
   columnType(field: TableField): string
 }

@@ -55,18 +55,17 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     const s = tableSchemas(table.data, limits)
     const tags = [table.name]
     const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
-    // Tables with file fields take multipart bodies on writes (`@filePayload` parts + `@jsonPayload`).
-    const hasFiles = table.fieldList.some((f) => f.type === 'file')
+    // Every table's writes take multipart bodies (`@jsonPayload` and plain fields, as teenybase
+    // clients send them to any table); only tables with file fields take file parts (plugins/files.ts).
     // A caller refused whatever the body says hears 403 before the body is validated: a 400 listing
     // required fields would describe a table it may not write. Multipart bodies are checked more
     // strictly before a byte is stored (plugins/files.ts).
     const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => {
       const mayTry = async (request: FastifyRequest) => assertMayTry(context(request, table, true), rules(request))
-      if (!hasFiles) return { preValidation: mayTry }
       const files = app.fastbase.fileHooks(table, (request) => assertMayWrite(context(request, table, true), rules(request)))
       return { ...files, preValidation: [mayTry, files.preValidation] }
     }
-    const consumes = { consumes: ['application/json', FORM, ...(hasFiles ? ['multipart/form-data'] : [])] }
+    const consumes = { consumes: ['application/json', FORM, 'multipart/form-data'] }
 
     // select and list take the same parameters as a query string (GET, which has no body) or as a
     // body (POST: JSON or a form; validated, so always there).
