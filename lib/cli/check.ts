@@ -59,10 +59,7 @@ export interface CheckedConfig {
  * the project's tables away.
  */
 export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined): Promise<CheckedConfig> {
-  const loaded = await withEnvFile(process.env, typeof envFile === 'string' ? envFile : undefined).catch((error: unknown) => {
-    if (error instanceof EnvFileError) throw new UsageError(`--env-file ${error.file}: cannot read the file`)
-    throw error
-  })
+  const loaded = await commandEnv(envFile)
   let env = loaded.env
   const location = configFileOf(given, env)
   if (location.file === undefined && !insideFastbaseCheckout()) {
@@ -79,6 +76,14 @@ export async function loadCheckedConfig (given: string | undefined, envFile: str
   err(`using ${describeLocations(`${file} (${location.file === undefined ? 'bundled example' : location.from})`, loaded.file, databaseUrl)}`)
   const load = location.file === undefined ? loadBundledExample() : loadConfigFile(file)
   return { file, env, databaseUrl, dataDir, result: await checkConfig(await load.catch(problemsOf), env, databaseUrl) }
+}
+
+/** process.env with the .env file's variables (`--env-file`, else .env of the working directory), as the server reads them. */
+export async function commandEnv (envFile: string | boolean | undefined): ReturnType<typeof withEnvFile> {
+  return await withEnvFile(process.env, typeof envFile === 'string' ? envFile : undefined).catch((error: unknown) => {
+    if (error instanceof EnvFileError) throw new UsageError(`--env-file ${error.file}: cannot read the file`)
+    throw error
+  })
 }
 
 /** Prints the warnings and problems of a check to stderr; true when there is no problem. */
