@@ -14,6 +14,7 @@ import { authFieldsOf } from '../lib/auth/fields.js'
 import type { AccountServices, AuthTable, TokenKey } from '../lib/auth/types.js'
 import { actionEmailSender } from '../lib/auth/action-emails.js'
 import { RemoteKeySets } from '../lib/auth/key-sets.js'
+import { ownIssuerOf } from '../lib/auth/id-tokens.js'
 import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
@@ -114,7 +115,7 @@ async function auth (app: FastifyInstance): Promise<void> {
     tables,
     db,
     dialect: app.fastbase.dialect,
-    issuer: config.jwtIssuer ?? '$db',
+    issuer: ownIssuerOf(config),
     adminSecrets,
     adminKeys,
     keySets: new RemoteKeySets(),

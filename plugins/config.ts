@@ -1,8 +1,9 @@
 // Loads the project config (an object, or a file found by the rule the CLI shares,
 // lib/config/locations.ts: option, FASTBASE_CONFIG, fastbase.config.* in the working directory, else
 // the bundled example), resolves its `$NAME` secrets, validates it, resolves the runtime options,
-// logs which config, .env and database it uses, and decorates `app.fastbase`. Any problem stops the
-// start with a `ConfigError` listing all of them.
+// runs every check of the config a start makes (lib/config/startup-checks.ts, shared with `fastbase
+// check`), logs which config, .env and database it uses, and decorates `app.fastbase`. Any problem
+// stops the start with a `ConfigError` listing all of them, before the database is opened.
 import { mkdir } from 'node:fs/promises'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
@@ -10,8 +11,9 @@ import type { FastbaseOptions } from '../app.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Fastbase, FastbaseRuntimeOptions } from './types.js'
 import { loadConfigFile } from '../lib/config/load.js'
-import { resolveSecrets, type Env } from '../lib/config/secrets.js'
-import { validateConfig } from '../lib/config/validate.js'
+import type { Env } from '../lib/config/secrets.js'
+import { startupChecks } from '../lib/config/startup-checks.js'
+import { dialectOfUrl } from '../lib/dialects/index.js'
 import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
@@ -34,14 +36,14 @@ const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   const source = configSource(opts, env)
   const raw = await source.load()
   const secretsEnv = source.bundledExample ? withExampleDefaults(env, app.log) : env
-  const resolved = resolveSecrets(raw, secretsEnv)
-  const result = validateConfig(resolved.config)
-  const problems = [...resolved.problems, ...('problems' in result ? result.problems : [])]
-  if (problems.length > 0 || !('config' in result)) throw new ConfigError(problems)
+  const options = runtimeOptions(opts, env)
+  // The checks `fastbase check` runs, by the same function: nothing is opened or created before they pass.
+  const checked = await startupChecks(raw, secretsEnv, dialectOfUrl(options.databaseUrl))
+  if (checked.config === undefined) throw new ConfigError(checked.problems)
 
-  const config: DatabaseSettings = result.config
-  for (const warning of result.warnings) app.log.warn(`fastbase config: ${warning}`)
-  const options = await runtimeOptions(opts, env)
+  const config: DatabaseSettings = checked.config
+  for (const warning of checked.warnings) app.log.warn(`fastbase config: ${warning}`)
+  await mkdir(options.dataDir, { recursive: true })
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
   app.log.info(`fastbase: using ${describeLocations(source.label, envFile, options.databaseUrl)}`)
   // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.
@@ -68,25 +70,18 @@ function withExampleDefaults (env: Env, log: FastifyBaseLogger): Env {
   return filled
 }
 
-async function runtimeOptions (opts: FastbaseOptions, env: Env): Promise<FastbaseRuntimeOptions> {
+function runtimeOptions (opts: FastbaseOptions, env: Env): FastbaseRuntimeOptions {
   const dataDir = dataDirOf(opts.dataDir, env)
-  await mkdir(dataDir, { recursive: true })
   return {
     dataDir,
     databaseUrl: databaseUrlOf(opts.databaseUrl, env, dataDir),
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
     adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
     smtpUrl: nonEmpty(env.SMTP_URL),
-    allowedOrigins: envOrigins(env),
+    // Each entry an origin: checked with the config (lib/config/startup-checks.ts).
+    allowedOrigins: originsFromEnv(env[ALLOWED_ORIGINS_ENV]).origins,
     exposeErrors: env.NODE_ENV !== 'production'
   }
-}
-
-/** FASTBASE_ALLOWED_ORIGINS, each entry an origin (else the start stops, as for a bad config). */
-function envOrigins (env: Env): string[] {
-  const { origins, problems } = originsFromEnv(env[ALLOWED_ORIGINS_ENV])
-  if (problems.length > 0) throw new ConfigError(problems)
-  return origins
 }
 
 export default fp(configPlugin, { fastify: '5.x', name: 'fastbase-config' })

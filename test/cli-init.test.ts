@@ -1,17 +1,9 @@
 // `fastbase init`, then `check`, then `npm start` of the scaffold, as a new user runs them.
 import t from 'tap'
-import { existsSync, readFileSync, symlinkSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { once } from 'node:events'
-import { cleanEnv, fastbase, freePort, root, skip } from './cli-run.js'
-import { spawn } from 'node:child_process'
+import { fastbase, linkDependencies, root, skip, startServer } from './cli-run.js'
 import type {} from '../schemas/config.js'
-
-function linkDependencies (dir: string): void {
-  mkdirSync(join(dir, 'node_modules'))
-  symlinkSync(root, join(dir, 'node_modules', 'fastbase'), 'dir')
-  symlinkSync(join(root, 'node_modules', 'fastify-cli'), join(dir, 'node_modules', 'fastify-cli'), 'dir')
-}
 
 t.test('init, then check, then npm start', { skip }, async (t) => {
   const parent = t.testdir({})
@@ -53,27 +45,15 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   t.notOk(existsSync(join(parent, 'fastbase.config.ts')), 'nothing written when one file exists')
   t.equal(readFileSync(join(parent, 'README.md'), 'utf8'), 'mine')
 
-  // npm start, as a user runs it: in its own process group, so the server under npm stops with it.
-  const port = await freePort()
-  const server = spawn('npm', ['start'], { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let output = ''
-  server.stdout.on('data', (d) => { output += d })
-  server.stderr.on('data', (d) => { output += d })
-  const stop = (): void => { try { process.kill(-server.pid!, 'SIGTERM') } catch {} }
-  t.teardown(stop)
-  const url = `http://127.0.0.1:${port}`
-  let health: Response | undefined
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline && server.exitCode === null;) {
-    health = await fetch(`${url}/api/v1/health`).catch(() => undefined)
-    if (health?.ok === true) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  t.equal(health?.status, 200, `the scaffold serves at once:\n${output}`)
-  t.match(await health?.json(), { status: 'ok', dialect: 'sqlite', name: 'My fastbase app' })
+  // npm start, as a user runs it.
+  const server = await startServer(t, dir, ['npm', 'start'])
+  const url = server.url
+  const health = await fetch(`${url}/api/v1/health`)
+  t.equal(health.status, 200, `the scaffold serves at once:\n${server.output()}`)
+  t.match(await health.json(), { status: 'ok', dialect: 'sqlite', name: 'My fastbase app' })
   const notes = await fetch(`${url}/api/v1/table/notes/list`, { headers: { authorization: `Bearer ${token}` } })
   t.equal(notes.status, 200, 'the generated service token is the admin token')
   const anonymous = await fetch(`${url}/api/v1/table/notes/list`)
   t.same(await anonymous.json(), { items: [], total: 0 }, 'anonymous callers see no notes (listRule)')
-  stop()
-  await once(server, 'exit')
+  await server.stop()
 })

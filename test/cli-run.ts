@@ -1,10 +1,11 @@
 // Runs the compiled `fastbase` command (dist/lib/cli/bin.js; `npm test` builds first) in a subprocess,
-// for the CLI tests.
+// for the CLI tests; and what the tests of a project outside the checkout share (a scaffold, the examples).
 import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
+import type { Test } from 'tap'
 
 export const root = join(import.meta.dirname, '..')
 export const bin = join(root, 'dist', 'lib', 'cli', 'bin.js')
@@ -35,4 +36,48 @@ export async function freePort (): Promise<number> {
   const port = (server.address() as { port: number }).port
   server.close()
   return port
+}
+
+/**
+ * `npm install` of a project outside the checkout, offline: its node_modules links this checkout as
+ * `fastbase` (what its `file:` dependency installs), its `fastbase` command, and the checkout's
+ * copies of `packages`.
+ */
+export function linkDependencies (dir: string, packages: string[] = ['fastify-cli']): void {
+  mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true })
+  symlinkSync(root, join(dir, 'node_modules', 'fastbase'), 'dir')
+  for (const name of packages) symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir')
+  // The `fastbase` command npm links for `npm run` and `npx` (tsc does not make bin.js executable).
+  writeFileSync(join(dir, 'node_modules', '.bin', 'fastbase'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 })
+}
+
+export interface Server { url: string, output: () => string, stop: () => Promise<void> }
+
+/**
+ * Runs `command` in `dir` (its own process group, so a server under npm stops with it) on a free
+ * port (PORT, FASTIFY_ADDRESS) until `<url>/api/v1/health` answers 200 or 60 s pass; stopped after the test.
+ */
+export async function startServer (t: Test, dir: string, command: string[], env: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort()
+  const server = spawn(command[0], command.slice(1), { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  let output = ''
+  server.stdout.on('data', (d) => { output += d })
+  server.stderr.on('data', (d) => { output += d })
+  const kill = (): void => { try { process.kill(-server.pid!, 'SIGTERM') } catch {} }
+  t.teardown(kill)
+  const url = `http://127.0.0.1:${port}`
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline && server.exitCode === null;) {
+    if ((await fetch(`${url}/api/v1/health`).catch(() => undefined))?.ok === true) break
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return {
+    url,
+    output: () => output,
+    stop: async () => {
+      if (server.exitCode !== null) return
+      const exited = once(server, 'exit')
+      kill()
+      await exited
+    }
+  }
 }

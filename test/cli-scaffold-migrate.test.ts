@@ -2,38 +2,12 @@
 // written), stop, then `npx fastbase migrate --apply` as the scaffold's README and the start-up warning
 // say. The CLI must find the scaffold's config, .env and database (as the server did) and drop nothing.
 // On both dialects: PostgreSQL through DATABASE_URL in the scaffold's .env.
-import t, { type Test } from 'tap'
-import { appendFileSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs'
+import t from 'tap'
+import { appendFileSync, mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
-import { once } from 'node:events'
-import { spawn } from 'node:child_process'
-import { cleanEnv, fastbase, freePort, root, skip } from './cli-run.js'
+import { fastbase, linkDependencies, root, skip, startServer } from './cli-run.js'
 import { forEachDialect, sharedDatabase } from './helper.js'
 import { connect } from '../lib/dialects/index.js'
-
-
-function linkDependencies (dir: string): void {
-  mkdirSync(join(dir, 'node_modules'))
-  symlinkSync(root, join(dir, 'node_modules', 'fastbase'), 'dir')
-  symlinkSync(join(root, 'node_modules', 'fastify-cli'), join(dir, 'node_modules', 'fastify-cli'), 'dir')
-}
-
-/** `npm start` in `dir` until healthy; the log so far, and a stop that waits for the exit. */
-async function npmStart (t: Test, dir: string): Promise<{ url: string, output: () => string, stop: () => Promise<void> }> {
-  const port = await freePort()
-  const server = spawn('npm', ['start'], { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let output = ''
-  server.stdout.on('data', (d) => { output += d })
-  server.stderr.on('data', (d) => { output += d })
-  const kill = (): void => { try { process.kill(-server.pid!, 'SIGTERM') } catch {} }
-  t.teardown(kill)
-  const url = `http://127.0.0.1:${port}`
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline && server.exitCode === null;) {
-    if ((await fetch(`${url}/api/v1/health`).catch(() => undefined))?.ok === true) break
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  return { url, output: () => output, stop: async () => { const exited = once(server, 'exit'); kill(); await exited } }
-}
 
 async function count (databaseUrl: string, dataDir: string, table: string): Promise<number> {
   const connection = connect(databaseUrl, dataDir)
@@ -54,7 +28,7 @@ t.test('a fresh scaffold: npm start, rows written, then migrate --apply drops no
   const databaseUrl = dialect === 'postgres' ? sharedDatabase(t, dialect) : `sqlite:${join(dir, 'data', 'fastbase.sqlite')}`
   if (dialect === 'postgres') appendFileSync(join(dir, '.env'), `DATABASE_URL=${databaseUrl}\n`)
 
-  const server = await npmStart(t, dir)
+  const server = await startServer(t, dir, ['npm', 'start'])
   const signUp = await fetch(`${server.url}/api/v1/table/users/auth/sign-up`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

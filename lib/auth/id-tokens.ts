@@ -68,6 +68,11 @@ export interface VerifierOptions {
 
 const stringList = (value: unknown): string[] => (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '')
 
+/** `iss` of the tokens this deployment signs (teenybase's default `$db`): never an external issuer. */
+export function ownIssuerOf (config: { jwtIssuer?: string }): string {
+  return config.jwtIssuer ?? '$db'
+}
+
 /** The provider entries of a config: `authProviders`, then `jwtAllowedIssuers` (a bare string there names an issuer without a key, which trusts nothing). */
 export function providerEntries (config: { authProviders?: unknown, jwtAllowedIssuers?: unknown }): Array<{ entry: ProviderConfig, path: string }> {
   const entries = (key: 'authProviders' | 'jwtAllowedIssuers') => (Array.isArray(config[key]) ? config[key] as unknown[] : [])

@@ -1,17 +1,12 @@
 // `fastbase check [config]`: the server's start-up checks without starting it. The same loader
-// (lib/config/load.ts), `$NAME` secrets (lib/config/secrets.ts), validator (validateConfig) and
-// rule and action compilers the server runs at start.
+// (lib/config/load.ts) and the same checks (lib/config/startup-checks.ts) the server runs at start.
 import { loadConfigFile } from '../config/load.js'
-import { resolveSecrets, type Env } from '../config/secrets.js'
-import { validateConfig } from '../config/validate.js'
+import type { Env } from '../config/secrets.js'
+import { startupChecks, type StartupCheck } from '../config/startup-checks.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../config/example.js'
 import { configFileOf, dataDirOf, databaseUrlOf, describeLocations, EnvFileError, insideFastbaseCheckout, withEnvFile } from '../config/locations.js'
 import { ConfigError } from '../errors.js'
-import { describeTables } from '../table.js'
-import { compileActions } from '../actions/run.js'
-import { dialectFor } from '../dialects/index.js'
-import { isPostgresUrl } from '../dialects/postgres-connection.js'
-import type { DatabaseSettings } from '../../schemas/config.js'
+import { dialectOfUrl } from '../dialects/index.js'
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
 
 /** How every command that reads a config finds it (lib/config/locations.ts), for its --help. */
@@ -26,14 +21,16 @@ export const check: Command = {
   summary: 'validate a config and list every problem',
   help: `Usage: fastbase check [config] [--env-file <file>]
 
-Validates a config the way the server does at start (load, $NAME secrets, schema, cross-field
-checks, rules and actions compiled) and prints every problem and every teenybase-compatibility
-warning, one per line. Prints "config OK: N tables, M actions" when there is no problem.
+Validates a config the way the server does at start, by the same code (load, $NAME secrets,
+schema, cross-field checks, FASTBASE_ALLOWED_ORIGINS, rules, search and actions compiled for the
+database's dialect, external token issuers' keys, the schema a fresh database gets) and prints
+every problem and every warning, one per line. Prints "config OK: N tables, M actions" when there is no problem.
 
 ${LOCATION_HELP}
 
-Environment: the config's $NAME secrets; DATABASE_URL picks the SQL dialect rules are compiled for
-(postgres://... = PostgreSQL, anything else = SQLite).
+Environment: the config's $NAME secrets, FASTBASE_ALLOWED_ORIGINS; DATABASE_URL picks the SQL
+dialect (postgres://... = PostgreSQL, anything else = SQLite). The database is not opened: what
+only it can refuse (an SQL text the config passes through, its recorded schema) shows at start.
 Exit codes: 0 config OK, 1 problems found or no config found, 2 usage error.`,
   run: async (args) => {
     const { values, positionals } = parse(args, { 'env-file': { type: 'string' } })
@@ -62,10 +59,7 @@ export interface CheckedConfig {
  * the project's tables away.
  */
 export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined): Promise<CheckedConfig> {
-  const loaded = await withEnvFile(process.env, typeof envFile === 'string' ? envFile : undefined).catch((error: unknown) => {
-    if (error instanceof EnvFileError) throw new UsageError(`--env-file ${error.file}: cannot read the file`)
-    throw error
-  })
+  const loaded = await commandEnv(envFile)
   let env = loaded.env
   const location = configFileOf(given, env)
   if (location.file === undefined && !insideFastbaseCheckout()) {
@@ -81,7 +75,15 @@ export async function loadCheckedConfig (given: string | undefined, envFile: str
   const databaseUrl = databaseUrlOf(undefined, env, dataDir)
   err(`using ${describeLocations(`${file} (${location.file === undefined ? 'bundled example' : location.from})`, loaded.file, databaseUrl)}`)
   const load = location.file === undefined ? loadBundledExample() : loadConfigFile(file)
-  return { file, env, databaseUrl, dataDir, result: checkConfig(await load.catch(problemsOf), env) }
+  return { file, env, databaseUrl, dataDir, result: await checkConfig(await load.catch(problemsOf), env, databaseUrl) }
+}
+
+/** process.env with the .env file's variables (`--env-file`, else .env of the working directory), as the server reads them. */
+export async function commandEnv (envFile: string | boolean | undefined): ReturnType<typeof withEnvFile> {
+  return await withEnvFile(process.env, typeof envFile === 'string' ? envFile : undefined).catch((error: unknown) => {
+    if (error instanceof EnvFileError) throw new UsageError(`--env-file ${error.file}: cannot read the file`)
+    throw error
+  })
 }
 
 /** Prints the warnings and problems of a check to stderr; true when there is no problem. */
@@ -100,31 +102,13 @@ function problemsOf (error: unknown): LoadProblems {
   throw error
 }
 
-export interface CheckResult {
-  problems: string[]
-  warnings: string[]
+export interface CheckResult extends StartupCheck {
   tables: number
   actions: number
-  /** The validated config, when there is no problem. */
-  config?: DatabaseSettings
 }
 
-function checkConfig (raw: unknown, env: Env): CheckResult {
+async function checkConfig (raw: unknown, env: Env, databaseUrl: string): Promise<CheckResult> {
   if (raw instanceof LoadProblems) return { problems: raw.problems, warnings: [], tables: 0, actions: 0 }
-  const secrets = resolveSecrets(raw, env)
-  const result = validateConfig(secrets.config)
-  if ('problems' in result || secrets.problems.length > 0) {
-    return { problems: [...secrets.problems, ...('problems' in result ? result.problems : [])], warnings: 'warnings' in result ? result.warnings : [], tables: 0, actions: 0 }
-  }
-  const { config, warnings } = result
-  const dialect = dialectFor(isPostgresUrl(env.DATABASE_URL ?? '') ? 'postgres' : 'sqlite')
-  const problems: string[] = []
-  try {
-    const tables = describeTables(config.tables, dialect)
-    compileActions(config.actions ?? [], tables, dialect)
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error
-    problems.push(...error.problems)
-  }
-  return { problems, warnings, tables: config.tables.length, actions: config.actions?.length ?? 0, ...(problems.length === 0 ? { config } : {}) }
+  const checked = await startupChecks(raw, env, dialectOfUrl(databaseUrl))
+  return { ...checked, tables: checked.config?.tables.length ?? 0, actions: checked.config?.actions?.length ?? 0 }
 }

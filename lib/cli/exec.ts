@@ -1,6 +1,7 @@
 // `fastbase exec <METHOD> <route> [json-body]`: one call to a running server's API with the admin
 // service token (teenybase's `teeny exec`), the JSON answer on stdout.
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
+import { commandEnv } from './check.js'
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 const DEFAULT_URL = 'http://127.0.0.1:3000'
@@ -8,7 +9,7 @@ const DEFAULT_TIMEOUT_MS = 30_000
 
 export const exec: Command = {
   summary: 'call the API of a running server with the service token',
-  help: `Usage: fastbase exec <METHOD> <route> [json-body] [--url <base>] [--timeout <ms>]
+  help: `Usage: fastbase exec <METHOD> <route> [json-body] [--url <base>] [--timeout <ms>] [--env-file <file>]
 
 Calls the API of a running fastbase server as superadmin (Authorization: Bearer
 $ADMIN_SERVICE_TOKEN) and prints the JSON answer.
@@ -19,13 +20,15 @@ $ADMIN_SERVICE_TOKEN) and prints the JSON answer.
   json-body        the JSON request body (not with GET)
   --url <base>     the server. Default: FASTBASE_URL, then ${DEFAULT_URL}
   --timeout <ms>   give up after this long. Default ${DEFAULT_TIMEOUT_MS}
+  --env-file <file>  the .env file to read. Default: .env in the current folder, when there is
+                   one (variables already set in the environment win), as the server reads it
 
-Environment: ADMIN_SERVICE_TOKEN (required), FASTBASE_URL.
+Environment (or .env): ADMIN_SERVICE_TOKEN (required), FASTBASE_URL.
 Exit codes: 0 a 2xx answer, 1 any other answer or no answer, 2 usage error.
 
 Example: fastbase exec POST table/posts/insert '{"values":{"title":"Hi"},"returning":"*"}'`,
   run: async (args) => {
-    const { values, positionals } = parse(args, { url: { type: 'string' }, timeout: { type: 'string' } })
+    const { values, positionals } = parse(args, { url: { type: 'string' }, timeout: { type: 'string' }, 'env-file': { type: 'string' } })
     atMost(positionals, 3)
     const [methodArg, route, bodyText] = positionals
     if (methodArg === undefined || route === undefined) throw new UsageError('needs a METHOD and a route')
@@ -42,9 +45,11 @@ Example: fastbase exec POST table/posts/insert '{"values":{"title":"Hi"},"return
     }
     const timeout = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : Number(values.timeout)
     if (!Number.isInteger(timeout) || timeout <= 0) throw new UsageError('--timeout must be a positive number of milliseconds')
-    const base = (typeof values.url === 'string' ? values.url : undefined) ?? nonEmpty(process.env.FASTBASE_URL) ?? DEFAULT_URL
+    // The token the server in this folder reads: from the environment, else its .env.
+    const { env } = await commandEnv(values['env-file'])
+    const base = (typeof values.url === 'string' ? values.url : undefined) ?? nonEmpty(env.FASTBASE_URL) ?? DEFAULT_URL
     const url = targetUrl(base, route)
-    const token = nonEmpty(process.env.ADMIN_SERVICE_TOKEN)
+    const token = nonEmpty(env.ADMIN_SERVICE_TOKEN)
     if (token === undefined) throw new UsageError('ADMIN_SERVICE_TOKEN is not set (the server\'s service token)')
 
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' }

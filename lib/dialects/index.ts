@@ -27,6 +27,11 @@ export function schemaDialect (name: DialectName): SchemaDialect {
   return dialects[name].ddl
 }
 
+/** The kind of database a URL names: postgres:// (or postgresql://) is PostgreSQL, anything else a SQLite file. */
+export function dialectOfUrl (databaseUrl: string): DialectName {
+  return isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite'
+}
+
 /** A connection for `databaseUrl` (postgres:// or a SQLite file); empty means `<dataDir>/fastbase.sqlite`. */
 export function connect (databaseUrl: string, dataDir: string, settings: PostgresSettings = {}): Connection {
   const url = databaseUrl === '' ? join(dataDir, 'fastbase.sqlite') : databaseUrl

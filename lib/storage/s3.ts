@@ -35,10 +35,7 @@ export function createS3Storage (opts: S3StorageOptions): Storage {
     responseChecksumValidation: 'WHEN_REQUIRED'
   }
   // Without explicit keys the SDK's default chain applies (env, profile, instance role); one key
-  // alone is a config mistake that would otherwise silently pick up other credentials.
-  if ((opts.accessKeyId === undefined) !== (opts.secretAccessKey === undefined)) {
-    throw new Error('storage: accessKeyId and secretAccessKey must be given together')
-  }
+  // alone is refused with the config (lib/config/checks/storage.ts).
   if (opts.accessKeyId !== undefined && opts.secretAccessKey !== undefined) {
     config.credentials = { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }
   }

@@ -1,0 +1,84 @@
+// Every check a start runs on a config before it opens the database, in one function: the server
+// (plugins/config.ts) and `fastbase check` (lib/cli/check.ts) both call it, so a config `check`
+// passes never fails a start for a reason the config holds, and both word each problem the same.
+// What remains for the start alone depends on the database itself (reachable, its recorded schema,
+// its own refusal of an SQL text the config passes through: a trigger body, a default expression).
+import type { DatabaseSettings } from '../../schemas/config.js'
+import type { DialectName } from '../dialects/types.js'
+import { resolveSecrets, type Env } from './secrets.js'
+import { validateConfig } from './validate.js'
+import { ConfigError } from '../errors.js'
+import { describeTables } from '../table.js'
+import { compileActions } from '../actions/run.js'
+import { dialectFor } from '../dialects/index.js'
+import { planMigrations } from '../db/migration-plan.js'
+import { internalTablesFor } from '../auth/store-tables.js'
+import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../auth/request-origin.js'
+import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens.js'
+import { RemoteKeySets } from '../auth/key-sets.js'
+
+export interface StartupCheck {
+  /** Every problem, one line each (`path: message`); none = the start goes on to the database. */
+  problems: string[]
+  /** Logged once at start (teenybase keys dropped, provider entries that trust nothing). */
+  warnings: string[]
+  /** The validated config (secrets resolved), when there is no problem. */
+  config?: DatabaseSettings
+}
+
+/**
+ * Checks `raw` (a loaded config, `$NAME` secrets unresolved) for a server on a `dialect` database
+ * with environment `env`: secrets, schema and cross-field checks, FASTBASE_ALLOWED_ORIGINS, rules
+ * and search compiled for the dialect, actions, external token issuers, and the schema a fresh
+ * database would get. Each stage runs only when the one before found nothing (it reads what that
+ * one validated).
+ */
+export async function startupChecks (raw: unknown, env: Env, dialect: DialectName): Promise<StartupCheck> {
+  const secrets = resolveSecrets(raw, env)
+  const validated = validateConfig(secrets.config)
+  const envProblems = originsFromEnv(env[ALLOWED_ORIGINS_ENV]).problems
+  const warnings = 'warnings' in validated ? [...validated.warnings] : []
+  const early = [...secrets.problems, ...('problems' in validated ? validated.problems : []), ...envProblems]
+  if (early.length > 0 || !('config' in validated)) return { problems: early, warnings }
+  const { config } = validated
+
+  const problems = compileProblems(config, dialect)
+  if (problems.length === 0) problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
+  return problems.length > 0 ? { problems, warnings } : { problems, warnings, config }
+}
+
+/** Rules, search and actions compiled as the tables and actions plugins compile them. */
+function compileProblems (config: DatabaseSettings, dialect: DialectName): string[] {
+  try {
+    compileActions(config.actions ?? [], describeTables(config.tables, dialectFor(dialect)), dialectFor(dialect))
+    return []
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems]
+    throw error
+  }
+}
+
+/**
+ * Keys of external token issuers, as the sign-in routes build them (only with an auth table: without
+ * one no route reads them). Entry by entry, so every bad one is listed. Nothing is fetched: a JWKS is
+ * read on first use.
+ */
+async function issuerProblems (config: DatabaseSettings, warnings: string[]): Promise<string[]> {
+  if (!config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))) return []
+  const options = { ownIssuer: ownIssuerOf(config), keySets: new RemoteKeySets(), warn: (message: string) => { warnings.push(message) } }
+  const problems: string[] = []
+  for (const entry of providerEntries(config as { authProviders?: unknown, jwtAllowedIssuers?: unknown })) {
+    await IdTokenVerifier.create([entry], options).catch((error: unknown) => { problems.push((error as Error).message) })
+  }
+  return problems
+}
+
+/** The schema a fresh database would get (the planner refuses what the dialect cannot create). */
+function schemaProblems (config: DatabaseSettings, dialect: DialectName): string[] {
+  try {
+    planMigrations(undefined, { tables: [...internalTablesFor(config, dialect), ...config.tables] }, dialect)
+    return []
+  } catch (error) {
+    return [`tables: the ${dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} schema cannot be created: ${(error as Error).message}`]
+  }
+}
