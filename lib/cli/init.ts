@@ -57,9 +57,12 @@ function defaultSpec (): string {
 }
 
 /** fastify-cli at the range fastbase itself uses, so `npm start` runs the same server. */
+function ownPackage (): { dependencies?: Record<string, string>, engines?: { node?: string } } {
+  return JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'))
+}
+
 function fastifyCliRange (): string {
-  const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
-  return pkg.dependencies?.['fastify-cli'] ?? '^7.4.1'
+  return ownPackage().dependencies?.['fastify-cli'] ?? '^7.4.1'
 }
 
 const secret = (): string => randomBytes(32).toString('base64url')
@@ -71,9 +74,10 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20.6' },
+    // The Node versions fastbase itself runs on (its dependencies' engines decide them).
+    engines: { node: ownPackage().engines?.node ?? '>=20.19' },
     scripts: {
-      // --env-file: Node 20.6+. Variables already set in the environment win over .env.
+      // --env-file (Node 20.6+). Variables already set in the environment win over .env.
       start: 'node --env-file=.env node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
       check: 'fastbase check --env-file .env fastbase.config.ts'
     },
@@ -183,7 +187,7 @@ npm start            # http://localhost:3000
 - API explorer: http://localhost:3000/api/v1/doc/ui
 - Health: http://localhost:3000/api/v1/health
 
-\`npm start\` reads \`.env\` (Node 20.6 or newer): the secrets \`fastbase init\` generated, and
+\`npm start\` reads \`.env\` (with Node's \`--env-file\`): the secrets \`fastbase init\` generated, and
 \`DATABASE_URL\` (unset: SQLite in \`./data/\`). \`.env.example\` lists every variable; keep \`.env\` out
 of version control. Set \`PORT\` or \`FASTIFY_ADDRESS\` to change where it listens.
 
