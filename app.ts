@@ -26,6 +26,7 @@ import adminRoutes from './routes/admin.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
+import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
 
 export interface FastbaseOptions {
   /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
@@ -47,6 +48,13 @@ export interface FastbaseOptions {
    * when registering several, or `false` for none. Default `fastbase`.
    */
   decorator?: string | false
+  /**
+   * fastbase is the whole server, not part of a host app: its JSON 404 answers every unknown path
+   * (not only those under `prefix`) and every answer carries the request id. The `options` export sets
+   * it, so `npm start` and `fastify start --options dist/app.js` run this way; a host leaves it unset
+   * and keeps its own 404 handler.
+   */
+  standalone?: boolean
 }
 
 /**
@@ -61,7 +69,9 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
   }
   let instance: Fastbase | undefined
+  if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
+    echoRequestId(opts.standalone === true ? host : app)
     await app.register(configPlugin, opts)
     await app.register(databasePlugin)
     await app.register(tablesPlugin)
@@ -82,6 +92,17 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   if (decorator !== false) host.decorate(decorator, instance)
 }
 
+/**
+ * Every answer of fastbase's routes (of the whole server when standalone) names its request id, so a
+ * caller can quote it and an operator find its log lines. A host's own routes are left alone.
+ */
+function echoRequestId (scope: FastifyInstance): void {
+  scope.addHook('onRequest', (request, reply, done) => {
+    void reply.header(REQUEST_ID_HEADER, request.id)
+    done()
+  })
+}
+
 /** FASTBASE_SLOW_REQUEST_MS: requests slower than this are logged (warn) with their id; 0 turns it off. */
 const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
 
@@ -96,7 +117,7 @@ async function api (scope: FastifyInstance): Promise<void> {
   routeNotFound(scope)
   if (SLOW_REQUEST_MS > 0) {
     scope.addHook('onResponse', (request, reply, done) => {
-      if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ reqId: request.id, method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
+      if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
       done()
     })
   }
@@ -115,15 +136,22 @@ function trustProxy (value: string | undefined): boolean | string {
   return value === 'true' ? true : value
 }
 
-/** Server options for `fastify start` (fastify-cli reads this export). */
-export const options: FastifyServerOptions = {
+/**
+ * Server options for `fastify start --options` (fastify-cli reads this export and passes it to the
+ * plugin too, where `standalone` takes effect; Fastify ignores that key).
+ */
+export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'> = {
+  standalone: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
+  // Request ids tie 5xx logs to responses (`x-request-id`): a proxy's is kept when well-formed
+  // (lib/request-id.ts), anything else gets a random UUID. Fastify binds it to every line as `reqId`.
+  requestIdHeader: false,
+  genReqId: (request) => requestIdFrom(request.headers[REQUEST_ID_HEADER]),
   // Caller text is never logged (a query string holds filters, e-mail addresses, tokens): requests
-  // are logged by method and path; request ids tie 5xx logs to responses.
-  requestIdHeader: 'x-request-id',
+  // are logged by method and path.
   logger: {
     serializers: {
-      req: (request: { method: string, url: string, id?: unknown }) => ({ method: request.method, url: request.url.split('?')[0], id: request.id })
+      req: (request: { method: string, url: string }) => ({ method: request.method, url: request.url.split('?')[0] })
     }
   },
   // Two log lines per request cost more than many a request itself: off unless FASTBASE_LOG_REQUESTS=true.

@@ -2,8 +2,12 @@
 // Kept in sessionStorage: it survives a reload of the tab but not closing it, and other tabs and
 // windows never see it. An admin token is powerful (a superadmin's can drop tables), so it should
 // not outlive the tab it was typed into the way localStorage would let it.
+// Keyed by the API prefix: two fastbase instances on one origin (a host app embedding both) have a
+// panel each, and a tab that opens both must keep their sessions apart (each token is for its own API).
 
-const KEY = 'fastbase-panel-session'
+import { API_BASE } from './api.js'
+
+const KEY = `fastbase-panel-session:${API_BASE}`
 
 /** `{ token, role, expiresAt }` when a live session is stored, else null (an expired one is removed). */
 export function loadSession () {

@@ -48,13 +48,14 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
       known = error instanceof FastbaseError ? error : fromFastify(error, request) ?? fromDatabase(app, error)
     } catch (mapping) {
       // A bug in describing the error must still end in the standard body, not Fastify's own.
-      request.log.error({ err: mapping, reqId: request.id }, 'error handler failed')
+      request.log.error({ err: mapping }, 'error handler failed')
     }
     if (known !== undefined) {
-      if (known.statusCode >= 500) request.log.warn({ reqId: request.id, code: known.errorCode }, known.message)
+      if (known.statusCode >= 500) request.log.warn({ code: known.errorCode }, known.message)
     } else {
-      // Unexpected: log everything with the request id, show the caller nothing about SQL or stacks in production.
-      request.log.error({ err: error, reqId: request.id }, 'request failed')
+      // Unexpected: log everything (the request logger binds the request id as reqId), show the caller
+      // nothing about SQL or stacks in production.
+      request.log.error({ err: error }, 'request failed')
       known = errors.internal(expose ? `Internal Server Error: ${error.message}` : `Internal Server Error (request ${request.id})`)
     }
     sendError(reply, known)

@@ -57,6 +57,13 @@ const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
   app.get(`${path}/`, { schema: { hide: true } }, async (_request, reply) => {
     return await reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(index)
   })
+  // The interface lists the panel under the API's base URL (`<base>/panel/`): callers who follow it
+  // are sent here (302, since the panel's prefix is a setting and may change).
+  const listed = `${apiPrefix.replace(/\/+$/, '')}/panel`
+  if (listed !== path) {
+    const here = `${app.prefix}${path}/`
+    for (const url of [listed, `${listed}/`]) app.get(url, { schema: { hide: true } }, async (_request, reply) => await reply.redirect(here))
+  }
 }
 
 export default panel

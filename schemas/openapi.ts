@@ -212,6 +212,23 @@ class Builder {
     return this.ref(name)
   }
 
+  /** What an edit answers: the uid field alone by default, the `returning` columns when given. */
+  edited (view: TableView): Json {
+    const { table } = view
+    const name = `${table.name}.edited`
+    if (this.schemas[name] === undefined) {
+      const record = this.schemas[this.record(view).$ref.split('/').pop()]
+      const uid = table.uid?.name ?? 'id'
+      this.schemas[name] = {
+        type: 'object',
+        description: `An edited \`${table.name}\` record: only its \`${uid}\` by default; with \`returning\`, the columns (and computed keys) it names, typed as in \`${table.name}\`.`,
+        properties: { [uid]: record.properties[uid] },
+        additionalProperties: true
+      }
+    }
+    return this.ref(name)
+  }
+
   recordExample (view: TableView): Json { return this.schemas[view.table.name]?.example ?? {} }
 
   list (view: TableView): Json {
@@ -311,6 +328,14 @@ class Builder {
     return this.ref(name)
   }
 
+  /** An insert as a form: one record (`values[title]=...`); a batch needs JSON, since form names cannot index a list. */
+  insertForm (view: TableView, limits: { writeRows: number }): Json {
+    const name = `${view.table.name}.insert.form`
+    const { properties, ...rest } = this.schemas[this.requestSchema(view, 'insert', limits).$ref.split('/').pop()]
+    this.schemas[name] ??= { ...rest, properties: { ...properties, values: { ...this.fields(view, 'insert'), description: 'One record, its fields as `values[<field>]` (a batch needs a JSON body)' } } }
+    return this.ref(name)
+  }
+
   session (view: TableView): Json {
     const name = `${view.table.name}.session`
     this.schemas[name] ??= {
@@ -355,9 +380,19 @@ function setBody (op: Json, content: Json, description?: string): void {
   op.requestBody = { required: true, ...(description === undefined ? {} : { description }), content }
 }
 
+/**
+ * A form body (`application/x-www-form-urlencoded`) as OpenAPI clients and Swagger UI send it: each
+ * object-valued field in `nested` as `name[key]=value` (`deepObject`), which the server reads like
+ * `name.key=value`; a list as the name repeated. The example fills Swagger UI's form.
+ */
+function form (schema: Json, example: Json, nested: string[] = []): Json {
+  const encoding = Object.fromEntries(nested.map((name) => [name, { style: 'deepObject', explode: true }]))
+  return { [FORM_TYPE]: { schema, example, ...(nested.length > 0 ? { encoding } : {}) } }
+}
+
 /** Every media type the write routes take: JSON, forms (teenybase clients), and multipart for tables with files. */
-function writeContent (b: Builder, view: TableView, schema: Json, example: Json, multipartExample?: Json): Json {
-  const content: Json = { ...json(schema, example), [FORM_TYPE]: { schema } }
+function writeContent (b: Builder, view: TableView, schema: Json, example: Json, multipartExample?: Json, formBody: Json = form(schema, example)): Json {
+  const content: Json = { ...json(schema, example), ...formBody }
   if (view.hasFiles && multipartExample !== undefined) {
     content[MULTIPART] = {
       schema: {
@@ -391,7 +426,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       if (method === 'post') {
         // One schema for every table's select and list bodies.
         b.schemas.ReadQuery ??= { ...(op.requestBody?.content?.[JSON_TYPE]?.schema ?? { type: 'object' }), description: 'What to read: filter, order, page, columns' }
-        setBody(op, { [JSON_TYPE]: { schema: b.ref('ReadQuery'), example: { limit: 10 } }, [FORM_TYPE]: { schema: b.ref('ReadQuery') } })
+        setBody(op, { [JSON_TYPE]: { schema: b.ref('ReadQuery'), example: { limit: 10 } }, ...form(b.ref('ReadQuery'), { limit: 10 }) })
       } else {
         // The query parameters are the same for every table: shared components.
         op.parameters = ((op.parameters ?? []) as Json[]).map((p) => {
@@ -417,7 +452,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       const values = b.writeExample(view, 'insert')
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noInsert !== true)
       const withFiles = { values: { ...values, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) }, returning: '*' }
-      setBody(op, writeContent(b, view, b.requestSchema(view, 'insert', limits), { values, returning: '*' }, withFiles))
+      setBody(op, writeContent(b, view, b.requestSchema(view, 'insert', limits), { values, returning: '*' }, withFiles, form(b.insertForm(view, limits), { values, returning: '*' }, ['values'])))
       ok(op, 'The `returning` columns of the inserted records (`[]` without `returning`)', json(b.records(view), [b.recordExample(view)]))
       setResponses(b, op, [...common, ...bodied])
       return
@@ -428,7 +463,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       const example = { where: b.whereExample(view), setValues: b.writeExample(view, 'update'), returning: '*' }
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noUpdate !== true)
       const withFiles = { ...example, setValues: { ...example.setValues, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) } }
-      setBody(op, writeContent(b, view, b.requestSchema(view, 'update', limits), example, withFiles))
+      setBody(op, writeContent(b, view, b.requestSchema(view, 'update', limits), example, withFiles, form(b.requestSchema(view, 'update', limits), example, ['setValues', 'set'])))
       ok(op, 'The `returning` columns of the changed records (`[]` without `returning`)', json(b.records(view), [b.recordExample(view)]))
       setResponses(b, op, [...common, ...bodied])
       return
@@ -436,7 +471,8 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
     case 'delete': {
       op.operationId = `${t}_delete`
       op.description = `Deletes the rows \`where\` selects that the ${rule('deleteRule')} lets the caller delete (their files too). Without \`returning\` the answer is \`[]\`.`
-      setBody(op, { ...json(b.requestSchema(view, 'delete', limits), { where: b.whereExample(view), returning: '*' }), [FORM_TYPE]: { schema: b.requestSchema(view, 'delete', limits) } })
+      const example = { where: b.whereExample(view), returning: '*' }
+      setBody(op, { ...json(b.requestSchema(view, 'delete', limits), example), ...form(b.requestSchema(view, 'delete', limits), example) })
       ok(op, 'The `returning` columns of the deleted records (`[]` without `returning`)', json(b.records(view), [b.recordExample(view)]))
       setResponses(b, op, [...common, ...bodied])
       return
@@ -447,7 +483,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       const example = b.writeExample(view, 'update')
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noUpdate !== true)
       setBody(op, writeContent(b, view, b.fields(view, 'update'), example, { ...example, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) }))
-      ok(op, 'The record\'s `returning` columns', json(b.record(view), b.recordExample(view)))
+      ok(op, `The record's ${table.uid?.name ?? 'id'} (the \`returning\` columns when given)`, json(b.edited(view), { [table.uid?.name ?? 'id']: exampleId(table) }))
       setResponses(b, op, [...common, ...bodied, 404])
       exampleParam(op, 'id', exampleId(table))
     }

@@ -58,7 +58,7 @@ t.test('viewer: reads everything, pages through, writes nothing', { skip: browse
   t.pass('a viewer reads the settings')
 
   // The server agrees: a viewer's token writes nothing and runs no action.
-  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('fastbase-panel-session')!).token)
+  const token = await page.evaluate(() => JSON.parse(sessionStorage.getItem('fastbase-panel-session:/api/v1')!).token)
   t.equal((await call(served, '/table/notes/insert', { values: { title: 'viewer' } }, token)).status, 403, 'insert refused by the API')
   t.equal((await call(served, '/action/add_note', { title: 'viewer' }, token)).status, 403, 'actions refused by the API')
   t.notOk((await notes(served)).some((n) => n.title === 'viewer'))
@@ -216,8 +216,8 @@ t.test('expiry: the token\'s end, a 401 and a stale stored session all return to
   await signIn(page2, EDITOR_PASSWORD)
   // A token the server no longer accepts (e.g. signed with a rotated key): the first 401 signs out.
   await page2.evaluate(() => {
-    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
-    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, token: `${s.token.slice(0, -4)}AAAA` }))
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session:/api/v1')!)
+    sessionStorage.setItem('fastbase-panel-session:/api/v1', JSON.stringify({ ...s, token: `${s.token.slice(0, -4)}AAAA` }))
   })
   await page2.reload()
   await page2.getByRole('alert').filter({ hasText: 'Your session has expired' }).waitFor()
@@ -225,8 +225,8 @@ t.test('expiry: the token\'s end, a 401 and a stale stored session all return to
 
   await signIn(page2, EDITOR_PASSWORD)
   await page2.evaluate(() => {
-    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session')!)
-    sessionStorage.setItem('fastbase-panel-session', JSON.stringify({ ...s, expiresAt: Date.now() - 1000 }))
+    const s = JSON.parse(sessionStorage.getItem('fastbase-panel-session:/api/v1')!)
+    sessionStorage.setItem('fastbase-panel-session:/api/v1', JSON.stringify({ ...s, expiresAt: Date.now() - 1000 }))
   })
   await page2.reload()
   await page2.getByLabel('Token or password').waitFor()

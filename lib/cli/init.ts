@@ -57,9 +57,12 @@ function defaultSpec (): string {
 }
 
 /** fastify-cli at the range fastbase itself uses, so `npm start` runs the same server. */
+function ownPackage (): { dependencies?: Record<string, string>, engines?: { node?: string } } {
+  return JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'))
+}
+
 function fastifyCliRange (): string {
-  const pkg = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
-  return pkg.dependencies?.['fastify-cli'] ?? '^7.4.1'
+  return ownPackage().dependencies?.['fastify-cli'] ?? '^7.4.1'
 }
 
 const secret = (): string => randomBytes(32).toString('base64url')
@@ -71,7 +74,8 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     version: '0.1.0',
     private: true,
     type: 'module',
-    engines: { node: '>=20' },
+    // The Node versions fastbase itself runs on (its dependencies' engines decide them).
+    engines: { node: ownPackage().engines?.node ?? '>=20.19' },
     scripts: {
       // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts).
       start: 'node node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',

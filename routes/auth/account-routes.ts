@@ -13,6 +13,18 @@ import { openSession } from '../../lib/auth/session-service.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
+const Text = (description: string) => Type.String({ minLength: 1, maxLength: 255, description })
+const Password = Text('The account\'s password')
+/**
+ * A password sign-in names the account by one of `identity`, `email` or `username` (read in that
+ * order when several are sent): a body naming none is refused, so the schema does not allow one.
+ */
+const LoginBody = Type.Union([
+  Type.Object({ identity: Text('Email or username'), password: Password }),
+  Type.Object({ email: Text('Email'), password: Password }),
+  Type.Object({ username: Text('Username'), password: Password })
+])
+
 export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, crudContext } = kit
   const { fields } = at
@@ -38,18 +50,12 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
       schema: {
         tags,
         summary: 'Log in with an email or username and a password',
-        body: Type.Object({
-          identity: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Email or username' })),
-          email: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-          username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-          password: Type.String({ minLength: 1, maxLength: 255 })
-        }),
+        body: LoginBody,
         response: { 200: SessionResponseSchema, ...errorResponses }
       }
     }, async (request) => {
       const { body } = request
-      const identity = body.identity ?? body.email ?? body.username
-      if (identity === undefined) throw errors.validation({ identity: { _errors: ['Required'] } })
+      const identity = 'identity' in body ? body.identity : 'email' in body ? body.email : body.username
       return await loginWithPassword(app.fastbase.auth, at, identity, body.password)
     })
   }

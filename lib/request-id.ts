@@ -1,0 +1,18 @@
+// Request ids: each request's id ties its log lines (errors, 5xx, slow requests) to the answer, which
+// carries it in the `x-request-id` header. An id a proxy or client sends is kept only when it is a
+// short plain token (a UUID, a ULID, a trace id): it is written into logs and into the body of a 500,
+// so caller text of any other shape or length never gets there. Anything else gets a fresh id.
+import { randomUUID } from 'node:crypto'
+
+/** The header a request id is read from and answered in. */
+export const REQUEST_ID_HEADER = 'x-request-id'
+
+/** Longest id accepted from a caller (a W3C trace id is 32 characters, a UUID 36). */
+export const MAX_REQUEST_ID_LENGTH = 128
+
+const WELL_FORMED = new RegExp(`^[A-Za-z0-9._:+-]{1,${MAX_REQUEST_ID_LENGTH}}$`)
+
+/** The caller's id when it is one well-formed header value, else a random UUID. */
+export function requestIdFrom (header: string | string[] | undefined): string {
+  return typeof header === 'string' && WELL_FORMED.test(header) ? header : randomUUID()
+}
