@@ -73,7 +73,11 @@ declare module 'fastify' {
     fastbase: Fastbase
   }
   interface FastifyRequest {
-    auth: AuthContext
+    /**
+     * Who the caller is, as fastbase's rules see it: set on fastbase's routes only (a host's routes and
+     * hooks that run before fastbase's see undefined). fastbase's routes read it through `callerOf`.
+     */
+    fastbaseAuth?: AuthContext
     /** Set on table writes: what this request uploaded and released. */
     fileTracker?: FileTracker
   }
