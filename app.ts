@@ -1,5 +1,5 @@
-// The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it, as often as
-// they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
+// The fastbase root plugin. `fastify start --options dist/app.js` runs it; other apps `register` it, as
+// often as they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
@@ -26,9 +26,14 @@ import adminRoutes from './routes/admin.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
+import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
 
 export interface FastbaseOptions {
-  /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
+  /**
+   * The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG,
+   * then `fastbase.config.*` in the working directory; none found is a ConfigError (fastbase's own server
+   * serves its bundled example instead).
+   */
   config?: DatabaseSettings | string
   /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
   databaseUrl?: string
@@ -56,13 +61,14 @@ export interface FastbaseOptions {
  * several instances can live side by side. The host gets the instance as `app[decorator]`.
  */
 const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
+  refuseStartWithoutServerOptions(host, opts)
   const decorator = opts.decorator ?? 'fastbase'
   if (decorator !== false && host.hasDecorator(decorator)) {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
   }
   let instance: Fastbase | undefined
   await host.register(async (app) => {
-    await app.register(configPlugin, opts)
+    await app.register(configPlugin, { ...opts, bundledExampleAllowed: startedAsOwnServer(opts) })
     await app.register(databasePlugin)
     await app.register(tablesPlugin)
     await app.register(errorsPlugin)
@@ -115,8 +121,12 @@ function trustProxy (value: string | undefined): boolean | string {
   return value === 'true' ? true : value
 }
 
-/** Server options for `fastify start` (fastify-cli reads this export). */
-export const options: FastifyServerOptions = {
+/**
+ * Server options for `fastify start --options` (fastify-cli reads this export, and passes it to the
+ * plugin as its options too: the OWN_SERVER mark tells the plugin it is the server, plugins/standalone.ts).
+ */
+export const options: FastifyServerOptions & { [OWN_SERVER]: true } = {
+  [OWN_SERVER]: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Caller text is never logged (a query string holds filters, e-mail addresses, tokens): requests
   // are logged by method and path; request ids tie 5xx logs to responses.

@@ -12,9 +12,10 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import fastbase from '../app.js'
+import fastbase, { options as serverOptions } from '../app.js'
+import { CONFIG_FILE_NAMES } from '../lib/config/locations.js'
 import { adminToken, freshDir, sharedDatabase } from './helper.js'
 import { baseFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
@@ -179,6 +180,23 @@ t.test('a host with its own @fastify/swagger: its document holds its routes, eac
   t.ok(Object.keys(shopDoc.paths).length > 5 && Object.keys(shopDoc.paths).every((p) => p.startsWith('/shop/api/v1/')), 'the shop document holds its own routes')
   t.equal((await app.inject('/docs/')).statusCode, 200, 'the host Swagger UI is served')
   t.equal((await app.inject('/blog/api/v1/doc/ui/')).statusCode, 200, 'and fastbase\'s')
+})
+
+t.test('a host without a config gets a ConfigError, never the bundled example; fastbase\'s own server options serve it', async (t) => {
+  t.notOk(CONFIG_FILE_NAMES.some((name) => existsSync(name)), 'precondition: no config file in the working directory')
+  const app = Fastify()
+  t.teardown(() => app.close())
+  app.get('/host', async () => ({ host: true }))
+  // env: {} stands for an environment without FASTBASE_CONFIG.
+  app.register(fastbase, { env: {}, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
+  await t.rejects(async () => { await app.ready() }, { name: 'ConfigError', code: 'FB_ERR_CONFIG', message: /config: none given: pass the `config` option \(an object or a file path\), set FASTBASE_CONFIG, or put fastbase\.config\.ts/ })
+
+  // What `fastify start --options dist/app.js` passes the plugin: app.ts's server options.
+  const own = Fastify({ ...serverOptions, logger: false })
+  t.teardown(() => own.close())
+  await own.register(fastbase, { ...serverOptions, env: {}, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
+  await own.ready()
+  t.equal((await own.inject('/api/v1/table/posts/list')).statusCode, 200, 'the bundled example (a blog) is served')
 })
 
 t.test('a host with its own request.auth: fastbase registers, and each sees its own caller', async (t) => {
