@@ -1,8 +1,8 @@
 // Loads the project config (an object, or a file found by the rule the CLI shares,
 // lib/config/locations.ts: option, FASTBASE_CONFIG, fastbase.config.* in the working directory, else
-// the bundled example for fastbase's own server and a ConfigError for a host), resolves its `$NAME` secrets, validates it, resolves the runtime options,
-// logs which config, .env and database it uses, and decorates `app.fastbase`. Any problem stops the
-// start with a `ConfigError` listing all of them.
+// the bundled example for fastbase's own server and a ConfigError for a host), resolves its `$NAME`
+// secrets, validates it, resolves the runtime options, logs which config, .env and database it uses,
+// and decorates `app.fastbase`. Any problem stops the start with a `ConfigError` listing all of them.
 import { mkdir } from 'node:fs/promises'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'

@@ -39,8 +39,8 @@ export class StartError extends Error {
  * Refuses to run as the app of a fastify-cli start that did not apply fastbase's server options.
  * `host` is the instance fastbase is registered on.
  */
-export function refuseStartWithoutServerOptions (host: FastifyInstance, opts: object, main: string | undefined = process.argv[1]): void {
-  if (startedAsOwnServer(opts) || host.pluginName !== 'fastify -> fastbase' || !runsFastifyCli(main)) return
+export function refuseStartWithoutServerOptions (host: FastifyInstance, opts: object): void {
+  if (startedAsOwnServer(opts) || host.pluginName !== 'fastify -> fastbase' || !runsFastifyCli(process.argv[1])) return
   throw new StartError(
     '`fastify start` without `--options` would run fastbase without its server options ' +
     '(FASTBASE_TRUST_PROXY ignored, so rate limits count per proxy, not per client; query strings in the logs). ' +
