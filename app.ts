@@ -1,9 +1,8 @@
-// The fastbase root plugin. `fastify start dist/app.js` runs it; other apps `register` it, as often as
-// they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
+// The fastbase root plugin. `fastify start --options dist/app.js` runs it; other apps `register` it, as
+// often as they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
-import type { DatabaseSettings } from './schemas/config.js'
 import configPlugin from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import tablesPlugin from './plugins/tables.js'
@@ -27,35 +26,10 @@ import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
+import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
+import type { FastbaseOptions } from './plugins/types.js'
 
-export interface FastbaseOptions {
-  /** The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG, then the bundled example. */
-  config?: DatabaseSettings | string
-  /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
-  databaseUrl?: string
-  /** Default: env FASTBASE_DATA_DIR, then `./data`. */
-  dataDir?: string
-  /** Default: env ADMIN_SERVICE_TOKEN. */
-  adminServiceToken?: string
-  /** Where `$NAME` secrets in the config are read from. Default: process.env. */
-  env?: Record<string, string | undefined>
-  /** URL prefix of the API (and of its document at `<prefix>/doc`). Default `/api/v1`. */
-  prefix?: string
-  /** URL prefix of the admin panel. Default `/panel`; `false` serves no panel. */
-  panelPrefix?: string | false
-  /**
-   * Name under which the host app gets this instance (`app.fastbase`): give each instance its own
-   * when registering several, or `false` for none. Default `fastbase`.
-   */
-  decorator?: string | false
-  /**
-   * fastbase is the whole server, not part of a host app: its JSON 404 answers every unknown path
-   * (not only those under `prefix`) and every answer carries the request id. The `options` export sets
-   * it, so `npm start` and `fastify start --options dist/app.js` run this way; a host leaves it unset
-   * and keeps its own 404 handler.
-   */
-  standalone?: boolean
-}
+export type { FastbaseOptions }
 
 /**
  * Registers fastbase in a child scope of the host: its validator and serializer compilers, error
@@ -64,6 +38,7 @@ export interface FastbaseOptions {
  * several instances can live side by side. The host gets the instance as `app[decorator]`.
  */
 const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
+  refuseStartWithoutServerOptions(host, opts)
   const decorator = opts.decorator ?? 'fastbase'
   if (decorator !== false && host.hasDecorator(decorator)) {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
@@ -72,7 +47,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
     echoRequestId(opts.standalone === true ? host : app)
-    await app.register(configPlugin, opts)
+    await app.register(configPlugin, { ...opts, bundledExampleAllowed: startedAsOwnServer(opts) })
     await app.register(databasePlugin)
     await app.register(tablesPlugin)
     await app.register(errorsPlugin)
@@ -138,10 +113,12 @@ function trustProxy (value: string | undefined): boolean | string {
 
 /**
  * Server options for `fastify start --options` (fastify-cli reads this export and passes it to the
- * plugin too, where `standalone` takes effect; Fastify ignores that key).
+ * plugin as its options too: `standalone` gives the whole server fastbase's 404 and request ids, and
+ * the OWN_SERVER mark tells the plugin it is the server, plugins/standalone.ts; Fastify ignores both).
  */
-export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'> = {
+export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'> & { [OWN_SERVER]: true } = {
   standalone: true,
+  [OWN_SERVER]: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Request ids tie 5xx logs to responses (`x-request-id`): a proxy's is kept when well-formed
   // (lib/request-id.ts), anything else gets a random UUID. Fastify binds it to every line as `reqId`.

@@ -1,4 +1,5 @@
-// Sets request.auth for every request: who the caller is, as rules see it.
+// Sets request.fastbaseAuth on every request to fastbase's routes: who the caller is, as rules see it.
+// Named so that no host's own `request.auth` clashes with it; its routes read it through `callerOf`.
 // Sources, first hit wins: `Authorization: Bearer <t>` or the legacy raw `Authorization: <t>`, the same
 // in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
 // A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
@@ -97,10 +98,10 @@ async function authContext (app: FastifyInstance): Promise<void> {
     return context
   }
 
-  app.decorateRequest('auth', null as unknown as AuthContext)
+  app.decorateRequest('fastbaseAuth', undefined)
   // Not async: most requests carry no token and need no promise.
   app.addHook('onRequest', (request, _reply, done) => {
-    request.auth = ANONYMOUS
+    request.fastbaseAuth = ANONYMOUS
     if (request.routeOptions.config?.externalCredential === true) return done()
     let token = headerToken(request)
     if (token === undefined) {
@@ -108,8 +109,18 @@ async function authContext (app: FastifyInstance): Promise<void> {
       if (token === undefined) return done()
       if (!fromAllowedPage(request)) return done(errors.crossOrigin(request.method))
     }
-    resolve(request, token).then((auth) => { request.auth = auth; done() }, done)
+    resolve(request, token).then((auth) => { request.fastbaseAuth = auth; done() }, done)
   })
+}
+
+/**
+ * The caller of one of fastbase's own routes. The hook above sets it on every one of them before any
+ * route code runs; undefined would mean a route outside fastbase's scope, a bug worth a 500.
+ */
+export function callerOf (request: FastifyRequest): AuthContext {
+  const auth = request.fastbaseAuth
+  if (auth === undefined) throw new Error('fastbase: this request has no fastbase caller (a route outside fastbase\'s scope?)')
+  return auth
 }
 
 function verify<T> (run: () => T): T {

@@ -1,15 +1,15 @@
 // Loads the project config (an object, or a file found by the rule the CLI shares,
 // lib/config/locations.ts: option, FASTBASE_CONFIG, fastbase.config.* in the working directory, else
-// the bundled example), resolves its `$NAME` secrets, validates it, resolves the runtime options,
-// runs every check of the config a start makes (lib/config/startup-checks.ts, shared with `fastbase
-// check`), logs which config, .env and database it uses, and decorates `app.fastbase`. Any problem
-// stops the start with a `ConfigError` listing all of them, before the database is opened.
+// the bundled example for fastbase's own server and a ConfigError for a host), resolves its `$NAME`
+// secrets, validates it, resolves the runtime options, runs every check of the config a start makes
+// (lib/config/startup-checks.ts, shared with `fastbase check`), logs which config, .env and database
+// it uses, and decorates `app.fastbase`. Any problem stops the start with a `ConfigError` listing all
+// of them, before the database is opened.
 import { mkdir } from 'node:fs/promises'
 import fp from 'fastify-plugin'
 import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify'
-import type { FastbaseOptions } from '../app.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-import type { Fastbase, FastbaseRuntimeOptions } from './types.js'
+import type { Fastbase, FastbaseOptions, FastbaseRuntimeOptions } from './types.js'
 import { loadConfigFile } from '../lib/config/load.js'
 import type { Env } from '../lib/config/secrets.js'
 import { startupChecks } from '../lib/config/startup-checks.js'
@@ -17,10 +17,15 @@ import { dialectOfUrl } from '../lib/dialects/index.js'
 import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
-import { configFileOf, dataDirOf, databaseUrlOf, describeLocations, nonEmpty, withEnvFile } from '../lib/config/locations.js'
+import { CONFIG_FILE_NAMES, configFileOf, dataDirOf, databaseUrlOf, describeLocations, nonEmpty, withEnvFile } from '../lib/config/locations.js'
 import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../lib/auth/request-origin.js'
 
 export { ConfigError }
+
+export interface ConfigPluginOptions extends FastbaseOptions {
+  /** No config named or found means the bundled example: fastbase's own server only (app.ts, plugins/standalone.ts). */
+  bundledExampleAllowed?: boolean
+}
 
 interface ConfigSource {
   /** What the log and errors call it: a file path or "the config object". */
@@ -29,7 +34,7 @@ interface ConfigSource {
   bundledExample: boolean
 }
 
-const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
+const configPlugin: FastifyPluginAsync<ConfigPluginOptions> = async (app, opts) => {
   // An environment given by the host is used as is; otherwise .env of the working directory fills
   // in what the process environment does not set (as the CLI reads it).
   const { env, file: envFile } = opts.env !== undefined ? { env: opts.env, file: undefined } : await withEnvFile(process.env, undefined)
@@ -51,13 +56,17 @@ const configPlugin: FastifyPluginAsync<FastbaseOptions> = async (app, opts) => {
   app.decorate('fastbase', fastbase as Fastbase)
 }
 
-function configSource (opts: FastbaseOptions, env: Env): ConfigSource {
+function configSource (opts: ConfigPluginOptions, env: Env): ConfigSource {
   if (typeof opts.config === 'object' && opts.config !== null) {
     const config = opts.config
     return { label: 'the config object', load: async () => config, bundledExample: false }
   }
   const { file } = configFileOf(nonEmpty(opts.config), env)
   if (file !== undefined) return { label: file, load: async () => await loadConfigFile(file), bundledExample: false }
+  // A host that forgot its config must not get a demo blog on public development secrets.
+  if (opts.bundledExampleAllowed !== true) {
+    throw new ConfigError([`config: none given: pass the \`config\` option (an object or a file path), set FASTBASE_CONFIG, or put ${CONFIG_FILE_NAMES.join(' / ')} in the working directory (${process.cwd()}). Only fastbase's own server (\`npm start\`) serves the bundled example.`])
+  }
   return { label: `${bundledExampleConfig} (bundled example: no config named or found)`, load: loadBundledExample, bundledExample: true }
 }
 

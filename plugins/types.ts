@@ -67,13 +67,51 @@ export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyReq
   onSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 }
 
+/** Options of the fastbase plugin (`app.register(fastbase, options)`); app.ts re-exports it. */
+export interface FastbaseOptions {
+  /**
+   * The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG,
+   * then `fastbase.config.*` in the working directory; none found is a ConfigError (fastbase's own server
+   * serves its bundled example instead).
+   */
+  config?: DatabaseSettings | string
+  /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
+  databaseUrl?: string
+  /** Default: env FASTBASE_DATA_DIR, then `./data`. */
+  dataDir?: string
+  /** Default: env ADMIN_SERVICE_TOKEN. */
+  adminServiceToken?: string
+  /** Where `$NAME` secrets in the config are read from. Default: process.env. */
+  env?: Record<string, string | undefined>
+  /** URL prefix of the API (and of its document at `<prefix>/doc`). Default `/api/v1`. */
+  prefix?: string
+  /** URL prefix of the admin panel. Default `/panel`; `false` serves no panel. */
+  panelPrefix?: string | false
+  /**
+   * Name under which the host app gets this instance (`app.fastbase`): give each instance its own
+   * when registering several, or `false` for none. Default `fastbase`.
+   */
+  decorator?: string | false
+  /**
+   * fastbase is the whole server, not part of a host app: its JSON 404 answers every unknown path
+   * (not only those under `prefix`) and every answer carries the request id. The `options` export sets
+   * it, so `npm start` and `fastify start --options dist/app.js` run this way; a host leaves it unset
+   * and keeps its own 404 handler.
+   */
+  standalone?: boolean
+}
+
 // Every module augmentation of fastbase, in this one place.
 declare module 'fastify' {
   interface FastifyInstance {
     fastbase: Fastbase
   }
   interface FastifyRequest {
-    auth: AuthContext
+    /**
+     * Who the caller is, as fastbase's rules see it: set on fastbase's routes only (a host's routes and
+     * hooks that run before fastbase's see undefined). fastbase's routes read it through `callerOf`.
+     */
+    fastbaseAuth?: AuthContext
     /** Set on table writes: what this request uploaded and released. */
     fileTracker?: FileTracker
   }

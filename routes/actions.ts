@@ -7,6 +7,7 @@ import { errorResponses } from '../schemas/tables.js'
 import { errors } from '../lib/errors.js'
 import type { TypeBoxApp } from './typebox.js'
 import { requestGlobals } from './request-globals.js'
+import { callerOf } from '../plugins/auth-context.js'
 
 const UnknownActionParams = Type.Object({ name: Type.String() })
 
@@ -26,10 +27,11 @@ export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
       validatorCompiler: () => (value: unknown) => ({ value })
     }, async (request) => {
       // A viewer admin reads and never writes (DECISIONS 15); an action may write, so viewers run none.
-      if (request.auth.adminRole === 'viewer') throw errors.forbidden('Viewers cannot run actions')
+      const auth = callerOf(request)
+      if (auth.adminRole === 'viewer') throw errors.forbidden('Viewers cannot run actions')
       // The body as sent, typed as runAction takes it: nothing has checked it yet (runAction does).
       return await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
-        auth: request.auth,
+        auth,
         request: requestGlobals(request, app.fastbase.config.appUrl)
       })
     })

@@ -2,7 +2,7 @@
 // its secrets redacted (lib/config/redact.ts); POST /setup-db (superadmin) creates the config and
 // internal tables the database lacks; GET /migrations (any admin) lists applied and pending schema
 // migrations, POST /migrations (superadmin) applies the pending ones or, with `dryRun`, answers them
-// (lib/db/migrations.ts). Who the caller is comes from request.auth (plugins/auth-context.ts): the
+// (lib/db/migrations.ts). Who the caller is comes from `callerOf` (plugins/auth-context.ts): the
 // service token as `Bearer` or raw `Authorization`, or an admin token.
 import { Type } from '@sinclair/typebox'
 // The `app.fastbase` declaration.
@@ -12,6 +12,7 @@ import type { AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { redactSecrets } from '../lib/config/redact.js'
 import { ErrorSchema } from '../schemas/error.js'
+import { callerOf } from '../plugins/auth-context.js'
 
 const SettingsSchema = Type.Object({}, {
   additionalProperties: true,
@@ -79,7 +80,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: SettingsSchema, ...accessErrors }
     }
   }, async (request) => {
-    requireAdmin(request.auth)
+    requireAdmin(callerOf(request))
     return redactSecrets(app.fastbase.config)
   })
 
@@ -93,7 +94,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: SetupSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
-    requireAdmin(request.auth, true)
+    requireAdmin(callerOf(request), true)
     const { created } = await app.fastbase.schema.migrate('setup')
     const message = created.length === 0 ? 'Database is set up: no table was missing' : `Database is set up: created ${created.length} missing table${created.length === 1 ? '' : 's'}`
     return { message, created }
@@ -107,7 +108,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: StatusSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
-    requireAdmin(request.auth)
+    requireAdmin(callerOf(request))
     return await app.fastbase.schema.status()
   })
 
@@ -124,7 +125,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: ApplyResultSchema, 400: ErrorSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
-    requireAdmin(request.auth, true)
+    requireAdmin(callerOf(request), true)
     const dryRun = request.body?.dryRun === true
     const allow = { allowDestructive: request.body?.allowDestructive === true, allowDropAll: request.body?.allowDropAll === true }
     const { applied, pending, dropsEveryTable } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply', allow)

@@ -10,6 +10,7 @@ import { fileFields, fileKey } from '../lib/files/tracker.js'
 import { ErrorSchema } from '../schemas/error.js'
 import type { StoredObject } from '../lib/storage/types.js'
 import type { TypeBoxApp } from './typebox.js'
+import { callerOf } from '../plugins/auth-context.js'
 
 // Types a browser may render in place; anything else (HTML, SVG, scripts...) is served as an attachment,
 // so an uploaded page can never run script on the API's origin.
@@ -67,7 +68,7 @@ export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
     if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()
     let record: Record<string, unknown>
     try {
-      record = await view(crudContext(app.fastbase.executor, table, request.auth), rid, { select: fields.map((f) => f.name) })
+      record = await view(crudContext(app.fastbase.executor, table, callerOf(request)), rid, { select: fields.map((f) => f.name) })
     } catch (error) {
       // Missing, hidden by the viewRule, or the rule is null: all look the same from outside.
       if (error instanceof FastbaseError && (error.statusCode === 404 || error.statusCode === 403)) throw errors.fileNotFound()

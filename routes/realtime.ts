@@ -7,6 +7,7 @@ import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
 import type { TypeBoxApp } from './typebox.js'
+import { callerOf } from '../plugins/auth-context.js'
 
 // How long a stream the server ended (overflow, expiry...) waits for its client to read the rest.
 const DRAIN_GRACE_MS = 30_000
@@ -72,7 +73,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses }
     }
   }, async (request, reply) => {
-    const auth = request.auth
+    const auth = callerOf(request)
     const subscriptions = subscriptionsOf(request.query)
     const identity = identityOf(auth)
     const res = reply.raw
@@ -141,9 +142,10 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     const { clientId, subscriptions } = request.body
     const client = hub.clients.get(clientId)
     if (client === undefined || client.closed) throw errors.realtimeClientNotFound()
-    if (identityOf(request.auth) !== client.options.identity) throw errors.forbidden()
+    const auth = callerOf(request)
+    if (identityOf(auth) !== client.options.identity) throw errors.forbidden()
     const wanted = subscriptions.map((s) => ({ table: s.table, where: s.where }))
-    await hub.admit(request.auth, wanted, client)
+    await hub.admit(auth, wanted, client)
     if (client.closed) throw errors.realtimeClientNotFound()
     hub.subscribe(client, wanted)
     client.send(frame('subscriptions', { subscriptions: client.subscriptions }))

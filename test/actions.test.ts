@@ -88,7 +88,7 @@ const ADMIN = { authorization: `Bearer ${adminToken}` }
 function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, jwt: {}, meta: {}, record: {} }
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, jwt: {}, meta: {}, record: {} }
   })
 }
 

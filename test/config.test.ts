@@ -486,7 +486,7 @@ t.test('plugin: the bundled example runs with dev secrets and a warning', async 
   const log = capture()
   const app = Fastify({ logger: log.logger })
   t.teardown(() => app.close())
-  await app.register(configPlugin, { env: { JWT_SECRET: 'set' }, dataDir: t.testdir() })
+  await app.register(configPlugin, { env: { JWT_SECRET: 'set' }, dataDir: t.testdir(), bundledExampleAllowed: true })
   await app.ready()
   t.same(app.fastbase.config.tables.map((table) => table.name), ['users', 'posts', 'comments', 'guestbook'])
   t.equal(app.fastbase.config.jwtSecret, 'set')
@@ -499,7 +499,7 @@ t.test('plugin: the bundled example runs with dev secrets and a warning', async 
 t.test('plugin: no dev secrets for the bundled example in production', async (t) => {
   const app = Fastify()
   t.teardown(() => app.close())
-  app.register(configPlugin, { env: { NODE_ENV: 'production' }, dataDir: t.testdir() })
+  app.register(configPlugin, { env: { NODE_ENV: 'production' }, dataDir: t.testdir(), bundledExampleAllowed: true })
   await t.rejects(async () => { await app.ready() }, {
     name: 'ConfigError',
     problems: [

@@ -35,7 +35,7 @@ const config: DatabaseSettings = {
 function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
   })
 }
 

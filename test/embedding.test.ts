@@ -12,9 +12,10 @@ import fastifySwagger from '@fastify/swagger'
 import fastifySwaggerUi from '@fastify/swagger-ui'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import fastbase from '../app.js'
+import fastbase, { options as serverOptions } from '../app.js'
+import { CONFIG_FILE_NAMES } from '../lib/config/locations.js'
 import { adminToken, freshDir, sharedDatabase } from './helper.js'
 import { baseFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
@@ -181,6 +182,39 @@ t.test('a host with its own @fastify/swagger: its document holds its routes, eac
   t.equal((await app.inject('/blog/api/v1/doc/ui/')).statusCode, 200, 'and fastbase\'s')
 })
 
+t.test('a host without a config gets a ConfigError, never the bundled example; fastbase\'s own server options serve it', async (t) => {
+  t.notOk(CONFIG_FILE_NAMES.some((name) => existsSync(name)), 'precondition: no config file in the working directory')
+  const app = Fastify()
+  t.teardown(() => app.close())
+  app.get('/host', async () => ({ host: true }))
+  // env: {} stands for an environment without FASTBASE_CONFIG.
+  app.register(fastbase, { env: {}, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
+  await t.rejects(async () => { await app.ready() }, { name: 'ConfigError', code: 'FB_ERR_CONFIG', message: /config: none given: pass the `config` option \(an object or a file path\), set FASTBASE_CONFIG, or put fastbase\.config\.ts/ })
+
+  // What `fastify start --options dist/app.js` passes the plugin: app.ts's server options.
+  const own = Fastify({ ...serverOptions, logger: false })
+  t.teardown(() => own.close())
+  await own.register(fastbase, { ...serverOptions, env: {}, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
+  await own.ready()
+  t.equal((await own.inject('/api/v1/table/posts/list')).statusCode, 200, 'the bundled example (a blog) is served')
+})
+
+t.test('a host with its own request.auth: fastbase registers, and each sees its own caller', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  app.decorateRequest('auth', null)
+  app.addHook('onRequest', async (request) => { (request as unknown as { auth: string }).auth = `host:${request.headers['x-host-user'] ?? 'nobody'}` })
+  app.get('/host/me', async (request) => ({ auth: (request as unknown as { auth: string }).auth, fastbase: request.fastbaseAuth ?? null }))
+  await app.register(fastbase, { config: notesConfig('notes'), databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t), adminServiceToken: adminToken })
+  await app.ready()
+  t.same((await app.inject({ url: '/host/me', headers: { 'x-host-user': 'ann' } })).json(), { auth: 'host:ann', fastbase: null }, 'the host\'s decorator is its own; fastbase\'s caller is not set on host routes')
+  const anonymous = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { body: 'hi' }, returning: '*' } })
+  t.equal(anonymous.statusCode, 200, anonymous.body)
+  const admin = await app.inject({ url: '/api/v1/table/notes/list', headers: { ...ADMIN, 'x-host-user': 'ann' } })
+  t.equal(admin.json().total, 1, 'fastbase reads its own caller (the service token), whatever the host put in request.auth')
+  t.equal((await app.inject({ url: '/api/v1/table/notes/list', headers: { authorization: 'Bearer nope' } })).statusCode, 401)
+})
+
 t.test('app.fastbase is typed for TypeScript consumers of the built package', async (t) => {
   const dir = freshDir(t)
   const root = join(import.meta.dirname, '..')
@@ -195,6 +229,15 @@ const pending: Promise<number> = app.fastbase.schema.status().then((s) => s.pend
 const other: Fastbase = app.fastbase
 const failed: Promise<string | undefined> = app.fastbase.runAction('nope', {}).then(() => undefined, (err: unknown) => err instanceof FastbaseError ? err.code : undefined)
 const header: string = ERROR_CODE_HEADER
+// Under strict TypeScript fastbase's caller is possibly undefined on the host's routes (it is set on fastbase's only),
+// and a host may have its own request.auth.
+declare module 'fastify' { interface FastifyRequest { auth: { user: string } } }
+app.decorateRequest('auth', null as unknown as { user: string })
+app.get('/host', async (request) => {
+  // @ts-expect-error fastbaseAuth may be undefined here
+  const unchecked: string | null = request.fastbaseAuth.role
+  return { user: request.auth.user, uid: request.fastbaseAuth?.uid ?? null, unchecked }
+})
 export { tables, db, pending, other, failed, header }
 `)
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, typeRoots: [join(root, 'node_modules', '@types')], baseUrl: root, paths: { '*': [join(root, 'node_modules', '*')] } }, files: ['consumer.ts'] }))

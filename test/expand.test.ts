@@ -69,7 +69,7 @@ function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
     const role = request.headers['x-test-role']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: typeof role === 'string' ? role : 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: typeof role === 'string' ? role : 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
   })
 }
 

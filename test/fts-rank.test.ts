@@ -26,7 +26,7 @@ const ALICE = { 'x-test-uid': 'alice' }
 function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
   })
 }
 

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { readdir } from 'node:fs/promises'
+import { readdir, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -22,9 +22,9 @@ async function freePort (): Promise<number> {
   return port
 }
 
-async function startCli (t: Test, cwd: string, env: Record<string, string>): Promise<{ url: string, output: () => string, child: ChildProcess }> {
+async function startCli (t: Test, cwd: string, env: Record<string, string>, args: string[] = ['--options', builtApp]): Promise<{ url: string, output: () => string, child: ChildProcess }> {
   const port = await freePort()
-  const child = spawn(process.execPath, [cli, 'start', '--options', builtApp], {
+  const child = spawn(process.execPath, [cli, 'start', ...args], {
     cwd,
     env: { ...process.env, PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -144,4 +144,69 @@ t.test('SIGTERM lets an upload in flight finish, then the process exits', { skip
   const files = await readdir(join(dir, 'data', 'files', 'guestbook'))
   t.equal(files.filter((f) => f.endsWith('.tmp')).length, 0, 'no temporary file left')
   t.equal(files.filter((f) => f.endsWith('.txt')).length, 1, 'the file was stored')
+})
+
+/** Runs `fastify start <args>` (the command as a user types it, `node_modules/.bin/fastify`) until it exits, listens, or 15 s pass. */
+async function runUntilExit (cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null, output: string, listened: boolean }> {
+  const port = await freePort()
+  const child = spawn(join(root, 'node_modules', '.bin', 'fastify'), ['start', ...args], {
+    cwd, env: { ...process.env, PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000)
+  let listened = false
+  // A server that listens is not refused: stop it at once.
+  const probe = setInterval(() => { fetch(`http://127.0.0.1:${port}/api/v1/health`).then(() => { listened = true; child.kill('SIGTERM') }, () => {}) }, 100)
+  const [code] = await once(child, 'exit')
+  clearTimeout(timer)
+  clearInterval(probe)
+  return { code, output, listened }
+}
+
+const THINGS = JSON.stringify({
+  jwtSecret: 'a-real-secret', appUrl: 'http://localhost',
+  tables: [{ name: 'things', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' }], extensions: [{ name: 'rules', listRule: 'true' }] }]
+})
+
+t.test('`fastify start dist/app.js` without --options is refused with one line that says how to start it', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir({ 'project.json': THINGS })
+  // As the README's reader types it, from the checkout, with a config found: the server options are what is missing.
+  const typed = await runUntilExit(root, ['dist/app.js'], { FASTBASE_CONFIG: join(dir, 'project.json'), FASTBASE_DATA_DIR: join(dir, 'data'), FASTBASE_TRUST_PROXY: 'true' })
+  t.not(typed.code, 0, 'exits with an error')
+  t.notOk(typed.listened, 'never listens')
+  t.match(typed.output, '`fastify start` without `--options` would run fastbase without its server options (FASTBASE_TRUST_PROXY ignored')
+  t.match(typed.output, 'Start it with `npm start` or `fastify start --options -l info dist/app.js`')
+  t.notMatch(typed.output, /\n\s+at /, 'no stack trace')
+  // Elsewhere, by absolute path, no config at all, the package entry: refused the same way (not served the demo).
+  const elsewhere = await runUntilExit(dir, [join(root, 'dist', 'index.js')], { FASTBASE_DATA_DIR: join(dir, 'data2') })
+  t.not(elsewhere.code, 0)
+  t.notOk(elsewhere.listened)
+  t.match(elsewhere.output, 'without `--options`')
+})
+
+t.test('a host app run by plain `fastify start` embeds fastbase (nothing to refuse: the host owns the server)', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir({ 'project.json': THINGS })
+  const host = join(dir, 'host.mjs')
+  await writeFile(host, `import fastbase from ${JSON.stringify(join(root, 'dist', 'index.js'))}
+export default async function host (app, opts) {
+  app.get('/host', async () => ({ host: true }))
+  await app.register(fastbase, { config: ${JSON.stringify(join(dir, 'project.json'))}, dataDir: ${JSON.stringify(join(dir, 'data'))} })
+}
+`)
+  const { url } = await startCli(t, dir, {}, [host])
+  t.same(await (await fetch(`${url}/host`)).json(), { host: true })
+  t.same(await (await fetch(`${url}/api/v1/table/things/list`)).json(), { items: [], total: 0 })
+})
+
+t.test('fastify start --options: FASTBASE_TRUST_PROXY takes effect (rate limits count per client, not per proxy)', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir()
+  const { url } = await startCli(t, dir, { FASTBASE_DATA_DIR: join(dir, 'data'), JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another', FASTBASE_TRUST_PROXY: '127.0.0.1' })
+  const login = async (client: string) => (await fetch(`${url}/api/v1/table/users/auth/login-password`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' })
+  })).headers.get('x-ratelimit-remaining')
+  const first = Number(await login('203.0.113.1'))
+  t.equal(Number(await login('203.0.113.1')), first - 1, 'the same client: its count goes down')
+  t.equal(Number(await login('203.0.113.2')), first, 'another client behind the same proxy: a count of its own')
 })

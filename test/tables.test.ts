@@ -80,7 +80,7 @@ function simulateUsers (app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const uid = request.headers['x-test-uid']
     const team = request.headers['x-test-team']
-    if (typeof uid === 'string') request.auth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid, team: team ?? null } }
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid, team: team ?? null } }
   })
 }
 

@@ -5,8 +5,9 @@
 // - `.env`: the one named (`--env-file`), else `.env` in the working directory when there is one.
 //   Variables already set in the environment win over it.
 // - config: the one named (argument or option), else FASTBASE_CONFIG (from the environment or .env),
-//   else `fastbase.config.{ts,mts,js,mjs,json}` in the working directory. None found: the server
-//   serves the bundled example; the CLI does so only inside the fastbase checkout and otherwise stops.
+//   else `fastbase.config.{ts,mts,js,mjs,json}` in the working directory. None found: fastbase's own
+//   server (`npm start`) serves the bundled example, a host that registers fastbase gets a ConfigError,
+//   and the CLI uses the example only inside the fastbase checkout and otherwise stops.
 // - database: the one named, else DATABASE_URL, else SQLite `fastbase.sqlite` in the data directory
 //   (the one named, else FASTBASE_DATA_DIR, else `./data`).
 import { existsSync, statSync } from 'node:fs'

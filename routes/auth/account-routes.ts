@@ -2,6 +2,7 @@
 // sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { callerOf } from '../../plugins/auth-context.js'
 import { insertRecordSchema } from '../../schemas/record.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { insert } from '../../lib/crud/write.js'
@@ -70,14 +71,14 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     }
   }, async (request) => {
     const { refresh_token: refreshToken } = request.body
-    return await refreshSession(app.fastbase.auth, at, refreshToken, request.auth.sid)
+    return await refreshSession(app.fastbase.auth, at, refreshToken, callerOf(request).sid)
   })
 
   app.post(`${base}/logout`, {
     config: { allowExpiredToken: true },
     schema: { tags, summary: 'End the current session and clear the auth cookie', security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request, reply) => {
-    const { auth } = request
+    const auth = callerOf(request)
     if (auth.cid !== at.table.name || auth.sid === null) throw errors.unauthorized()
     await app.fastbase.auth.sessions.revoke(auth.sid)
     clearAuthCookie(app, reply)

@@ -14,6 +14,7 @@ import { oauthRoutes } from './oauth-routes.js'
 import { adminLoginRoute } from './admin-login.js'
 import { SuccessSchema } from './session-response.js'
 import type { TypeBoxApp } from '../typebox.js'
+import { callerOf } from '../../plugins/auth-context.js'
 
 export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   const { auth } = app.fastbase
@@ -21,7 +22,7 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
     const limit = auth.rateLimit()
     return limit === false ? {} : { rateLimit: limit }
   }
-  const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, request.auth)
+  const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, callerOf(request))
   for (const at of auth.tables.values()) {
     const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf }
     accountRoutes(app, at, kit)

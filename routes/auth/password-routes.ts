@@ -2,6 +2,7 @@
 // lib/auth/password-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { changePassword, confirmPasswordReset, requestPasswordReset } from '../../lib/auth/password-flows.js'
@@ -30,7 +31,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
       response: { 200: SuccessSchema, ...errorResponses }
     }
   }, async (request) => {
-    const { auth } = request
+    const auth = callerOf(request)
     // Unverified users may change their password too (DECISIONS 29).
     if (auth.cid !== at.table.name || auth.uid === null) throw errors.unauthorized()
     await changePassword(services, at, auth.uid, auth.sid ?? undefined, request.body)

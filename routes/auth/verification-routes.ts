@@ -2,6 +2,7 @@
 // lib/auth/verification-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { errors } from '../../lib/errors.js'
 import { confirmVerification, requestVerification } from '../../lib/auth/verification-flows.js'
@@ -18,7 +19,7 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
     config: limited(),
     schema: { tags, summary: 'Email a verification link to the signed-in user', security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request) => {
-    const { auth } = request
+    const auth = callerOf(request)
     // No credentials is 401 (sign in first); a caller signed in as someone else (another table's
     // user, an admin) is 403: signing in again would not help.
     if (auth.uid === null && !auth.admin) throw errors.unauthorized()
@@ -36,7 +37,7 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
       response: { 200: Type.Union([SessionResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
     }
   }, async (request) => {
-    const { auth } = request
+    const auth = callerOf(request)
     const caller = auth.cid === at.table.name && auth.uid !== null ? auth.uid : undefined
     return await confirmVerification(services, at, request.body.token, caller)
   })

@@ -11,6 +11,7 @@ import { errors } from '../../lib/errors.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { requestGlobals } from '../request-globals.js'
+import { callerOf } from '../../plugins/auth-context.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -43,8 +44,8 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
 
   function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
     // A viewer admin may read everything and write nothing (DECISIONS 15).
-    if (write && request.auth.adminRole === 'viewer') throw errors.forbidden()
-    return crudContext(app.fastbase.executor, table, request.auth, {
+    if (write && callerOf(request).adminRole === 'viewer') throw errors.forbidden()
+    return crudContext(app.fastbase.executor, table, callerOf(request), {
       globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },
       files: request.fileTracker
     })

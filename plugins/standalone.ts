@@ -1,0 +1,65 @@
+// fastbase as its own server versus fastbase inside a host app.
+//
+// Its own server is `fastify start --options dist/app.js` (what `npm start` and a scaffold's `npm start`
+// run): fastify-cli then creates the server with app.ts's `options` (trusted proxies, the log serializer
+// that keeps query strings out of logs, request ids...) and passes the same object to the plugin as its
+// options. The mark below rides along, so the plugin knows it is the server: only then may it serve
+// the bundled example when no config is named or found. A host never passes it, so a host without a
+// config gets a ConfigError, not a demo blog on public secrets.
+//
+// Without `--options`, fastify-cli creates a server with none of those options and says nothing. The
+// plugin cannot see how its server was created, and fastify-cli consumes `process.argv`, but two things
+// together say that fastbase is the app `fastify start` was given: the process is fastify-cli (or
+// `npm start`'s scripts/start.mjs, which runs fastify-cli's start), and fastbase sits directly on the
+// root instance as its first plugin, where fastify-cli puts the app (a host started by fastify-cli puts
+// its own plugin there, and fastbase under it). That start is refused.
+import { realpathSync } from 'node:fs'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import { packageRoot } from '../lib/package.js'
+
+/** The key of the mark in app.ts's server options (a symbol: no option a host writes can set it by accident). */
+export const OWN_SERVER = Symbol('fastbase: started with its own server options')
+
+/** True when the plugin's options are app.ts's server options (fastify-cli's `--options`). */
+export function startedAsOwnServer (opts: object): boolean {
+  return (opts as { [OWN_SERVER]?: unknown })[OWN_SERVER] === true
+}
+
+/** A start the plugin refuses: one message, no stack (fastify-cli prints `err.stack`). */
+export class StartError extends Error {
+  constructor (message: string) {
+    super(message)
+    Object.defineProperty(this, 'name', { value: 'StartError', configurable: true, writable: true })
+    this.stack = message
+  }
+}
+
+/**
+ * Refuses to run as the app of a fastify-cli start that did not apply fastbase's server options.
+ * `host` is the instance fastbase is registered on.
+ */
+export function refuseStartWithoutServerOptions (host: FastifyInstance, opts: object): void {
+  if (startedAsOwnServer(opts) || host.pluginName !== 'fastify -> fastbase' || !runsFastifyCli(process.argv[1])) return
+  throw new StartError(
+    '`fastify start` without `--options` would run fastbase without its server options ' +
+    '(FASTBASE_TRUST_PROXY ignored, so rate limits count per proxy, not per client; query strings in the logs). ' +
+    'Start it with `npm start` or `fastify start --options -l info dist/app.js` ' +
+    '(an app file that exports fastbase as its plugin must export fastbase\'s `options` too).'
+  )
+}
+
+/** True when `main` (the process's main script) is fastify-cli's or `npm start`'s. */
+function runsFastifyCli (main: string | undefined): boolean {
+  if (main === undefined) return false
+  const file = realPath(main)
+  return /[\\/]fastify-cli[\\/]/.test(file) || file === realPath(join(packageRoot, 'scripts', 'start.mjs'))
+}
+
+function realPath (path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
