@@ -29,6 +29,12 @@ const StreamQuery = Type.Object({
   subscribe: Type.Optional(Type.String({ maxLength: 8192, description: 'Tables to subscribe to at once, comma-separated' }))
 }, { additionalProperties: Type.String({ maxLength: 8192 }), description: '`where.<table>=<expression>` narrows the subscription to <table>' })
 
+/** The stream's query with one documented `where.<table>` parameter per table, so the API document (and its clients) can send them. */
+function streamQueryOf (tables: Iterable<string>): typeof StreamQuery {
+  const wheres = Object.fromEntries([...tables].map((table) => [`where.${table}`, Type.Optional(Type.String({ maxLength: 8192, description: `Only changes to ${table} rows this expression matches (with ${table} in subscribe)` }))]))
+  return Type.Object({ ...StreamQuery.properties, ...wheres }, { additionalProperties: Type.String({ maxLength: 8192 }) }) as unknown as typeof StreamQuery
+}
+
 const STREAM_DESCRIPTION = [
   'A `text/event-stream` of changes to tables, filtered per subscriber by the table\'s `listRule` and the subscription\'s `where`, exactly as `list` would filter them; non-admins never get `noSelect` fields.',
   'Authenticate with `Authorization: Bearer <token>` (fetch-based clients) or the auth cookie (a browser `EventSource` on the same origin sends it). Tokens are never taken from the URL.',
@@ -69,7 +75,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       operationId: 'realtime_stream',
       summary: 'Subscribe to table changes (server-sent events)',
       description: STREAM_DESCRIPTION,
-      querystring: StreamQuery,
+      querystring: streamQueryOf(app.fastbase.tables.keys()),
       response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses }
     }
   }, async (request, reply) => {
