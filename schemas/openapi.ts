@@ -8,7 +8,7 @@
 // - records with required and nullable keys from the fields (primary key and notNull fields are
 //   required and non-null; noSelect fields are optional, admins only);
 // - write bodies without the fields the server refuses (noInsert / noUpdate bind everyone,
-//   DECISIONS 25), multipart bodies as `@filePayload` binary parts plus an `@jsonPayload` JSON part;
+//   decision D25), multipart bodies as `@filePayload` binary parts plus an `@jsonPayload` JSON part;
 // - file downloads with a named `{path}` parameter and binary answers (200, 206, 304);
 // - every status a route answers, with the `{ code, message, data? }` body; operationIds, tags,
 //   descriptions, a `servers` entry and examples that work against a database holding the example records.
@@ -142,7 +142,7 @@ class Builder {
         table,
         auth: ext === undefined ? undefined : { ext, fields: authFieldsOf(table.data, ext) },
         hasFiles: table.fieldList.some((f) => f.type === 'file'),
-        // noInsert / noUpdate bind every caller (DECISIONS 25): the server answers 403.
+        // noInsert / noUpdate bind every caller (decision D25): the server answers 403.
         insertable: table.fieldList.filter((f) => f.noInsert !== true),
         updatable: table.fieldList.filter((f) => f.noUpdate !== true)
       })
@@ -174,7 +174,7 @@ class Builder {
     const codes = ERROR_CODES_BY_STATUS[status]
     this.responses[s.name] ??= {
       description: s.description,
-      headers: { [ERROR_CODE_HEADER]: { description: 'The error\'s stable code (see the README\'s error table)', schema: { type: 'string', enum: codes }, example: codes[0] } },
+      headers: { [ERROR_CODE_HEADER]: { description: 'The error\'s stable code (see the error code table in docs/errors.md)', schema: { type: 'string', enum: codes }, example: codes[0] } },
       content: { [JSON_TYPE]: { schema: this.error(), example: s.example } }
     }
     return { $ref: `#/components/responses/${s.name}` }

@@ -1,4 +1,4 @@
-// Full-text search (DECISIONS 37) on both dialects: the same rows for the same words, the index kept
+// Full-text search (decision D37) on both dialects: the same rows for the same words, the index kept
 // in step by writes, rules evaluated first, errors as 400, rank order; and the SQL each dialect gets.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'

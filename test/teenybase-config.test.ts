@@ -1,4 +1,4 @@
-// teenybase configs load with only their imports changed (DECISIONS 35): the fixtures in
+// teenybase configs load with only their imports changed (decision D35): the fixtures in
 // test/fixtures/teenybase are written the way real teenybase projects write theirs (scaffolds,
 // usage enums, tableField, sql with ${} values, legacy auth keys, SQL-mode `from`), import
 // `fastbase` and `fastbase/scaffolds/fields`, and run on both dialects.

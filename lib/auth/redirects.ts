@@ -1,4 +1,4 @@
-// Where a sign-in may send the browser afterwards (DECISIONS 18): only under `appUrl` or an entry of
+// Where a sign-in may send the browser afterwards (decision D18): only under `appUrl` or an entry of
 // `allowedRedirectUrls`, compared as URLs (scheme, host and port exactly; the path as a prefix that
 // ends on a `/` boundary), never as strings. Pure: no I/O, no Fastify.
 

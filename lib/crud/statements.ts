@@ -144,7 +144,7 @@ export function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
 }
 
 /**
- * SQL-mode REPLACE (the developer's own SQL, no table rules: DECISIONS 19) = upsert on the conflicting
+ * SQL-mode REPLACE (the developer's own SQL, no table rules: decision D19) = upsert on the conflicting
  * unique key: the row holding the key is updated with the other values, keeping its primary key, uid and
  * `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
  * PostgreSQL needs one conflict target per statement, so with several unique keys among the values each

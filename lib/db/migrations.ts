@@ -1,4 +1,4 @@
-// Schema follows config (DECISIONS 21, 28, 32): runs the migration planner's steps against a database
+// Schema follows config (decisions D21, D28, D32): runs the migration planner's steps against a database
 // and keeps, in the database itself, what was applied — the migrations (`_fastbase_migrations`, one
 // row per migration with its SQL) and the schema model they leave (`_fastbase_schema`, one row) —
 // so that every instance and the CLI plan from the same place.

@@ -1,4 +1,4 @@
-// Picks the storage driver from the config's `storage` section (DECISIONS 20).
+// Picks the storage driver from the config's `storage` section (decision D20).
 import { isAbsolute, join } from 'node:path'
 import type { StorageConfig } from '../../schemas/config.js'
 import { createLocalStorage } from './local.js'

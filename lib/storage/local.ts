@@ -1,4 +1,4 @@
-// Files in a directory (the default driver, DECISIONS 20). Each object is `<root>/<key>` plus a
+// Files in a directory (the default driver, decision D20). Each object is `<root>/<key>` plus a
 // sidecar `<root>/<key>.meta.json` with { contentType, etag, size }. Writes stream into a temp
 // file next to the target and are renamed into place, so a reader never sees half a file and a
 // failed upload leaves nothing. Temp names contain `~`, which no valid key can, so they never
