@@ -4,6 +4,8 @@
 // 1. Probes PostgreSQL at FASTBASE_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
 //    Unreachable: under CI=true that is an error (exit 1); elsewhere a banner says the PostgreSQL
 //    half is skipped, and test/helper.ts records those tests as skipped.
+//    FASTBASE_TEST_DIALECT=sqlite skips the probe (test/helper.ts then skips the PostgreSQL half and
+//    says why); =postgres requires PostgreSQL, as CI does.
 // 2. Runs tap (arguments are passed through) and keeps the raw TAP of the whole run in
 //    .tap/fastbase-results.tap, parsed afterwards with tap-parser.
 // 3. Counts leaf test points (assertions and skipped tests); a subtest that failed without a
@@ -130,13 +132,21 @@ function readResults () {
 async function main () {
   const pgUrl = process.env.FASTBASE_TEST_PG_URL || DEFAULT_PG_URL
   const env = { ...process.env }
-  const unreachable = await probePostgres(pgUrl)
-  if (unreachable === undefined) {
+  const only = process.env.FASTBASE_TEST_DIALECT || undefined
+  if (only !== undefined && only !== 'sqlite' && only !== 'postgres') {
+    console.error(`ERROR: FASTBASE_TEST_DIALECT must be sqlite or postgres, not ${JSON.stringify(only)}`)
+    console.log('0 passed, 1 failed')
+    return 2
+  }
+  const unreachable = only === 'sqlite' ? undefined : await probePostgres(pgUrl)
+  if (only === 'sqlite') {
+    console.log('FASTBASE_TEST_DIALECT=sqlite: the per-dialect tests run on SQLite only')
+  } else if (unreachable === undefined) {
     env.FASTBASE_TEST_PG_URL = pgUrl
-    console.log(`PostgreSQL: ${pgUrl} (the suite runs on SQLite and PostgreSQL)`)
-  } else if (process.env.CI === 'true') {
+    console.log(`PostgreSQL: ${pgUrl} (the suite runs on ${only === 'postgres' ? 'PostgreSQL only, where a test takes a dialect' : 'SQLite and PostgreSQL'})`)
+  } else if (process.env.CI === 'true' || only === 'postgres') {
     console.error(`ERROR: PostgreSQL is not reachable at ${pgUrl}: ${unreachable}`)
-    console.error('CI=true requires PostgreSQL; start it or set FASTBASE_TEST_PG_URL.')
+    console.error(`${only === 'postgres' ? 'FASTBASE_TEST_DIALECT=postgres' : 'CI=true'} requires PostgreSQL; start it or set FASTBASE_TEST_PG_URL.`)
     console.log('0 passed, 1 failed')
     return 1
   } else {

@@ -6,6 +6,7 @@
 import t from 'tap'
 import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { extname, join, relative } from 'node:path'
+import { anchorOf } from './markdown.js'
 
 const root = join(import.meta.dirname, '..')
 const DECISIONS_FILE = 'docs/decisions.md'
@@ -38,15 +39,10 @@ function scannedFiles (): string[] {
   return out.map((f) => relative(root, join(root, f))).filter((f) => f !== SELF)
 }
 
-/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-export function anchorOf (heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-')
-}
-
 interface Records { numbers: number[], anchors: Map<string, number>, index: string[] }
 
 /** The records of docs/decisions.md: their numbers in order, their anchors, the index's links. */
-export function readRecords (markdown: string): Records {
+function readRecords (markdown: string): Records {
   const numbers: number[] = []
   const anchors = new Map<string, number>()
   for (const m of markdown.matchAll(/^## D(\d+)\. (.+)$/gm)) {
@@ -59,7 +55,7 @@ export function readRecords (markdown: string): Records {
 }
 
 /** What is wrong with one file's text: dangling citations and citations of things outside the repository. */
-export function problemsOf (text: string, records: Set<number>, anchors: Set<string>, isDecisionsFile = false): string[] {
+function problemsOf (text: string, records: Set<number>, anchors: Set<string>, isDecisionsFile = false): string[] {
   const problems: string[] = []
   const lines = text.split('\n')
   lines.forEach((line, i) => {
