@@ -97,7 +97,7 @@ function substitute (template: string, lookup: (key: string) => string | undefin
 }
 
 const own = (vars: Record<string, string>, key: string): string | undefined =>
-  Object.prototype.hasOwnProperty.call(vars, key) ? vars[key] : undefined
+  Object.hasOwn(vars, key) ? vars[key] : undefined
 
 /**
  * teenybase template syntax. With `escape`, substituted values are HTML-escaped (for

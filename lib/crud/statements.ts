@@ -165,7 +165,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
     const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
       // In the order the rows were returned: one change per run of inserts or updates.
-      let run: Row[] = []
+      const run: Row[] = []
       let action: ChangeAction = 'insert'
       for (const row of result) {
         const rowAction: ChangeAction = existing.has(JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))) ? 'update' : 'insert'

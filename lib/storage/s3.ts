@@ -96,7 +96,7 @@ export function createS3Storage (opts: S3StorageOptions): Storage {
         partSize: PART_SIZE,
         leavePartsOnError: false
       })
-      let result
+      let result: Awaited<ReturnType<typeof upload.done>>
       try {
         result = await upload.done()
       } catch (err) {
