@@ -1,4 +1,4 @@
-// Search cost (issue 22), measured by `npm run bench` (bench/run.mjs, `--search-only` for this
+// Search cost (decision D41), measured by `npm run bench` (bench/run.mjs, `--search-only` for this
 // alone) against a fastbase server in its own process: a table of SEARCH_ROWS texts of ~30 words
 // drawn from a Zipf-distributed vocabulary (a few words occur in almost every row, as "the" does),
 // half of them hidden from anonymous callers by the listRule. Each search the grammar accepts is

@@ -1,4 +1,4 @@
-// Read plans compiled once per shape (DECISIONS 38 holds for every plan: rules and noSelect are
+// Read plans compiled once per shape (decision D38 holds for every plan: rules and noSelect are
 // applied when the plan is built). A shape is what the caller sent (table, operation, where,
 // select, order, group, distinct, limit, offset) plus the caller's class as rules see it: admin or
 // not, and, for every global the expressions read (`auth.uid`, `request.headers.x`), its value

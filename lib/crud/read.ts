@@ -60,7 +60,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
 }
 
 /**
- * Deterministic order on both dialects (DECISIONS 8): primary key, else what the rows are made of.
+ * Deterministic order on both dialects (decision D8): primary key, else what the rows are made of.
  */
 function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string): Fragment | undefined {
   const text = (sql: string): Fragment => ({ sql, bindings: [] })
@@ -98,7 +98,7 @@ function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBui
   return query
 }
 
-/** Rows of one page: `limit`, capped by maxLimit and by the cells one answer may hold (DECISIONS 7, 38). */
+/** Rows of one page: `limit`, capped by maxLimit and by the cells one answer may hold (decisions D7, D38). */
 function limitOf (ctx: CrudContext, limit: number | undefined, columns: number): number {
   return Math.min(limit ?? ctx.limits.maxLimit, ctx.limits.maxLimit, rowsFor(ctx.limits, columns))
 }

@@ -26,7 +26,7 @@ const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
  * pg.types, so other pg users in the process are unaffected): counts, bigint and numeric columns
- * come back as JSON numbers (DECISIONS 31), timestamptz keeps pg's Date.
+ * come back as JSON numbers (decision D31), timestamptz keeps pg's Date.
  */
 const pgTypes: Knex.PgCustomTypesConfig = {
   getTypeParser (oid: number, format: string): Parser {
