@@ -80,7 +80,7 @@ export function evaluatorThread (): void {
     }
     const table = tables.get(job.table)!
     table.clear.run()
-    job.rows.forEach((row, place) => table.insert.run(place, ...row.map(bindable)))
+    job.rows.forEach((row, place) => { table.insert.run(place, ...row.map(bindable)) })
     const hits: number[] = []
     const failed: number[] = []
     let error: string | undefined
