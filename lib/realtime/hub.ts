@@ -437,14 +437,19 @@ export class RealtimeHub implements ChangeSink {
   private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], records: Row[], classes: SubscriberClass[]): Promise<void> {
     const always = classes.filter((c) => c.condition === true)
     const judged = classes.filter(isJudged)
-    const matches = await this.evaluator.matches({ table, keys, rows: records }, judged)
+    const found = await this.evaluator.matches({ table, keys, rows: records }, judged)
+    // While the rows were evaluated, a client may have moved to an equal class (re-subscribed, or
+    // re-grouped after its user record changed): the events go to the class now holding that key.
+    const current = this.byTable.get(table.name)
+    const live = (c: SubscriberClass): SubscriberClass => (c.clients.size > 0 ? c : current?.get(c.key) ?? c)
+    const matches = found.map((classes) => classes.map(live))
     // In the order the rows were written. Each client's events of this round go out in one write
     // (one syscall per client, not per event).
     this.round++
     const outbox = new Map<RealtimeClient, string[]>()
     for (let index = 0; index < keys.length; index++) {
       const frames: Record<'admin' | 'user', string | undefined> = { admin: undefined, user: undefined }
-      for (const c of [...always, ...matches[index]]) {
+      for (const c of [...always.map(live), ...matches[index]]) {
         const kind = c.admin ? 'admin' : 'user'
         const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, records[index], c.admin) })
         for (const client of c.clients) {
