@@ -114,6 +114,12 @@ export const errors = {
   storageBadRange: (message: string) => new FastbaseError(416, 'FB_ERR_BAD_RANGE', message),
   /** A schema migration the database refused (rows that break a new constraint...): nothing was applied. */
   migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name }),
+  // Backups (lib/backup): a bad archive or a refused restore says why, never with a stack.
+  backupNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_BACKUP_NOT_FOUND', `Backup not found - ${name}`),
+  backupRunning: () => new FastbaseError(409, 'FB_ERR_BACKUP_RUNNING', 'A backup is already running on this instance; try again when it has finished'),
+  badArchive: (reason: string) => new FastbaseError(400, 'FB_ERR_BAD_ARCHIVE', `Not a usable fastbase backup: ${reason}`),
+  restoreRefused: (reason: string) => new FastbaseError(409, 'FB_ERR_RESTORE_REFUSED', `Restore refused, nothing was changed: ${reason}`),
+  backupToolMissing: (tool: string) => new FastbaseError(503, 'FB_ERR_BACKUP_TOOL_MISSING', `${tool} is not on the PATH: PostgreSQL backups and restores use PostgreSQL's own ${tool} (install the PostgreSQL client tools of your server's major version, e.g. the postgresql-client package)`),
   /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
   migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables })
 }

@@ -4,6 +4,7 @@
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
 import { INTEREST_TABLE } from '../realtime/interest.js'
+import { operationsTables } from '../backup/tables.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
@@ -120,5 +121,5 @@ export function internalTablesFor (config: DatabaseSettings, dialect: DialectNam
   const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
   const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
   const realtime = dialect === 'postgres' && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
-  return [...auth, ...counters, ...realtime]
+  return [...auth, ...counters, ...realtime, ...operationsTables]
 }

@@ -15,11 +15,16 @@ export { createLocalStorage } from './local.js'
  * The S3 driver is imported only when configured: the AWS SDK adds tens of MiB to every process otherwise.
  */
 export async function createStorage (config: StorageConfig | undefined, dataDir: string): Promise<Storage> {
-  if (config === undefined || config.driver === 'local') {
-    const root = config?.root
-    return createLocalStorage(root === undefined ? join(dataDir, 'files') : isAbsolute(root) ? root : join(dataDir, root))
-  }
-  const { driver: _driver, ...options } = config
+  const root = localStorageRoot(config, dataDir)
+  if (root !== undefined) return createLocalStorage(root)
+  const { driver: _driver, ...options } = config as Extract<StorageConfig, { driver: 's3' }>
   const { createS3Storage } = await import('./s3.js')
   return createS3Storage(options)
+}
+
+/** The folder of the local driver for `config` (absolute), or undefined for a bucket. */
+export function localStorageRoot (config: StorageConfig | undefined, dataDir: string): string | undefined {
+  if (config !== undefined && config.driver !== 'local') return undefined
+  const root = config?.root
+  return root === undefined ? join(dataDir, 'files') : isAbsolute(root) ? root : join(dataDir, root)
 }
