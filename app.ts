@@ -13,6 +13,7 @@ import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
 import schemaPlugin from './plugins/schema.js'
 import backupsPlugin from './plugins/backups.js'
+import metricsPlugin, { metricsEnabled } from './plugins/metrics.js'
 import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
@@ -59,6 +60,8 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(filesPlugin)
     await app.register(schemaPlugin)
     await app.register(backupsPlugin)
+    // Off: not registered at all, so the request path has no metrics hook.
+    if (metricsEnabled(app.fastbase.config)) await app.register(metricsPlugin)
     await app.register(authContextPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
