@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type {} from '../plugins/types.js'
 import { packageVersion } from '../lib/package.js'
 import { errors } from '../lib/errors.js'
+import { ErrorSchema } from '../schemas/error.js'
 
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
@@ -61,14 +62,16 @@ const health: FastifyPluginAsync = async (app) => {
     schema: {
       tags: ['meta'],
       summary: 'Readiness check (load balancers)',
-      description: 'Answers 200 when this instance can serve: its database answers and has every table and column the config needs. 503 otherwise (and, from Fastify, while the instance shuts down). Computed at most every 2 seconds.',
+      description: 'Answers 200 when this instance can serve: its database answers and has every table and column the config needs. 503 otherwise, with the same counts as `data` (and, from Fastify, while the instance shuts down). Computed at most every 2 seconds.',
       security: [],
-      response: { 200: ReadySchema, 503: ReadySchema }
+      response: { 200: ReadySchema, 503: ErrorSchema }
     }
-  }, async (_request, reply) => {
+  }, async () => {
     if (last === undefined || Date.now() - last.at > READY_CACHE_MS) last = { at: Date.now(), answer: readiness() }
     const answer = await last.answer
-    return await reply.code(answer.ready ? 200 : 503).send(answer)
+    if (answer.ready) return answer
+    // The shared error body, with the same counts as `data`.
+    throw errors.notReady(answer.database === 'ok' ? `Not ready: ${answer.pending - answer.destructive} schema migration${answer.pending - answer.destructive === 1 ? ' the config needs is' : 's the config needs are'} not applied` : 'Not ready: the database is unavailable', answer)
   })
 
   const version = packageVersion

@@ -275,17 +275,26 @@ forEachDialect(t, 'the endpoints are for superadmins only', async (t, dialect) =
 forEachDialect(t, 'retention, and one run per slot across instances', async (t, dialect) => {
   const databaseUrl = sharedDatabase(t, dialect)
   t.ok(await claimSlotTwice(t, dialect, databaseUrl), 'one claim per slot')
+
+  const kept = await buildApp(t, { ...config, backups: { keep: 2, files: false } }, { dialect })
+  const made = []
+  for (let i = 0; i < 3; i++) made.push((await kept.fastbase.backups.create()).name)
+  t.same((await kept.fastbase.backups.list()).map((b) => b.name), [made[2], made[1]], 'the newest backups.keep are kept')
+  await kept.close()
+
+  // Two instances on one database, one schedule: each second's run is claimed by one of them.
   const backupsRoot = join(freshDir(t, 'shared-backups-'), 'backups')
-  const scheduled: DatabaseSettings = { ...config, backups: { schedule: '* * * * * *', keep: 3, storage: { driver: 'local', root: backupsRoot }, files: false } }
+  const scheduled: DatabaseSettings = { ...config, backups: { schedule: '* * * * * *', keep: 100, storage: { driver: 'local', root: backupsRoot }, files: false } }
   const first = await buildApp(t, scheduled, { dialect, databaseUrl })
   const second = await buildApp(t, scheduled, { dialect, databaseUrl })
+  const started = Date.now()
   await new Promise((resolve) => setTimeout(resolve, 4500))
   await first.close()
   await second.close()
+  const seconds = Math.ceil((Date.now() - started) / 1000)
   const names = (await readdir(backupsRoot)).filter((n) => n.endsWith('.json') && !n.endsWith('.meta.json'))
-  t.ok(names.length >= 2 && names.length <= 3, `kept to backups.keep (${names.length})`)
-  const seconds = names.map((n) => JSON.parse(readFileSync(join(backupsRoot, n), 'utf8')).createdAt.slice(0, 19))
-  t.equal(new Set(seconds).size, seconds.length, 'no two backups of one scheduled second')
+  t.ok(names.length >= 1, `the schedule ran (${names.length} backups)`)
+  t.ok(names.length <= seconds + 1, `at most one backup per scheduled second (${names.length} in ${seconds} s, two instances)`)
 })
 
 async function claimSlotTwice (t: Test, dialect: string, databaseUrl: string): Promise<boolean> {

@@ -3,7 +3,7 @@
 // fastbase raises, errors Fastify and its plugins raise (bad JSON, media type, body size, rate
 // limits), unknown routes, and an unexpected failure.
 import t from 'tap'
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ERROR_CODES_BY_STATUS } from '../lib/errors.js'
 import { adminToken, buildApp, forEachDialect } from './helper.js'
@@ -64,7 +64,8 @@ forEachDialect(t, 'each error answer names its code', async (t, dialect) => {
 t.test('the catalogue, the table and the README agree', async (t) => {
   const root = join(import.meta.dirname, '..')
   const source = readFileSync(join(root, 'lib', 'errors.ts'), 'utf8')
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  // The README's table, and the tables of the pages of docs/ that features have their own errors in.
+  const readme = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(root, 'docs', f))].map((f) => readFileSync(f, 'utf8')).join('\n')
   // The factories (and the client-error mapping) start after the catalogue: read the codes from there.
   const factories = source.slice(source.indexOf('const CLIENT_ERROR_CODES'))
   const raised = new Set([...factories.matchAll(/'(FB_ERR_[A-Z_]+)'/g)].map((m) => m[1]))
@@ -72,7 +73,7 @@ t.test('the catalogue, the table and the README agree', async (t) => {
   t.ok(raised.size >= 25, `${raised.size} codes raised`)
   for (const code of raised) {
     t.ok(listed.has(code), `${code} is in ERROR_CODES_BY_STATUS`)
-    t.match(readme, `\`${code}\``, `${code} is in the README's table`)
+    t.match(readme, `\`${code}\``, `${code} is in the README's table or a docs page's`)
   }
   for (const code of listed) t.ok(raised.has(code), `${code} is raised by the table`)
   t.notOk(raised.has('FB_ERR_CONFIG'), 'FB_ERR_CONFIG (a start-up error) is not among the HTTP answers')

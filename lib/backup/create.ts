@@ -81,7 +81,8 @@ export async function createBackup (source: BackupSource, destination: Storage, 
     const archive = join(staging, 'archive.tar.gz')
     const digest = await digestFile(archive)
     await destination.put(archiveKey(name), createReadStream(archive), { contentType: 'application/gzip' })
-    const record: BackupRecord = { ...manifest, archive: { key: archiveKey(name), size: digest.size, sha256: digest.sha256 } }
+    const { entries: _entries, ...summary } = manifest
+    const record: BackupRecord = { ...summary, archive: { key: archiveKey(name), size: digest.size, sha256: digest.sha256 } }
     // Last: from now on the backup is listed as complete.
     await destination.put(recordKey(name), Readable.from([Buffer.from(JSON.stringify(record, null, 2))]), { contentType: 'application/json' })
     return record

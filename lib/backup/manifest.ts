@@ -1,7 +1,8 @@
 // What a backup archive holds and how it is named. The manifest is the archive's last entry (a
-// reader that finds it found a whole archive) and, with the archive's own size and checksum, the
-// record stored beside it (`<name>.json`, written after the archive: a backup is listed only once
-// both are stored, so one cut short by a crash is never taken for complete).
+// reader that finds it found a whole archive); without its per-entry checksums and with the
+// archive's own size and checksum, it is the record stored beside it (`<name>.json`, written after
+// the archive: a backup is listed only once both are stored, so one cut short by a crash is never
+// taken for complete).
 import { randomBytes } from 'node:crypto'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
@@ -46,7 +47,8 @@ export const ManifestSchema = Type.Object({
   entries: Type.Array(EntrySchema)
 })
 
-export const BackupRecordSchema = Type.Composite([ManifestSchema, Type.Object({
+/** The stored record and the API's answer: the manifest without its per-entry checksums (those stay in the archive), and the archive's own. */
+export const BackupRecordSchema = Type.Composite([Type.Omit(ManifestSchema, ['entries']), Type.Object({
   archive: Type.Object({ key: Type.String(), size: Type.Integer({ minimum: 0 }), sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }) })
 })])
 
