@@ -12,6 +12,8 @@ import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
 import schemaPlugin from './plugins/schema.js'
+import backupsPlugin from './plugins/backups.js'
+import metricsPlugin, { metricsEnabled } from './plugins/metrics.js'
 import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
@@ -22,6 +24,7 @@ import actionRoutes from './routes/actions.js'
 import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
 import adminRoutes from './routes/admin.js'
+import backupRoutes from './routes/backups.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
@@ -56,6 +59,9 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(actionsPlugin)
     await app.register(filesPlugin)
     await app.register(schemaPlugin)
+    await app.register(backupsPlugin)
+    // Off: not registered at all, so the request path has no metrics hook.
+    if (metricsEnabled(app.fastbase.config)) await app.register(metricsPlugin)
     await app.register(authContextPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
@@ -97,7 +103,7 @@ async function api (scope: FastifyInstance): Promise<void> {
     })
   }
   // Each group in a scope of its own (their body parsers and hooks differ).
-  for (const routes of [healthRoutes, tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes]) await scope.register(routes as FastifyPluginAsync)
+  for (const routes of [healthRoutes, tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes, backupRoutes]) await scope.register(routes as FastifyPluginAsync)
 }
 
 export default fp(fastbase, { fastify: '5.x', name: 'fastbase' })

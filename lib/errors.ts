@@ -47,18 +47,18 @@ export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
 
 /** Every code the table below raises, by the statuses it is answered with (the API document lists them per status). */
 export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> = {
-  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY'],
+  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY', 'FB_ERR_BAD_ARCHIVE'],
   401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
   403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN'],
-  404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND'],
-  409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED'],
+  404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'FB_ERR_BACKUP_NOT_FOUND'],
+  409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED', 'FB_ERR_BACKUP_RUNNING', 'FB_ERR_RESTORE_REFUSED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
   415: ['FB_ERR_UNSUPPORTED_MEDIA_TYPE'],
   416: ['FB_ERR_RANGE', 'FB_ERR_BAD_RANGE'],
   429: ['FB_ERR_RATE_LIMITED'],
   500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
   502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
-  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL']
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY', 'FB_ERR_BACKUP_TOOL_MISSING']
 }
 
 /** `data.<field>._errors` shape shared by table validation and actions. */
@@ -114,6 +114,14 @@ export const errors = {
   storageBadRange: (message: string) => new FastbaseError(416, 'FB_ERR_BAD_RANGE', message),
   /** A schema migration the database refused (rows that break a new constraint...): nothing was applied. */
   migrationFailed: (name: string, reason: string) => new FastbaseError(409, 'FB_ERR_MIGRATION_FAILED', `Migration ${name} failed, nothing was applied: ${reason}`, { migration: name }),
+  /** GET /health/ready: the instance cannot serve yet; `data` has the counts. */
+  notReady: (message: string, data: Record<string, unknown>) => new FastbaseError(503, 'FB_ERR_NOT_READY', message, data),
+  // Backups (lib/backup): a bad archive or a refused restore says why, never with a stack.
+  backupNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_BACKUP_NOT_FOUND', `Backup not found - ${name}`),
+  backupRunning: () => new FastbaseError(409, 'FB_ERR_BACKUP_RUNNING', 'A backup is already running on this instance; try again when it has finished'),
+  badArchive: (reason: string) => new FastbaseError(400, 'FB_ERR_BAD_ARCHIVE', `Not a usable fastbase backup: ${reason}`),
+  restoreRefused: (reason: string) => new FastbaseError(409, 'FB_ERR_RESTORE_REFUSED', `Restore refused, nothing was changed: ${reason}`),
+  backupToolMissing: (tool: string) => new FastbaseError(503, 'FB_ERR_BACKUP_TOOL_MISSING', `${tool} is not on the PATH: PostgreSQL backups and restores use PostgreSQL's own ${tool} (install the PostgreSQL client tools of your server's major version, e.g. the postgresql-client package)`),
   /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
   migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables })
 }

@@ -64,6 +64,7 @@ async function send (method, path, { query, json, form, auth = true, raw = false
 export const api = {
   get: (path, query, options) => send('GET', path, { ...options, query }),
   post: (path, json, options) => send('POST', path, { ...options, json }),
+  delete: (path) => send('DELETE', path),
   /** Multipart: `form` is a FormData (file uploads, see filePayload in views/record-form.js). */
   postForm: (path, form, query) => send('POST', path, { form, query }),
   /** The raw Response (file downloads). */

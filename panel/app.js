@@ -1,5 +1,5 @@
 // The panel's shell: session (sign-in, sign-out, expiry), the navigation and a hash router
-// (#/table/<name>, #/actions, #/migrations, #/settings) so a reload stays where it was.
+// (#/table/<name>, #/actions, #/migrations, #/backups, #/settings) so a reload stays where it was.
 import { api, API_BASE, ApiError, useToken } from './api.js'
 import { h, replace } from './dom.js'
 import { tablesOf } from './schema.js'
@@ -8,12 +8,13 @@ import { renderSignIn } from './views/sign-in.js'
 import { renderTable } from './views/table.js'
 import { renderActions } from './views/actions.js'
 import { renderMigrations } from './views/migrations.js'
+import { renderBackups } from './views/backups.js'
 import { renderSettings } from './views/settings.js'
 
 const root = document.getElementById('app')
 const EXPIRED = 'Your session has expired. Sign in again.'
 const ROLE_TEXT = {
-  superadmin: 'everything: records, actions, migrations',
+  superadmin: 'everything: records, actions, migrations, backups',
   editor: 'read and write records, run actions',
   viewer: 'read only'
 }
@@ -76,7 +77,7 @@ function shell () {
       ? h('p', { class: 'hint' }, 'The config has no tables.')
       : h('ul', { 'aria-labelledby': 'nav-tables' }, [...tables.keys()].map((name) => link(`#/table/${encodeURIComponent(name)}`, name))),
     h('h2', { class: 'nav-title', id: 'nav-admin' }, 'Admin'),
-    h('ul', { 'aria-labelledby': 'nav-admin' }, link('#/actions', 'Actions'), link('#/migrations', 'Migrations'), link('#/settings', 'Settings')))
+    h('ul', { 'aria-labelledby': 'nav-admin' }, link('#/actions', 'Actions'), link('#/migrations', 'Migrations'), link('#/backups', 'Backups'), link('#/settings', 'Settings')))
   const skip = h('a', { class: 'skip', href: '#main', onclick: (event) => { event.preventDefault(); main.focus() } }, 'Skip to content')
   replace(root,
     skip,
@@ -123,6 +124,9 @@ function route (focus) {
   } else if (view === 'migrations') {
     shown = renderMigrations(main, { can })
     title = 'Migrations'
+  } else if (view === 'backups') {
+    shown = renderBackups(main, { can })
+    title = 'Backups'
   } else if (view === 'settings') {
     shown = renderSettings(main)
     title = 'Settings'

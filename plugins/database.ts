@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import { migrate, migrationStatus, projectOf, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
-import { internalTablesFor } from '../lib/auth/store-tables.js'
+import { internalTablesFor } from '../lib/internal/tables.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options

@@ -5,7 +5,7 @@ import multipartPlugin from './external/multipart.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { createStorage } from '../lib/storage/index.js'
-import type { Storage } from '../lib/storage/types.js'
+import { withDeletionHold } from '../lib/storage/deletion-hold.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey, fileFields } from '../lib/files/tracker.js'
 import type { TableDescriptor } from '../lib/table.js'
@@ -55,7 +55,7 @@ function multipartError (error: unknown): unknown {
 
 async function files (app: FastifyInstance): Promise<void> {
   const { config, options, limits } = app.fastbase
-  const storage: Storage = await createStorage(config.storage, options.dataDir)
+  const storage = withDeletionHold(await createStorage(config.storage, options.dataDir))
   await app.register(multipartPlugin)
   // Per call rather than per plugin: the plugin may be the host app's, with its own limits.
   const partLimits = { limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize } }

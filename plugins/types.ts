@@ -9,7 +9,8 @@ import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
 import type { CompiledAction } from '../lib/actions/run.js'
 import type { RunActionFn } from './actions.js'
-import type { Storage } from '../lib/storage/types.js'
+import type { HoldableStorage } from '../lib/storage/deletion-hold.js'
+import type { BackupService } from '../lib/backup/service.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
@@ -55,10 +56,12 @@ export interface Fastbase {
   actions: Map<string, CompiledAction>
   /** Runs an action from server code with the HTTP route's validation, guard and execution. */
   runAction: RunActionFn
-  /** Where uploaded files live (local disk or S3). */
-  storage: Storage
+  /** Where uploaded files live (local disk or S3); a backup holds its deletions while it copies them. */
+  storage: HoldableStorage
   /** Route hooks for table writes with files. */
   fileHooks: FileHooks
+  /** Backups of this database (plugins/backups.ts): on demand, on schedule, listed and read. */
+  backups: BackupService
 }
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */

@@ -8,8 +8,7 @@ import { Type } from '@sinclair/typebox'
 // The `app.fastbase` declaration.
 import type {} from '../plugins/types.js'
 import type { TypeBoxApp } from './typebox.js'
-import type { AuthContext } from '../lib/auth-context.js'
-import { errors } from '../lib/errors.js'
+import { requireAdmin } from './admin-access.js'
 import { redactSecrets } from '../lib/config/redact.js'
 import { ErrorSchema } from '../schemas/error.js'
 import { callerOf } from '../plugins/auth-context.js'
@@ -64,12 +63,7 @@ const ApplyResultSchema = Type.Object({
 
 const accessErrors = { 401: ErrorSchema, 403: ErrorSchema }
 
-/** Anonymous: 401. Signed in but not an admin (or not a superadmin where one is needed): 403. */
-function requireAdmin (auth: AuthContext, superadmin = false): void {
-  if (!auth.admin && auth.uid === null) throw errors.unauthorized()
-  if (!auth.admin) throw errors.forbidden('Admins only')
-  if (superadmin && !auth.superadmin) throw errors.forbidden('Only a superadmin can change the database schema')
-}
+const SCHEMA_CHANGES = 'Only a superadmin can change the database schema'
 
 export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/settings', {
@@ -94,7 +88,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: SetupSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
-    requireAdmin(callerOf(request), true)
+    requireAdmin(callerOf(request), SCHEMA_CHANGES)
     const { created } = await app.fastbase.schema.migrate('setup')
     const message = created.length === 0 ? 'Database is set up: no table was missing' : `Database is set up: created ${created.length} missing table${created.length === 1 ? '' : 's'}`
     return { message, created }
@@ -125,7 +119,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       response: { 200: ApplyResultSchema, 400: ErrorSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
-    requireAdmin(callerOf(request), true)
+    requireAdmin(callerOf(request), SCHEMA_CHANGES)
     const dryRun = request.body?.dryRun === true
     const allow = { allowDestructive: request.body?.allowDestructive === true, allowDropAll: request.body?.allowDropAll === true }
     const { applied, pending, dropsEveryTable } = await app.fastbase.schema.migrate(dryRun ? 'dry-run' : 'apply', allow)

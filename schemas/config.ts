@@ -270,6 +270,27 @@ export const S3StorageConfigSchema = Type.Object({
 
 export const StorageConfigSchema = Type.Union([LocalStorageConfigSchema, S3StorageConfigSchema])
 
+/** Scheduled and on-demand backups (docs/backups.md); lib/backup/settings.ts has the defaults. */
+export const BackupsConfigSchema = Type.Object({
+  /** A cron expression (five or six fields, e.g. `0 3 * * *`); none means backups on demand only. */
+  schedule: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  /** Complete backups kept; older ones are deleted after each new one. Default 7. */
+  keep: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+  /** Where archives go; default a local folder `<dataDir>/backups`. */
+  storage: Type.Optional(StorageConfigSchema),
+  /** Archive the files of the local storage driver too. Default true. */
+  files: Type.Optional(Type.Boolean())
+}, { additionalProperties: false })
+
+/** Prometheus metrics (docs/metrics.md): served only when this block is present and `enabled` is not false. */
+export const MetricsConfigSchema = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  /** Default `/metrics` (not under the API prefix). */
+  path: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9_./-]{0,200}$' })),
+  /** What a scraper sends as `Authorization: Bearer <token>`; at least 16 characters; `$NAME` reads the environment. */
+  token: Type.String({ minLength: 1 })
+}, { additionalProperties: false })
+
 const limit = (description: string, maximum?: number) => Type.Optional(Type.Integer({ minimum: 1, description, ...(maximum === undefined ? {} : { maximum }) }))
 const LimitsSchema = Type.Object({
   maxLimit: limit('rows of one read'),
@@ -326,6 +347,8 @@ export const DatabaseSettingsSchema = Type.Object({
   }, { additionalProperties: false })),
   /** Apply additive schema changes on start (decision D21); default true. */
   autoMigrate: Type.Optional(Type.Boolean()),
+  backups: Type.Optional(BackupsConfigSchema),
+  metrics: Type.Optional(MetricsConfigSchema),
   /** Realtime subscriptions over server-sent events (docs/realtime.md); lib/realtime/settings.ts has the defaults. */
   realtime: Type.Optional(Type.Object({
     enabled: Type.Optional(Type.Boolean()),
@@ -376,4 +399,6 @@ interface TeenybaseOnlyEmailKeys {
 }
 export type DatabaseSettings = Omit<Settings, 'email'> & TeenybaseOnlyKeys & { email?: NonNullable<Settings['email']> & TeenybaseOnlyEmailKeys }
 export type StorageConfig = Static<typeof StorageConfigSchema>
+export type BackupsConfig = Static<typeof BackupsConfigSchema>
+export type MetricsConfig = Static<typeof MetricsConfigSchema>
 export type AnySchema = TSchema

@@ -648,6 +648,11 @@ function otherOperation (b: Builder, rel: string, method: string, op: Json): voi
   const limited = b.rateLimited ? [429] : []
   const ids: Record<string, [string, number[]]> = {
     'get /health': ['health', [401, 503]],
+    'get /health/ready': ['health_ready', [401, 503]],
+    'get /backups': ['admin_backups', [401, 403, 500, 503]],
+    'post /backups': ['admin_backup_create', [401, 403, 409, 500, 503]],
+    'get /backups/{name}': ['admin_backup_download', [401, 403, 404, 500]],
+    'delete /backups/{name}': ['admin_backup_delete', [401, 403, 404, 500]],
     'get /settings': ['admin_settings', [401, 403, 500]],
     'post /setup-db': ['admin_setup_db', [401, 403, 413, 415, 500, 503]],
     'get /migrations': ['admin_migrations', [401, 403, 500, 503]],
@@ -669,6 +674,24 @@ function otherOperation (b: Builder, rel: string, method: string, op: Json): voi
   }
   op.operationId = known[0]
   if (known[1].length > 0) setResponses(b, op, known[1])
+  // A backup's record, once in the components (the list and the new backup answer it).
+  if (rel === '/backups') {
+    const media = op.responses?.[200]?.content?.[JSON_TYPE]
+    const holder = method === 'get' ? media?.schema?.properties?.backups : media
+    const record = method === 'get' ? holder?.items : holder?.schema
+    if (record !== undefined) {
+      b.schemas.backup ??= record
+      if (method === 'get') holder.items = b.ref('backup')
+      else holder.schema = b.ref('backup')
+    }
+  }
+  if (rel === '/backups/{name}' && method === 'get') {
+    op.responses[200] = {
+      description: 'The archive: a gzipped tar of the database, the local files and manifest.json',
+      headers: { 'X-Content-SHA256': { description: 'The archive\'s SHA-256 (hex), as its record names it', schema: { type: 'string' } } },
+      content: { 'application/gzip': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/gzip' } } }
+    }
+  }
   if (rel === '/setup-db' && op.requestBody === undefined) {
     // Teenybase clients send `{}`; the body is optional and ignored.
     op.requestBody = { required: false, content: json({ type: 'object', additionalProperties: false }, {}) }

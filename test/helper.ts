@@ -109,6 +109,8 @@ export interface BuildOptions {
   dialect?: DialectName
   /** A database to use instead of a fresh one (see `sharedDatabase`). */
   databaseUrl?: string
+  /** A data directory to use instead of a fresh one (files, backups). */
+  dataDir?: string
   /** Where `$NAME` config secrets are read from (default: process.env). */
   env?: Record<string, string | undefined>
   /** Default `adminToken`. */
@@ -134,7 +136,7 @@ export async function buildApp (t: Test, config: DatabaseSettings | string, opts
   await app.register(fastbase, {
     config,
     databaseUrl,
-    dataDir: freshDir(t, 'app-'),
+    dataDir: opts.dataDir ?? freshDir(t, 'app-'),
     env: opts.env,
     adminServiceToken: opts.adminServiceToken ?? adminToken
   })

@@ -99,6 +99,18 @@ async function behaves (t: Test, driver: Driver): Promise<void> {
     t.pass('deleting missing keys is not an error')
   })
 
+  await t.test('list: every object under a prefix, with its size; no sidecars or temporary files', async (t) => {
+    const keys = ['listed/a_0123456789.txt', 'listed/deeper/b_0123456789.txt', 'listedx/c_0123456789.txt']
+    for (const key of keys) await storage.put(key, Readable.from([Buffer.from(key)]), { contentType: 'text/plain' })
+    const listed = (await storage.list('listed/')).map((o) => [o.key, o.size]).sort()
+    t.same(listed, [[keys[0], keys[0].length], [keys[1], keys[1].length]], 'the prefix is a folder: listedx/ is not under listed/')
+    t.same(await storage.list('nothing-here/'), [], 'an empty prefix lists nothing')
+    t.ok((await storage.list('')).some((o) => o.key === keys[2]), 'the root lists everything')
+    await storage.delete(keys)
+    t.same(await storage.list('listed/'), [])
+    t.equal(await codeOf(storage.list('../')), 'FB_ERR_BAD_KEY', 'a prefix is a key')
+  })
+
   await t.test('an overwrite replaces content and metadata; an empty object works', async (t) => {
     const key = 'posts/same_0123456789.txt'
     await storage.put(key, Readable.from([Buffer.from('first version')]), { contentType: 'text/plain' })

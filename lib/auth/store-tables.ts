@@ -1,8 +1,7 @@
 // fastbase's own tables for auth state. They live in the database (not in process memory) so every
 // instance sharing it sees the same sessions, one-time tokens and (PostgreSQL) rate-limit counters.
 // Times are epoch seconds, except the rate limits' database-clock timestamps.
-import type { DatabaseSettings, TableData } from '../../schemas/config.js'
-import type { DialectName } from '../dialects/types.js'
+import type { TableData } from '../../schemas/config.js'
 import { INTEREST_TABLE } from '../realtime/interest.js'
 
 export const SESSIONS = '_fastbase_sessions'
@@ -109,16 +108,4 @@ export const realtimeInterestTable: TableData = {
     { name: 'expires_at', type: 'date', sqlType: 'timestamp', notNull: true }
   ],
   indexes: [{ fields: ['table_name'] }]
-}
-
-/**
- * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
- * extension; on PostgreSQL, the rate-limit counters shared by every instance (unless `rateLimit:
- * false`; SQLite counts in process: one file, one process).
- */
-export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
-  const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
-  const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
-  const realtime = dialect === 'postgres' && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
-  return [...auth, ...counters, ...realtime]
 }

@@ -4,9 +4,11 @@ import { check } from './check.js'
 import { exec } from './exec.js'
 import { init } from './init.js'
 import { migrate } from './migrate.js'
+import { backup } from './backup.js'
+import { restore } from './restore.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, backup, restore }
 
 const HELP = `Usage: fastbase <command> [options]
 

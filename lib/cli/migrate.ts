@@ -4,7 +4,7 @@
 // --allow-destructive, or by typing "yes" when asked on a terminal.
 import { createInterface } from 'node:readline/promises'
 import { migrate as runMigrations, dropsEveryTableMessage, projectOf, type MigrateOptions, type MigrateResult, type MigrationDatabase, type PendingMigration } from '../db/migrations.js'
-import { internalTablesFor } from '../auth/store-tables.js'
+import { internalTablesFor } from '../internal/tables.js'
 import { safeDatabaseUrl } from '../config/locations.js'
 import { connect, schemaDialect } from '../dialects/index.js'
 import { isPostgresUrl } from '../dialects/postgres-connection.js'

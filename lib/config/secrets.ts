@@ -33,6 +33,8 @@ const SECRET_POSITIONS: readonly Pattern[] = [
   ['jwtAllowedIssuers', '*', 'clientSecret'],
   ['jwtAllowedIssuers', '*', 'secret'],
   ['storage', '**'],
+  ['backups', 'storage', '**'],
+  ['metrics', 'token'],
   ['admin', 'viewerPassword'],
   ['admin', 'editorPassword']
 ]

@@ -60,8 +60,12 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
   const shape = shapes.get(key)
   if (shape !== undefined) {
     const plan = shape.plans.get(signature(shape.reads, globals))
-    if (plan !== undefined) return plan
+    if (plan !== undefined) {
+      planCacheCounts.hits++
+      return plan
+    }
   }
+  planCacheCounts.misses++
   const trace = new Trace()
   const prepare = (query: Knex.QueryBuilder, { wrap = (sql: string) => sql, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
     const { statement, bindings } = compileStatement(query)
@@ -95,6 +99,9 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
 }
 
 /** What the cache holds now (for tests and diagnostics). */
+/** Lookups answered from the cache, and plans built, since the process started (metrics). */
+export const planCacheCounts = { hits: 0, misses: 0 }
+
 export function planCacheSize (): { shapes: number, bytes: number } {
   return { shapes: shapes.size, bytes: heldBytes }
 }

@@ -395,6 +395,15 @@ export class RealtimeHub implements ChangeSink {
     for (const client of this.clients.values()) if (client.classes.length > 0) client.send(chunk)
   }
 
+  /** What the hub holds now (metrics): streams, subscriber classes, bytes written but not yet read by clients, changes waiting. */
+  load (): { streams: number, classes: number, queuedBytes: number, pendingChanges: number } {
+    let classes = 0
+    for (const perTable of this.byTable.values()) classes += perTable.size
+    let queuedBytes = 0
+    for (const client of this.clients.values()) queuedBytes += client.options.sink.buffered()
+    return { streams: this.clients.size, classes, queuedBytes, pendingChanges: this.queue.length }
+  }
+
   /** Resolves when every change enqueued so far has been delivered (tests, benchmarks). */
   async settled (): Promise<void> {
     while (this.draining) await this.idle

@@ -20,13 +20,18 @@ export const S3_PACKAGES = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage']
  * otherwise, and it is an optional dependency, so a project without S3 need not install it.
  */
 export async function createStorage (config: StorageConfig | undefined, dataDir: string): Promise<Storage> {
-  if (config === undefined || config.driver === 'local') {
-    const root = config?.root
-    return createLocalStorage(root === undefined ? join(dataDir, 'files') : isAbsolute(root) ? root : join(dataDir, root))
-  }
-  const { driver: _driver, ...options } = config
+  const root = localStorageRoot(config, dataDir)
+  if (root !== undefined) return createLocalStorage(root)
+  const { driver: _driver, ...options } = config as Extract<StorageConfig, { driver: 's3' }>
   const { createS3Storage } = await importS3Driver()
   return createS3Storage(options)
+}
+
+/** The folder of the local driver for `config` (absolute), or undefined for a bucket. */
+export function localStorageRoot (config: StorageConfig | undefined, dataDir: string): string | undefined {
+  if (config !== undefined && config.driver !== 'local') return undefined
+  const root = config?.root
+  return root === undefined ? join(dataDir, 'files') : isAbsolute(root) ? root : join(dataDir, root)
 }
 
 /** lib/storage/s3.ts, or a ConfigError naming what to install when the AWS SDK is missing. */

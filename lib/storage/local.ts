@@ -5,7 +5,7 @@
 // collide with objects.
 import { createHash, randomBytes } from 'node:crypto'
 import { type Dir, mkdirSync, type Stats } from 'node:fs'
-import { type FileHandle, mkdir, open, opendir, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, opendir, readFile, readdir, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -15,7 +15,7 @@ import type { Storage, StoredObject } from './types.js'
 interface Sidecar { contentType: string, etag: string, size: number }
 
 const DEFAULT_TYPE = 'application/octet-stream'
-const TEMP_NAME = /\.~[0-9a-f]{12}\.tmp$/
+export const TEMP_NAME = /\.~[0-9a-f]{12}\.tmp$/
 /**
  * A temporary file untouched this long belongs to an upload that will never finish (the process was
  * killed mid-upload): Node ends any request after 5 minutes, and an upload writes as it receives.
@@ -130,6 +130,25 @@ export function createLocalStorage (root: string): Storage {
       return file.createReadStream(range === undefined ? {} : { start: range.start, end: range.end })
     },
 
+    async list (prefix) {
+      const folder = prefix === '' ? base : pathOf(prefix.replace(/\/+$/, ''))
+      const found: StoredObject[] = []
+      const dirs = [folder]
+      for (let dir = dirs.pop(); dir !== undefined; dir = dirs.pop()) {
+        const entries = await readdir(dir, { withFileTypes: true }).catch((err: unknown) => { if (isMissing(err)) return []; throw err })
+        for (const entry of entries) {
+          const path = resolve(dir, entry.name)
+          if (entry.isDirectory()) dirs.push(path)
+          else if (entry.isFile() && !TEMP_NAME.test(entry.name) && !entry.name.endsWith(SIDECAR_SUFFIX)) {
+            const key = path.slice(inside.length).split(sep).join('/')
+            const stats = await fsStat(path).catch(() => undefined)
+            if (stats !== undefined) found.push(describe(key, stats, await readSidecar(path)))
+          }
+        }
+      }
+      return found
+    },
+
     async delete (keys) {
       // Every key is checked before anything is removed.
       const paths = keys.map(pathOf)
@@ -146,8 +165,10 @@ export function createLocalStorage (root: string): Storage {
   }
 }
 
+const SIDECAR_SUFFIX = '.meta.json'
+
 function sidecarOf (path: string): string {
-  return path + '.meta.json'
+  return path + SIDECAR_SUFFIX
 }
 
 async function readSidecar (path: string): Promise<Sidecar | undefined> {

@@ -2,7 +2,7 @@
 // lib-storage's multipart `Upload`, so memory stays near queueSize x partSize whatever the file size.
 import { Readable } from 'node:stream'
 import {
-  DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig, type S3ServiceException
+  DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig, type S3ServiceException
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { assertValidKey, assertValidRange, storageError } from './keys.js'
@@ -128,6 +128,28 @@ export function createS3Storage (opts: S3StorageOptions): Storage {
         if (isNotFound(err)) throw storageError('FB_ERR_NOT_FOUND', `File not found ${key}`)
         throw err
       }
+    },
+
+    async list (prefix) {
+      const Prefix = prefix === '' ? (folder === '' ? undefined : `${folder}/`) : objectKey(prefix.replace(/\/+$/, '')) + '/'
+      const found: StoredObject[] = []
+      let ContinuationToken: string | undefined
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }))
+        for (const object of page.Contents ?? []) {
+          if (object.Key === undefined) continue
+          found.push({
+            key: folder === '' ? object.Key : object.Key.slice(folder.length + 1),
+            size: object.Size ?? 0,
+            // A listing carries no content type; callers that need it `stat` the object.
+            contentType: DEFAULT_TYPE,
+            etag: object.ETag ?? '""',
+            lastModified: object.LastModified ?? new Date(0)
+          })
+        }
+        ContinuationToken = page.IsTruncated === true ? page.NextContinuationToken : undefined
+      } while (ContinuationToken !== undefined)
+      return found
     },
 
     async delete (keys) {

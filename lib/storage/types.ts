@@ -14,6 +14,11 @@ export interface Storage {
    * size from `stat`. A missing key rejects with code `FB_ERR_NOT_FOUND`.
    */
   read (key: string, range?: { start: number, end: number }): Promise<NodeJS.ReadableStream>
+  /**
+   * Every object whose key starts with `prefix` (a folder, ending in `/`), in no particular order.
+   * Callers keep what they store under one prefix few enough to list at once (backups: a handful).
+   */
+  list (prefix: string): Promise<StoredObject[]>
   /** Deletes; missing keys are not an error. */
   delete (keys: string[]): Promise<void>
   close (): Promise<void>

@@ -2,6 +2,7 @@
 // "Previous" / "Next", and per row "Edit" / "Delete". Only the page on screen is ever in the DOM.
 import { api, apiUrl, ApiError } from '../api.js'
 import { announce, h, replace, uid } from '../dom.js'
+import { download } from '../download.js'
 import { formatValue } from '../format.js'
 import { whereRow } from '../schema.js'
 import { confirmDialog } from './dialog.js'
@@ -22,22 +23,6 @@ function hashOf (name, state) {
   if (state.offset > 0) q.set('offset', String(state.offset))
   const s = q.toString()
   return `#/table/${encodeURIComponent(name)}${s ? `?${s}` : ''}`
-}
-
-/** Fetches with the token and saves the answer under its stored name (a plain link has no token). */
-async function download (path, name, onError) {
-  try {
-    const response = await api.download(path)
-    const url = URL.createObjectURL(await response.blob())
-    const a = h('a', { href: url, download: name, hidden: true })
-    document.body.append(a)
-    a.click()
-    a.remove()
-    setTimeout(() => URL.revokeObjectURL(url), 60_000)
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error
-    if (error.status !== 401) onError(`Download of ${name} failed: ${error.message}`)
-  }
 }
 
 /** A filter that fits this table's own fields, for the placeholder. */

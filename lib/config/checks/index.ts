@@ -4,6 +4,7 @@ import type { Check } from './common.js'
 import { checkActions } from './actions.js'
 import { checkAppUrl } from './app.js'
 import { checkStorage } from './storage.js'
+import { checkOperations } from './operations.js'
 import { checkExtensions, checkProviders } from './auth.js'
 import { checkDefaults, checkSelectValues, checkTypes } from './fields.js'
 import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
@@ -16,5 +17,5 @@ export type { Check } from './common.js'
 /** In this order (problems at one path keep it after sorting by path). */
 export const CROSS_CHECKS: Check[] = [
   checkAppUrl, checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkProviders, oauthConfigProblems, allowedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions, checkStorage
+  checkExtensions, checkProviders, oauthConfigProblems, allowedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions, checkStorage, checkOperations
 ]

@@ -1,0 +1,99 @@
+// SQLite backups: the snapshot is `VACUUM INTO` in a worker thread (lib/backup/sqlite-snapshot-thread.ts);
+// a restore checks the copy where it will live (next to the database file, so putting it in place is
+// a rename), moves the database and its WAL aside as `<file>.before-restore-<time>`, and renames the
+// copy in.
+import { existsSync } from 'node:fs'
+import { copyFile, rename, rm } from 'node:fs/promises'
+import { extname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import knexFactory from 'knex'
+import { sqliteFilename } from '../dialects/sqlite-connection.js'
+import { envInt } from '../dialects/connection.js'
+import { errors } from '../errors.js'
+import type { DatabaseEngine, Snapshot } from './database-engine.js'
+import { factsMismatch } from './database-engine.js'
+import { forgetInstances, integrityProblems, sqliteFacts } from './sqlite-inspect.js'
+import { timeStamp } from './time-stamp.js'
+
+const THREAD_FILE = new URL(`./sqlite-snapshot-thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+/** The database's WAL and shared-memory files move with it: together they are its state. */
+const COMPANIONS = ['', '-wal', '-shm']
+
+export const sqliteEngine: DatabaseEngine = {
+  entry: 'database.sqlite',
+
+  async snapshot (target, file) {
+    const source = sqliteFilename(target.databaseUrl)
+    if (source === ':memory:') throw new Error('an in-memory SQLite database cannot be backed up')
+    return await new Promise<Snapshot>((resolve, reject) => {
+      const worker = new Worker(THREAD_FILE, { workerData: { source, target: file, busyTimeout: envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000) } })
+      let settled = false
+      worker.once('message', (message: { facts?: Snapshot, error?: string }) => {
+        settled = true
+        if (message.error !== undefined) reject(new Error(`SQLite snapshot failed: ${message.error}`))
+        else resolve(message.facts!)
+      })
+      worker.once('error', (err) => { settled = true; reject(err) })
+      worker.once('exit', (code) => { if (!settled) reject(new Error(`the SQLite snapshot thread exited (${code})`)) })
+    })
+  },
+
+  async restore (target, file, manifest, verify) {
+    const path = sqliteFilename(target.databaseUrl)
+    if (path === ':memory:') throw errors.restoreRefused('DATABASE_URL names an in-memory SQLite database')
+    // Next to the database, so the swap is a rename on one file system.
+    const staged = `${path}.restore-${timeStamp()}`
+    await copyFile(file, staged)
+    try {
+      const db = new Database(staged, { fileMustExist: true })
+      try {
+        const problems = integrityProblems(db)
+        if (problems.length > 0) throw errors.badArchive(`the database fails PRAGMA integrity_check: ${problems.join('; ')}`)
+        const mismatch = factsMismatch(sqliteFacts(db), manifest)
+        if (mismatch.length > 0) throw errors.badArchive(`the database is not the one its manifest describes: ${mismatch.join('; ')}`)
+        forgetInstances(db)
+      } finally {
+        db.close()
+      }
+      const knex = knexFactory({ client: 'better-sqlite3', connection: { filename: staged }, useNullAsDefault: true })
+      try {
+        await verify(knex)
+      } finally {
+        await knex.destroy()
+      }
+    } catch (err) {
+      await rm(staged, { force: true })
+      throw err
+    }
+    // The target's connection must not hold the file while it moves.
+    await target.knex.destroy()
+    const keptAt = existsSync(path) ? `${path}.before-restore-${timeStamp()}` : undefined
+    const moved: string[] = []
+    const putBack = async (): Promise<void> => {
+      for (const suffix of moved) await rename(keptAt! + suffix, path + suffix)
+    }
+    try {
+      if (keptAt !== undefined) {
+        for (const suffix of COMPANIONS) {
+          if (!existsSync(path + suffix)) continue
+          await rename(path + suffix, keptAt + suffix)
+          moved.push(suffix)
+        }
+      }
+      await rename(staged, path)
+    } catch (err) {
+      await putBack()
+      await rm(staged, { force: true })
+      throw err
+    }
+    return {
+      keptAt,
+      rollback: async () => {
+        for (const suffix of COMPANIONS) await rm(path + suffix, { force: true })
+        await putBack()
+      }
+    }
+  }
+}

@@ -1,0 +1,34 @@
+// What a SQLite database file holds, for a backup's manifest and a restore's checks: its integrity,
+// its schema version (fastbase's migration record) and its rows per table. Synchronous (better-sqlite3):
+// run in the snapshot thread, or by a restore, which has the process to itself.
+import type { Database } from 'better-sqlite3'
+import { MIGRATIONS_TABLE } from '../db/migrations.js'
+import { INSTANCES_TABLE } from '../internal/tables.js'
+
+export interface DatabaseFacts {
+  schema: { migrations: number, last: string | null }
+  tables: Record<string, number>
+}
+
+/** `PRAGMA integrity_check`'s problems (empty when the file is sound). */
+export function integrityProblems (db: Database): string[] {
+  const rows = db.prepare('PRAGMA integrity_check').pluck().all() as string[]
+  return rows.length === 1 && rows[0] === 'ok' ? [] : rows.slice(0, 10)
+}
+
+export function sqliteFacts (db: Database): DatabaseFacts {
+  // Ordinary tables only: FTS5's shadow tables are counted through the tables they index.
+  const names = db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[]
+  const tables: Record<string, number> = {}
+  for (const name of names) tables[name] = Number(db.prepare(`SELECT count(*) FROM "${name.replace(/"/g, '""')}"`).pluck().get())
+  const schema = names.includes(MIGRATIONS_TABLE)
+    ? db.prepare(`SELECT count(*) AS migrations, (SELECT name FROM "${MIGRATIONS_TABLE}" ORDER BY id DESC LIMIT 1) AS last FROM "${MIGRATIONS_TABLE}"`).get() as { migrations: number, last: string | null }
+    : { migrations: 0, last: null }
+  return { schema: { migrations: Number(schema.migrations), last: schema.last }, tables }
+}
+
+/** A restored copy says no instance runs on it (its rows were the instances of the backup's time). */
+export function forgetInstances (db: Database): void {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(INSTANCES_TABLE) !== undefined
+  if (exists) db.prepare(`DELETE FROM "${INSTANCES_TABLE}"`).run()
+}

@@ -1,0 +1,39 @@
+// fastbase's own tables, all of them: each concern's (auth state, rate limits and realtime interest
+// in lib/auth/store-tables.ts) and those for running in production, declared here: which instances
+// are alive (a restore refuses while one is) and which scheduled job ran when (one instance of a fleet
+// claims each run). Times are epoch seconds of the writer's clock.
+import type { DatabaseSettings, TableData } from '../../schemas/config.js'
+import type { DialectName } from '../dialects/types.js'
+import { authStoreTables, rateLimitTable, realtimeInterestTable } from '../auth/store-tables.js'
+
+export const INSTANCES_TABLE = '_fastbase_instances'
+export const JOBS_TABLE = '_fastbase_jobs'
+
+const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
+const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
+
+export const operationsTables: TableData[] = [
+  {
+    // One row per running instance, refreshed every few seconds and removed on a clean stop.
+    name: INSTANCES_TABLE,
+    fields: [text('id', { primary: true, notNull: true }), text('host', { notNull: true }), epoch('pid'), epoch('started_at'), epoch('seen_at')]
+  },
+  {
+    // One row per job: the last schedule slot an instance claimed, and when the job last succeeded.
+    name: JOBS_TABLE,
+    fields: [text('name', { primary: true, notNull: true }), text('slot', { notNull: true }), text('instance', { notNull: true }), epoch('claimed_at'), epoch('succeeded_at', false)]
+  }
+]
+
+/**
+ * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
+ * extension; on PostgreSQL, the rate-limit counters shared by every instance (unless `rateLimit:
+ * false`; SQLite counts in process: one file, one process) and the realtime interest; always, the
+ * operations tables.
+ */
+export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
+  const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
+  const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
+  const realtime = dialect === 'postgres' && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
+  return [...auth, ...counters, ...realtime, ...operationsTables]
+}
