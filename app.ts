@@ -44,6 +44,8 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
   }
   let instance: Fastbase | undefined
+  // Host routes get it from `authenticate` (plugins/host-auth.ts); declared once however many instances.
+  if (!host.hasRequestDecorator('fastbaseAuth')) host.decorateRequest('fastbaseAuth', undefined)
   if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
     echoRequestId(opts.standalone === true ? host : app)

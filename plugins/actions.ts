@@ -7,7 +7,7 @@ import { errors } from '../lib/errors.js'
 export type RunActionFn = (name: string, params?: Record<string, unknown>, options?: RunOptions) => Promise<Array<Array<Record<string, unknown>>>>
 
 async function actions (app: FastifyInstance): Promise<void> {
-  const { config, dialect, tables } = app.fastbase
+  const { config, dialect, descriptors: tables } = app.fastbase
   const compiled: Map<string, CompiledAction> = compileActions(config.actions ?? [], tables, dialect)
   app.fastbase.actions = compiled
   app.fastbase.runAction = async (name, params = {}, options = {}) => {

@@ -71,7 +71,7 @@ async function auth (app: FastifyInstance): Promise<void> {
   }
   const tables = new Map<string, AuthTable>()
   const sessions = new SessionStore(db)
-  for (const table of app.fastbase.tables.values()) {
+  for (const table of app.fastbase.descriptors.values()) {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
     await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret, namespace))

@@ -23,7 +23,7 @@ declare module './types.js' {
 }
 
 const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
-  const { config, executor, tables, options } = app.fastbase
+  const { config, executor, descriptors: tables, options } = app.fastbase
   const { enabled, ...settings } = realtimeSettings(config.realtime)
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)

@@ -12,6 +12,7 @@ import type { RunActionFn } from './actions.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
+import type { HostAuthentication } from './host-auth.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -50,7 +51,8 @@ export interface Fastbase {
   schema: SchemaService
   /** Where table operations run (lib/crud/context.ts#crudContext). */
   executor: Executor
-  tables: Map<string, TableDescriptor>
+  /** Every table's compiled descriptor (lib/table.ts), by name. */
+  descriptors: Map<string, TableDescriptor>
   auth: AuthServices
   actions: Map<string, CompiledAction>
   /** Runs an action from server code with the HTTP route's validation, guard and execution. */
@@ -59,6 +61,13 @@ export interface Fastbase {
   storage: Storage
   /** Route hooks for table writes with files. */
   fileHooks: FileHooks
+  /**
+   * A preHandler for the host's own routes: authenticates the request as fastbase's routes do and
+   * sets `request.fastbaseAuth` (plugins/host-auth.ts).
+   */
+  authenticate: HostAuthentication['authenticate']
+  /** The caller this instance's `authenticate` proved for a host request. */
+  callerOf: HostAuthentication['callerOf']
 }
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */
@@ -108,8 +117,9 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /**
-     * Who the caller is, as fastbase's rules see it: set on fastbase's routes only (a host's routes and
-     * hooks that run before fastbase's see undefined). fastbase's routes read it through `callerOf`.
+     * Who the caller is, as fastbase's rules see it: set on fastbase's routes, and on a host's routes
+     * by `app.fastbase.authenticate()`; undefined anywhere else (a host route without that preHandler,
+     * hooks that run before it). fastbase's routes read it through `callerOf`.
      */
     fastbaseAuth?: AuthContext
     /** Set on table writes: what this request uploaded and released. */
