@@ -14,6 +14,7 @@ import filesPlugin from './plugins/files.js'
 import schemaPlugin from './plugins/schema.js'
 import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
+import tableApiPlugin from './plugins/table-api.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
@@ -59,6 +60,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(filesPlugin)
     await app.register(schemaPlugin)
     await app.register(authContextPlugin)
+    await app.register(tableApiPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
     await app.register(realtimePlugin, { prefix })

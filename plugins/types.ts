@@ -13,6 +13,7 @@ import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
 import type { HostAuthentication } from './host-auth.js'
+import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -68,7 +69,38 @@ export interface Fastbase {
   authenticate: HostAuthentication['authenticate']
   /** The caller this instance's `authenticate` proved for a host request. */
   callerOf: HostAuthentication['callerOf']
+  /** The in-process API: `tables.posts.list(args, { as })` (lib/api/tables.ts, plugins/table-api.ts). */
+  tables: Tables
+  /** The same API inside a Knex transaction of this instance's database. */
+  tablesWithin: (trx: Knex.Transaction) => Tables
+  /** Runs `work` in one transaction: every call through its `tables` commits or rolls back together. */
+  transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
+  /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
+  callerFor: (table: string, userId: string | number) => Promise<AuthContext>
 }
+
+/**
+ * One entry per table, `{ row, insert, update }`: written by `fastbase types` (a module augmentation
+ * of this interface). Empty, every table takes any columns.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface FastbaseTables {}
+
+/** `app.fastbase.transaction`'s argument. */
+export interface Transaction<Tables> {
+  /** The tables, every call inside this transaction. */
+  tables: Tables
+  db: Knex.Transaction
+}
+
+/** Who an in-process call runs as: a request `authenticate` ran on, a caller, or 'system' (no rules). */
+export type As = FastifyRequest | AuthContext | 'system'
+
+/** `app.fastbase.tables`: typed per table once `fastbase types` has described them. */
+export type Tables = [keyof FastbaseTables] extends [never]
+  ? Readonly<Record<string, TableApi<AnyTable, As>>>
+  : { readonly [K in keyof FastbaseTables]: TableApi<FastbaseTables[K] extends TableShape ? FastbaseTables[K] : AnyTable, As> }
+
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */
 export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
