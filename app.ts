@@ -8,6 +8,7 @@ import databasePlugin from './plugins/database.js'
 import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
+import hooksPlugin from './plugins/hooks.js'
 import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
@@ -55,6 +56,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(tablesPlugin)
     await app.register(errorsPlugin)
     await app.register(validationPlugin)
+    await app.register(hooksPlugin)
     await app.register(authPlugin)
     await app.register(actionsPlugin)
     await app.register(filesPlugin)

@@ -33,7 +33,7 @@ async function tableApi (app: FastifyInstance): Promise<void> {
   function resolve (as: unknown): ActingCaller {
     if (as === 'system') return SYSTEM
     if (typeof as === 'object' && as !== null) {
-      if (isRequest(as)) return { auth: fb.callerOf(as), applyRules: true, request: requestGlobals(as, appUrl) }
+      if (isRequest(as)) return { auth: fb.callerOf(as), applyRules: true, request: requestGlobals(as, appUrl), requestId: as.id }
       if (isCaller(as)) return { auth: as, applyRules: true }
     }
     throw new TypeError('fastbase: `as` must be a request authenticated by this instance, a caller (app.fastbase.callerFor, a hook\'s or an action\'s caller), or \'system\'')
@@ -42,6 +42,7 @@ async function tableApi (app: FastifyInstance): Promise<void> {
   const over = tablesApi({ descriptors: fb.descriptors, resolve, storage: fb.storage, root: fb.db, log: app.log }, fb.limits)
   fb.tables = over(fb.executor) as Fastbase['tables']
   fb.tablesWithin = (trx) => over(withinTransaction(fb.executor, trx)) as Fastbase['tables']
+  fb.executor.hooks!.tablesWithin = fb.tablesWithin
   fb.transaction = async (work) => await fb.db.transaction(async (trx) => await work({ tables: fb.tablesWithin(trx), db: trx }))
   fb.callerFor = async (table, userId) => {
     const at = fb.auth.tables.get(table)

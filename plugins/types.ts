@@ -14,6 +14,7 @@ import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
 import type { HostAuthentication } from './host-auth.js'
 import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
+import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/hooks/registry.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -75,6 +76,8 @@ export interface Fastbase {
   tablesWithin: (trx: Knex.Transaction) => Tables
   /** Runs `work` in one transaction: every call through its `tables` commits or rolls back together. */
   transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
+  /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/hooks/registry.ts). */
+  hooks: Hooks
   /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
   callerFor: (table: string, userId: string | number) => Promise<AuthContext>
 }
@@ -96,10 +99,25 @@ export interface Transaction<Tables> {
 /** Who an in-process call runs as: a request `authenticate` ran on, a caller, or 'system' (no rules). */
 export type As = FastifyRequest | AuthContext | 'system'
 
-/** `app.fastbase.tables`: typed per table once `fastbase types` has described them. */
-export type Tables = [keyof FastbaseTables] extends [never]
-  ? Readonly<Record<string, TableApi<AnyTable, As>>>
-  : { readonly [K in keyof FastbaseTables]: TableApi<FastbaseTables[K] extends TableShape ? FastbaseTables[K] : AnyTable, As> }
+/** Each table's shapes: from `fastbase types` once it has described them, else any columns. */
+export type TableMap = [keyof FastbaseTables] extends [never]
+  ? Record<string, AnyTable>
+  : { [K in keyof FastbaseTables]: FastbaseTables[K] extends TableShape ? FastbaseTables[K] : AnyTable }
+
+/** `app.fastbase.tables`. */
+export type Tables = { readonly [K in keyof TableMap]: TableApi<TableMap[K], As> }
+
+type TableName = keyof TableMap & string
+type Unhook = () => void
+
+/** `app.fastbase.hooks`: each event's argument typed for its table. */
+export interface Hooks {
+  on: (<N extends TableName>(table: N, event: 'beforeInsert', hook: (event: BeforeInsertEvent<TableMap[N]['insert'], Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: 'beforeUpdate', hook: (event: BeforeUpdateEvent<TableMap[N]['update'], Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: 'beforeDelete', hook: (event: BeforeDeleteEvent<Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: AfterEvent, hook: (event: AfterWriteEvent<TableMap[N]['row']>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: AuthEvent, hook: (event: AuthHookEvent) => unknown) => Unhook)
+}
 
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */

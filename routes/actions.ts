@@ -32,7 +32,8 @@ export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
       // The body as sent, typed as runAction takes it: nothing has checked it yet (runAction does).
       return await app.fastbase.runAction(name, (request.body ?? {}) as Record<string, unknown>, {
         auth,
-        request: requestGlobals(request, app.fastbase.config.appUrl)
+        request: requestGlobals(request, app.fastbase.config.appUrl),
+        requestId: request.id
       })
     })
   }

@@ -105,6 +105,6 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     })
     t.same(titles, ['one', 'two'], 'a read inside sees the transaction\'s writes')
     t.equal((await tables.posts.list({}, asAda)).total, 2, 'committed')
-    t.same(Object.keys(tables), ['users', 'posts'], 'one entry per table')
+    t.same(Object.keys(tables), ['users', 'posts', 'audit'], 'one entry per table')
   })
 })

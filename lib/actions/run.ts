@@ -37,6 +37,8 @@ export interface RunOptions {
   auth?: AuthContext
   /** `request.*` for expressions (the HTTP route passes method, headers, ...). */
   request?: Record<string, unknown>
+  /** The request it runs for (in the logs of failing after-hooks). */
+  requestId?: string
 }
 
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
@@ -136,7 +138,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     const results: Row[][] = []
     for (const statement of action.statements) {
       const executor = trx.isTransaction === true ? withinTransaction(runtime.executor, trx) : runtime.executor
-      const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files })
+      const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files, requestId: options.requestId })
       try {
         results.push(statement.sql !== undefined
           ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)

@@ -51,7 +51,7 @@ export interface TableApi<T extends TableShape = AnyTable, As = unknown> {
 }
 
 /** Who a call runs as, once `as` is resolved: the caller rules see, whether rules apply, `request.*`. */
-export interface ActingCaller { auth: AuthContext, applyRules: boolean, request?: Row }
+export interface ActingCaller { auth: AuthContext, applyRules: boolean, request?: Row, requestId?: string }
 
 export interface TableApiRuntime {
   executor: Executor
@@ -133,7 +133,7 @@ function tableApi (runtime: TableApiRuntime, table: TableDescriptor, checks: Tab
     // A viewer admin reads and never writes, as on HTTP.
     if (write && caller.auth.adminRole === 'viewer') throw errors.forbidden()
     const files = write && hasFiles ? new FileTracker(runtime.storage, runtime.log) : undefined
-    const ctx = crudContext(executor, table, caller.auth, { globals: { request: caller.request ?? {} }, applyRules: caller.applyRules, files })
+    const ctx = crudContext(executor, table, caller.auth, { globals: { request: caller.request ?? {} }, applyRules: caller.applyRules, files, requestId: caller.requestId })
     try {
       const result = await work(ctx)
       if (files !== undefined) settleAfterCommit(runtime, files)

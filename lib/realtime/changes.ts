@@ -7,6 +7,7 @@
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
 import { parentOf, settledOf } from '../db/after-commit.js'
+import type { AuthContext } from '../auth-context.js'
 
 type Row = Record<string, unknown>
 
@@ -19,6 +20,10 @@ export interface Change {
   keys: unknown[][]
   /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
   rows: Row[]
+  /** Who made it (record hooks tell their after-hooks); unset for fastbase's own bookkeeping writes. */
+  caller?: AuthContext
+  /** The request it was made for, for the logs of what runs after the commit. */
+  requestId?: string
 }
 
 export interface ChangeSink {

@@ -47,7 +47,8 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     if (write && callerOf(request).adminRole === 'viewer') throw errors.forbidden()
     return crudContext(app.fastbase.executor, table, callerOf(request), {
       globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },
-      files: request.fileTracker
+      files: request.fileTracker,
+      requestId: request.id
     })
   }
 
