@@ -58,7 +58,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(validationPlugin)
     await app.register(hooksPlugin)
     await app.register(authPlugin)
-    await app.register(actionsPlugin)
+    await app.register(actionsPlugin, { code: opts.actions })
     await app.register(filesPlugin)
     await app.register(schemaPlugin)
     await app.register(authContextPlugin)

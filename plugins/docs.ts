@@ -51,7 +51,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
         prefix,
         config,
         tables: [...fb.descriptors.values()],
-        actions: [...(fb.actions?.values() ?? [])].map((a) => a.data),
+        actions: [...(fb.actions?.values() ?? [])].map((a) => ({ ...a.data, code: a.code !== undefined })),
         version: packageVersion
       }, fb.limits) as typeof doc
     }

@@ -13,6 +13,7 @@ import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
 import type { HostAuthentication } from './host-auth.js'
+import type { CodeAction } from '../lib/actions/code.js'
 import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
 import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/hooks/registry.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
@@ -158,6 +159,11 @@ export interface FastbaseOptions {
    * and keeps its own 404 handler.
    */
   standalone?: boolean
+  /**
+   * Actions written in code (`defineAction`): served at `<prefix>/action/<name>`, documented and
+   * guarded as the config's actions are.
+   */
+  actions?: ReadonlyArray<CodeAction<any, any, Tables>>
 }
 
 // Every module augmentation of fastbase, in this one place.
