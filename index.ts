@@ -3,7 +3,7 @@ export { default } from './app.js'
 export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
 // The instance the host gets as `app.fastbase`: importing this package also types that decorator.
-export type { Fastbase, FastbaseRuntimeOptions, SchemaService, FastbaseTables, Tables, TableMap, Hooks, As, Transaction } from './plugins/types.js'
+export type { Fastbase, FastbaseRuntimeOptions, SchemaService, FastbaseTables, FastbaseActions, Tables, TableMap, Hooks, As, Transaction } from './plugins/types.js'
 // Extending fastbase in code: host routes' authentication, the in-process API, hooks, code actions.
 export type { AuthContext as FastbaseCaller, AdminRole } from './lib/auth-context.js'
 export type { AuthenticateOptions } from './plugins/host-auth.js'

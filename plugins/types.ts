@@ -7,8 +7,7 @@ import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
-import type { CompiledAction } from '../lib/actions/run.js'
-import type { RunActionFn } from './actions.js'
+import type { CompiledAction, RunOptions } from '../lib/actions/run.js'
 import type { Storage } from '../lib/storage/types.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
@@ -58,8 +57,11 @@ export interface Fastbase {
   descriptors: Map<string, TableDescriptor>
   auth: AuthServices
   actions: Map<string, CompiledAction>
-  /** Runs an action from server code with the HTTP route's validation, guard and execution. */
-  runAction: RunActionFn
+  /**
+   * Runs an action from server code with the HTTP route's validation, guard and execution: a config
+   * action answers one array of rows per query or step, a code action what its handler returns.
+   */
+  runAction: <N extends string>(name: N, params?: N extends keyof FastbaseActions ? FastbaseActions[N] extends { params: infer P } ? P : Record<string, unknown> : Record<string, unknown>, options?: RunOptions) => Promise<unknown>
   /** Where uploaded files live (local disk or S3). */
   storage: Storage
   /** Route hooks for table writes with files. */
@@ -96,6 +98,10 @@ export interface Transaction<Tables> {
   tables: Tables
   db: Knex.Transaction
 }
+
+/** One entry per config action, `{ params }`: written by `fastbase types`; types `runAction`'s params. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface FastbaseActions {}
 
 /** Who an in-process call runs as: a request `authenticate` ran on, a caller, or 'system' (no rules). */
 export type As = FastifyRequest | AuthContext | 'system'

@@ -4,9 +4,10 @@ import { check } from './check.js'
 import { exec } from './exec.js'
 import { init } from './init.js'
 import { migrate } from './migrate.js'
+import { types } from './types.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types }
 
 const HELP = `Usage: fastbase <command> [options]
 
