@@ -129,6 +129,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     cookie,
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
+  // Server code (a hook, a host route) sends mail the way the auth flows do: SMTP, or the outbox folder.
+  app.fastbase.sendEmail = async (message) => await mailerOnce().send(message)
   // Started once the app is ready: an app that fails to start has nothing to purge with.
   let stopPurge: (() => Promise<void>) | undefined
   app.addHook('onReady', async () => {

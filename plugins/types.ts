@@ -13,6 +13,7 @@ import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
 import type { HostAuthentication } from './host-auth.js'
 import type { CodeAction } from '../lib/actions/code.js'
+import type { MailMessage, SendResult } from '../lib/auth/mailer.js'
 import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
 import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/hooks/registry.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
@@ -79,6 +80,8 @@ export interface Fastbase {
   tablesWithin: (trx: Knex.Transaction) => Tables
   /** Runs `work` in one transaction: every call through its `tables` commits or rolls back together. */
   transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
+  /** Sends an email as the auth flows do: over `email.smtp` / SMTP_URL, else as an .eml file in `<dataDir>/outbox`. */
+  sendEmail: (message: MailMessage) => Promise<SendResult>
   /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/hooks/registry.ts). */
   hooks: Hooks
   /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
