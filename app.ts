@@ -88,8 +88,8 @@ function echoRequestId (scope: FastifyInstance): void {
 const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
 
 /**
- * The API under its prefix: bodies up to `limits.bodySize` (DECISIONS 38), an empty JSON body read
- * as `{}` (DECISIONS 36), the standard 404 body for unknown API paths, and a warning for slow
+ * The API under its prefix: bodies up to `limits.bodySize` (decision D38), an empty JSON body read
+ * as `{}` (decision D36), the standard 404 body for unknown API paths, and a warning for slow
  * requests (per-request log lines are off by default, see `options`).
  */
 async function api (scope: FastifyInstance): Promise<void> {

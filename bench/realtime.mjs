@@ -163,7 +163,7 @@ function percentile (sorted, p) {
 }
 
 /**
- * Many distinct filters on one table (issue 22): `streams × FILTERS_PER_STREAM` subscriptions with
+ * Many distinct filters on one table (decision D55): `streams × FILTERS_PER_STREAM` subscriptions with
  * distinct wheres of `terms` alternatives each, every one its own subscriber class, while writes come
  * at FILTER_WRITES_PER_SEC (paced, one insert each) and `/health` is asked every HEALTH_EVERY_MS.
  * Reports /health latency (the event loop's responsiveness) and event latency (write sent to event

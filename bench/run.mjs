@@ -409,11 +409,11 @@ if (flags['search-only']) {
     console.log('Both servers answer every scenario alike. Measuring:')
     const results = await benchmark(servers, list)
     const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
-    // Realtime (issue 16): writes with 0 and 1,000 subscribers, and the fan-out to them.
+    // Realtime (decisions D47, D48): writes with 0 and 1,000 subscribers, and the fan-out to them.
     const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
     realtime.filters = await realtimeFilters(servers[0].url, fx)
     await Promise.all(servers.map((s) => s.stop()))
-    // Search (issue 22): 100,000 texts, every kind of search, /health under the slowest.
+    // Search (decision D41): 100,000 texts, every kind of search, /health under the slowest.
     const searchCost = await search()
     const startup = await measureStartup(work)
     const expand = await expandScenario()

@@ -1,4 +1,4 @@
-// The search grammar of `@@` (README "Search"): what teenybase projects send to FTS5, read by
+// The search grammar of `@@` (docs/expressions.md, Search): what teenybase projects send to FTS5, read by
 // fastbase itself so that both databases get the same query and no caller text reaches either
 // database's query parser. One linear pass makes tokens, a recursive descent bounded by
 // MAX_SEARCH_DEPTH makes the tree; each dialect writes the tree in its own syntax

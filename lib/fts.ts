@@ -1,4 +1,4 @@
-// Full-text search (DECISIONS 37): what both dialects share. A table's `fullTextSearch` config
+// Full-text search (decision D37): what both dialects share. A table's `fullTextSearch` config
 // becomes a SearchIndex; a caller's search text becomes a SearchQuery (lib/fts-query.ts, the
 // grammar). Each dialect turns these into its own index (lib/dialects/sqlite-fts.ts,
 // postgres-fts.ts) and its own match and score SQL.

@@ -1,10 +1,10 @@
-// Every bound on what one request may ask of the server (DECISIONS 38), in one place: defaults,
+// Every bound on what one request may ask of the server (decision D38), in one place: defaults,
 // the config keys that change them (`limits: {...}` and the older top-level `maxLimit` /
 // `maxUploadSize`), and the ceilings no config may pass, because past them the databases or the
 // event loop fail in ways a caller must never be able to trigger.
 
 export interface Limits {
-  /** Rows of one read when `limit` is larger or missing (DECISIONS 7). */
+  /** Rows of one read when `limit` is larger or missing (decision D7). */
   maxLimit: number
   /** Characters of one caller expression (where, set, select/returning list). */
   expressionLength: number

@@ -25,7 +25,7 @@ export interface TableDescriptor {
   updated?: TableField
   /** Columns that identify a row: the primary key, else the uid field. */
   key: TableField[]
-  /** Parsed rules; `null` = admin only (missing rule, or no rules extension: DECISIONS 3). */
+  /** Parsed rules; `null` = admin only (missing rule, or no rules extension: decision D3). */
   rules: Record<RuleName, Expr | null>
   hasRulesExtension: boolean
   auth?: AuthExtension
@@ -33,7 +33,7 @@ export interface TableDescriptor {
   visibleFields: (seesHidden: boolean) => TableField[]
   /** Extension hooks on writes (the auth extension hashes passwords); set at start-up. */
   writeHooks?: WriteHooks
-  /** The full-text index `@@` matches (DECISIONS 37). */
+  /** The full-text index `@@` matches (decision D37). */
   search?: SearchIndex
   /** The fields with a `foreignKey`, with the table and column each references (relation expand). */
   foreignKeys: ForeignKey[]

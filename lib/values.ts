@@ -1,4 +1,4 @@
-// Dialect-neutral value conversions shared by both dialects (DECISIONS 1).
+// Dialect-neutral value conversions shared by both dialects (decision D1).
 
 /** A request value that does not fit its column; the message completes "<field> ...". */
 export class ValueError extends Error {

@@ -2,7 +2,7 @@
 // Named so that no host's own `request.auth` clashes with it; its routes read it through `callerOf`.
 // Sources, first hit wins: `Authorization: Bearer <t>` or the legacy raw `Authorization: <t>`, the same
 // in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
-// A present but invalid, expired or revoked token is a 401, never anonymity (DECISIONS 12).
+// A present but invalid, expired or revoked token is a 401, never anonymity (decision D12).
 // The cookie authenticates an unsafe method only from the app's own or an allowed origin
 // (lib/auth/request-origin.ts), checked here, before any route reads a body or an upload part.
 import fp from 'fastify-plugin'

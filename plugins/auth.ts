@@ -41,7 +41,7 @@ export interface AuthServices extends AccountServices {
   mailer: () => Mailer
   /** The auth cookie's name and attributes (`__Host-` under https), when `authCookie` is configured. */
   cookie: AuthCookie | undefined
-  /** Route config for @fastify/rate-limit, or false when limits are off (DECISIONS 24). */
+  /** Route config for @fastify/rate-limit, or false when limits are off (decision D24). */
   rateLimit: (maxPerWindow?: number) => false | { max: number, timeWindow: number }
 }
 

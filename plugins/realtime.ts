@@ -1,4 +1,4 @@
-// Realtime subscriptions (README: Realtime): the hub (lib/realtime/hub.ts) is the executor's change
+// Realtime subscriptions (docs/realtime.md): the hub (lib/realtime/hub.ts) is the executor's change
 // sink, so every write made through fastbase is reported to it after its commit; on PostgreSQL a
 // LISTEN/NOTIFY bus (lib/realtime/pg-bus.ts) carries changes between the instances sharing the
 // database. Registers GET and POST `<prefix>/realtime` (routes/realtime.ts). Streams end before the

@@ -1,4 +1,4 @@
-// Body parsing of the API routes, as lenient as teenybase clients need it (DECISIONS 36) and no more.
+// Body parsing of the API routes, as lenient as teenybase clients need it (decision D36) and no more.
 import type { FastifyInstance } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { urlencodedBody } from '../lib/form-fields.js'

@@ -1,4 +1,4 @@
-// Makes the database follow the config on start (DECISIONS 21, 32): registered after every plugin
+// Makes the database follow the config on start (decisions D21, D32): registered after every plugin
 // that compiles part of the config (tables and their rules, auth, actions, files), so a config with
 // a bad rule or action fails before any DDL runs.
 import fp from 'fastify-plugin'

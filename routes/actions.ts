@@ -1,6 +1,6 @@
 // POST /action/{name}: one documented operation per action (its params as the body schema), and a
 // JSON 404 for unknown names. Params are validated inside runAction, after requireAuth and the guard
-// (DECISIONS 19), so the route itself does not validate the body.
+// (decision D19), so the route itself does not validate the body.
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { CompiledAction } from '../lib/actions/run.js'
 import { errorResponses } from '../schemas/tables.js'
@@ -32,7 +32,7 @@ export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
       // Documented, not validated here: see the header comment.
       validatorCompiler: () => (value: unknown) => ({ value })
     }, async (request): Promise<unknown> => {
-      // A viewer admin reads and never writes (DECISIONS 15); an action may write, so viewers run none.
+      // A viewer admin reads and never writes (decision D15); an action may write, so viewers run none.
       const auth = callerOf(request)
       if (auth.adminRole === 'viewer') throw errors.forbidden('Viewers cannot run actions')
       // The body as sent, typed as runAction takes it: nothing has checked it yet (runAction does).

@@ -1,4 +1,4 @@
-// Admin endpoints (DECISIONS 15, 32, 33): GET /settings (any admin) answers the effective config with
+// Admin endpoints (decisions D15, D32, D33): GET /settings (any admin) answers the effective config with
 // its secrets redacted (lib/config/redact.ts); POST /setup-db (superadmin) creates the config and
 // internal tables the database lacks; GET /migrations (any admin) lists applied and pending schema
 // migrations, POST /migrations (superadmin) applies the pending ones or, with `dryRun`, answers them

@@ -1,5 +1,5 @@
 // GET /files/{table}/{record_id}/{path}: a stored file, only when the record exists, the path is the
-// value of one of its file fields, and the caller passes the table's viewRule (DECISIONS 20).
+// value of one of its file fields, and the caller passes the table's viewRule (decision D20).
 // Conditional GET (ETag, Last-Modified) and single byte ranges are supported.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'

@@ -1,5 +1,5 @@
 // GET <prefix>/health: liveness plus a real readiness check, so a load balancer takes an instance
-// out of rotation when its database is unreachable (DECISIONS 23 fixes the 200 body's `status`).
+// out of rotation when its database is unreachable (decision D23 fixes the 200 body's `status`).
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsync } from 'fastify'
 // The `app.fastbase` declaration.

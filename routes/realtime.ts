@@ -1,5 +1,5 @@
 // GET <prefix>/realtime: a server-sent event stream of table changes; POST <prefix>/realtime: replace
-// the subscriptions of a stream. The protocol is in the README (Realtime) and in the descriptions below.
+// the subscriptions of a stream. The protocol is in docs/realtime.md and in the descriptions below.
 import { Type, type Static } from '@sinclair/typebox'
 import type {} from '../plugins/types.js'
 import type { AuthContext } from '../lib/auth-context.js'

@@ -49,7 +49,7 @@ export const FieldSchema = Type.Object({
   noSelect: Type.Optional(Type.Boolean()),
   noInsert: Type.Optional(Type.Boolean()),
   noUpdate: Type.Optional(Type.Boolean()),
-  /** Allowed values of a `select` field (DECISIONS 26). */
+  /** Allowed values of a `select` field (decision D26). */
   values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]), { minItems: 1 })),
   description: Type.Optional(Type.String()),
   lastName: Type.Optional(Identifier)
@@ -117,7 +117,7 @@ export const AuthExtensionSchema = Type.Object({
 export const ExtensionSchema = Type.Union([RulesExtensionSchema, AuthExtensionSchema])
 
 /**
- * teenybase's full-text search options (DECISIONS 37, lib/fts.ts). `prefix`, `columnsize` and
+ * teenybase's full-text search options (decision D37, lib/fts.ts). `prefix`, `columnsize` and
  * `detail` tune SQLite's FTS5 index only; `prefix` is written into DDL, hence the strict pattern.
  */
 export const FullTextSearchSchema = Type.Object({
@@ -246,7 +246,7 @@ export const AuthCookieSchema = Type.Object({
   domain: Type.Optional(Type.String())
 }, { additionalProperties: false })
 
-/** Files in a directory; `root` defaults to `<dataDir>/files`, a relative `root` is under the data directory (DECISIONS 20). */
+/** Files in a directory; `root` defaults to `<dataDir>/files`, a relative `root` is under the data directory (decision D20). */
 export const LocalStorageConfigSchema = Type.Object({
   driver: Type.Literal('local'),
   root: Type.Optional(Type.String({ minLength: 1 }))
@@ -283,7 +283,7 @@ const LimitsSchema = Type.Object({
   uploadSize: limit('bytes of one uploaded file'),
   files: limit('file parts of one multipart body'),
   fields: limit('non-file parts of one multipart body'),
-  statementTimeout: limit('milliseconds a statement run for a caller may take on PostgreSQL', LIMIT_CEILINGS.statementTimeout)
+  statementTimeout: limit('milliseconds a statement run for a caller may take (PostgreSQL: every statement; SQLite: searches and expansions, which run on reader threads)', LIMIT_CEILINGS.statementTimeout)
 }, { additionalProperties: false })
 
 export const DatabaseSettingsSchema = Type.Object({
@@ -293,7 +293,7 @@ export const DatabaseSettingsSchema = Type.Object({
   appUrl: Type.String({ minLength: 1 }),
   appName: Type.Optional(Type.String()),
   jwtIssuer: Type.Optional(Type.String()),
-  /** The one algorithm tokens are signed and verified with (DECISIONS 38): HMAC, since the key is a shared secret. */
+  /** The one algorithm tokens are signed and verified with (decision D38): HMAC, since the key is a shared secret. */
   jwtAlgorithm: Type.Optional(literalUnion(['HS256', 'HS384', 'HS512'] as const)),
   /** Deprecated in teenybase: an issuer name, or a provider object without a name (external-JWT trust only). */
   jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Partial(AuthProviderSchema)]))),
@@ -313,20 +313,20 @@ export const DatabaseSettingsSchema = Type.Object({
   _kvTableName: Type.Optional(Type.String({ pattern: '^_[a-zA-Z0-9_]*$' })),
   disableTablesEdit: Type.Optional(Type.Boolean()),
   '//': Type.Optional(Type.String()),
-  /** fastbase additions (DECISIONS 7, 24, 20). */
+  /** fastbase additions (decisions D7, D24, D20). */
   maxLimit: Type.Optional(Type.Integer({ minimum: 1 })),
   rateLimit: Type.Optional(Type.Union([Type.Literal(false), Type.Object({}, { additionalProperties: true })])),
   maxUploadSize: Type.Optional(Type.Integer({ minimum: 1 })),
-  /** Bounds on one request (DECISIONS 38); lib/limits.ts has the defaults. */
+  /** Bounds on one request (decision D38); lib/limits.ts has the defaults. */
   limits: Type.Optional(LimitsSchema),
   storage: Type.Optional(StorageConfigSchema),
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),
     editorPassword: Type.Optional(Type.String())
   }, { additionalProperties: false })),
-  /** Apply additive schema changes on start (DECISIONS 21); default true. */
+  /** Apply additive schema changes on start (decision D21); default true. */
   autoMigrate: Type.Optional(Type.Boolean()),
-  /** Realtime subscriptions over server-sent events (README: Realtime); lib/realtime/settings.ts has the defaults. */
+  /** Realtime subscriptions over server-sent events (docs/realtime.md); lib/realtime/settings.ts has the defaults. */
   realtime: Type.Optional(Type.Object({
     enabled: Type.Optional(Type.Boolean()),
     heartbeatSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 3600 })),

@@ -8,7 +8,7 @@
 // - records with required and nullable keys from the fields (primary key and notNull fields are
 //   required and non-null; noSelect fields are optional, admins only);
 // - write bodies without the fields the server refuses (noInsert / noUpdate bind everyone,
-//   DECISIONS 25), multipart bodies as `@filePayload` binary parts plus an `@jsonPayload` JSON part;
+//   decision D25), multipart bodies as `@filePayload` binary parts plus an `@jsonPayload` JSON part;
 // - file downloads with a named `{path}` parameter and binary answers (200, 206, 304);
 // - every status a route answers, with the `{ code, message, data? }` body; operationIds, tags,
 //   descriptions, a `servers` entry and examples that work against a database holding the example records.
@@ -143,7 +143,7 @@ class Builder {
         table,
         auth: ext === undefined ? undefined : { ext, fields: authFieldsOf(table.data, ext) },
         hasFiles: table.fieldList.some((f) => f.type === 'file'),
-        // noInsert / noUpdate bind every caller (DECISIONS 25): the server answers 403.
+        // noInsert / noUpdate bind every caller (decision D25): the server answers 403.
         insertable: table.fieldList.filter((f) => f.noInsert !== true),
         updatable: table.fieldList.filter((f) => f.noUpdate !== true)
       })
@@ -175,7 +175,7 @@ class Builder {
     const codes = ERROR_CODES_BY_STATUS[status]
     this.responses[s.name] ??= {
       description: s.description,
-      headers: { [ERROR_CODE_HEADER]: { description: 'The error\'s stable code (see the README\'s error table)', schema: { type: 'string', enum: codes }, example: codes[0] } },
+      headers: { [ERROR_CODE_HEADER]: { description: 'The error\'s stable code (see the error code table in docs/errors.md)', schema: { type: 'string', enum: codes }, example: codes[0] } },
       content: { [JSON_TYPE]: { schema: this.error(), example: s.example } }
     }
     return { $ref: `#/components/responses/${s.name}` }
@@ -392,7 +392,7 @@ function form (schema: Json, example: Json, nested: string[] = []): Json {
 }
 
 /** Every media type the write routes take: JSON, forms (teenybase clients), and multipart for tables with files. */
-function writeContent (b: Builder, view: TableView, schema: Json, example: Json, multipartExample?: Json, formBody: Json = form(schema, example)): Json {
+function writeContent (view: TableView, schema: Json, example: Json, multipartExample?: Json, formBody: Json = form(schema, example)): Json {
   const content: Json = { ...json(schema, example), ...formBody }
   if (view.hasFiles && multipartExample !== undefined) {
     content[MULTIPART] = {
@@ -453,7 +453,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       const values = b.writeExample(view, 'insert')
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noInsert !== true)
       const withFiles = { values: { ...values, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) }, returning: '*' }
-      setBody(op, writeContent(b, view, b.requestSchema(view, 'insert', limits), { values, returning: '*' }, withFiles, form(b.insertForm(view, limits), { values, returning: '*' }, ['values'])))
+      setBody(op, writeContent(view, b.requestSchema(view, 'insert', limits), { values, returning: '*' }, withFiles, form(b.insertForm(view, limits), { values, returning: '*' }, ['values'])))
       ok(op, 'The `returning` columns of the inserted records (`[]` without `returning`)', json(b.records(view), [b.recordExample(view)]))
       setResponses(b, op, [...common, ...bodied])
       return
@@ -464,7 +464,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       const example = { where: b.whereExample(view), setValues: b.writeExample(view, 'update'), returning: '*' }
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noUpdate !== true)
       const withFiles = { ...example, setValues: { ...example.setValues, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) } }
-      setBody(op, writeContent(b, view, b.requestSchema(view, 'update', limits), example, withFiles, form(b.requestSchema(view, 'update', limits), example, ['setValues', 'set'])))
+      setBody(op, writeContent(view, b.requestSchema(view, 'update', limits), example, withFiles, form(b.requestSchema(view, 'update', limits), example, ['setValues', 'set'])))
       ok(op, 'The `returning` columns of the changed records (`[]` without `returning`)', json(b.records(view), [b.recordExample(view)]))
       setResponses(b, op, [...common, ...bodied])
       return
@@ -483,7 +483,7 @@ function tableOperation (b: Builder, view: TableView, kind: string, method: stri
       op.description = `Changes one record by its ${table.uid?.name ?? 'id'} (${rule('updateRule')}); the body is the bare fields. \`or=INSERT\` creates it when missing (createRule). Answers the \`returning\` columns (default: the ${table.uid?.name ?? 'id'}).`
       const example = b.writeExample(view, 'update')
       const files = table.fieldList.filter((f) => f.type === 'file' && f.noUpdate !== true)
-      setBody(op, writeContent(b, view, b.fields(view, 'update'), example, { ...example, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) }))
+      setBody(op, writeContent(view, b.fields(view, 'update'), example, { ...example, ...Object.fromEntries(files.slice(0, 1).map((f) => [f.name, '@filePayload.0'])) }))
       ok(op, `The record's ${table.uid?.name ?? 'id'} (the \`returning\` columns when given)`, json(b.edited(view), { [table.uid?.name ?? 'id']: exampleId(table) }))
       setResponses(b, op, [...common, ...bodied, 404])
       exampleParam(op, 'id', exampleId(table))

@@ -1,4 +1,4 @@
-// A table's record schemas, generated from its fields (DECISIONS 2): they validate writes and
+// A table's record schemas, generated from its fields (decision D2): they validate writes and
 // document records in the OpenAPI output.
 import { Kind, Type, type TSchema, type TObject } from '@sinclair/typebox'
 import type { TableData, TableField } from './config.js'

@@ -12,7 +12,7 @@ import type { InsertParams, UpdateParams, DeleteParams, EditQuery } from '../lib
 
 const Conflict = Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'].map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
 
-/** Schema builders bounded by the app's `limits` (DECISIONS 38). */
+/** Schema builders bounded by the app's `limits` (decision D38). */
 function bounded (limits: Limits) {
   const Expression = (description: string, minLength = 0) => Type.String({ minLength, maxLength: limits.expressionLength, description })
   const StringList = (description: string, maxItems: number) => Type.Union([
@@ -36,7 +36,7 @@ export interface QuerySchemas {
 
 /**
  * Query (and select/list body) schemas shared by every table's routes. Parameters they do not name are
- * ignored (DECISIONS 36: teenybase clients send some, e.g. `list?fields=id`); nothing reads them.
+ * ignored (decision D36: teenybase clients send some, e.g. `list?fields=id`); nothing reads them.
  */
 export function querySchemas (limits: Limits): QuerySchemas {
   const { Expression, Columns, Terms, relations } = bounded(limits)

@@ -4,11 +4,18 @@
 // 1. Probes PostgreSQL at FASTBASE_TEST_PG_URL (default postgres://postgres@127.0.0.1:5432/test).
 //    Unreachable: under CI=true that is an error (exit 1); elsewhere a banner says the PostgreSQL
 //    half is skipped, and test/helper.ts records those tests as skipped.
+//    FASTBASE_TEST_DIALECT=sqlite skips the probe (test/helper.ts then skips the PostgreSQL half and
+//    says why); =postgres requires PostgreSQL, as CI does.
 // 2. Runs tap (arguments are passed through) and keeps the raw TAP of the whole run in
 //    .tap/fastbase-results.tap, parsed afterwards with tap-parser.
 // 3. Counts leaf test points (assertions and skipped tests); a subtest that failed without a
 //    failing assertion inside (crash, timeout, bad plan) counts as one failure.
-// Exit code = tap's.
+// 4. With FASTBASE_TEST_COVERAGE=1 (what .ci/run sets), tap records V8 coverage of the whole run and
+//    c8 reports it over every source file (.c8rc.json: which files, and the floor). Under the floor
+//    counts as one failure.
+// 5. Gates .ci/run ran before the suite and that failed (FASTBASE_CI_FAILED_GATES, space-separated
+//    names) count as one failure each, so the last line tells the whole CI run.
+// Exit code = tap's, or 1 when coverage is under the floor.
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -18,6 +25,7 @@ import { Parser } from 'tap-parser'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const resultsFile = join(root, '.tap', 'fastbase-results.tap')
+const coverageDir = join(root, '.tap', 'coverage')
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const PROBE_TIMEOUT_MS = 3000
 const RULE = '='.repeat(78)
@@ -130,13 +138,21 @@ function readResults () {
 async function main () {
   const pgUrl = process.env.FASTBASE_TEST_PG_URL || DEFAULT_PG_URL
   const env = { ...process.env }
-  const unreachable = await probePostgres(pgUrl)
-  if (unreachable === undefined) {
+  const only = process.env.FASTBASE_TEST_DIALECT || undefined
+  if (only !== undefined && only !== 'sqlite' && only !== 'postgres') {
+    console.error(`ERROR: FASTBASE_TEST_DIALECT must be sqlite or postgres, not ${JSON.stringify(only)}`)
+    console.log('0 passed, 1 failed')
+    return 2
+  }
+  const unreachable = only === 'sqlite' ? undefined : await probePostgres(pgUrl)
+  if (only === 'sqlite') {
+    console.log('FASTBASE_TEST_DIALECT=sqlite: the per-dialect tests run on SQLite only')
+  } else if (unreachable === undefined) {
     env.FASTBASE_TEST_PG_URL = pgUrl
-    console.log(`PostgreSQL: ${pgUrl} (the suite runs on SQLite and PostgreSQL)`)
-  } else if (process.env.CI === 'true') {
+    console.log(`PostgreSQL: ${pgUrl} (the suite runs on ${only === 'postgres' ? 'PostgreSQL only, where a test takes a dialect' : 'SQLite and PostgreSQL'})`)
+  } else if (process.env.CI === 'true' || only === 'postgres') {
     console.error(`ERROR: PostgreSQL is not reachable at ${pgUrl}: ${unreachable}`)
-    console.error('CI=true requires PostgreSQL; start it or set FASTBASE_TEST_PG_URL.')
+    console.error(`${only === 'postgres' ? 'FASTBASE_TEST_DIALECT=postgres' : 'CI=true'} requires PostgreSQL; start it or set FASTBASE_TEST_PG_URL.`)
     console.log('0 passed, 1 failed')
     return 1
   } else {
@@ -148,7 +164,11 @@ async function main () {
     ])
   }
 
-  const { code, tap } = await runTap(process.argv.slice(2), env)
+  const coverage = process.env.FASTBASE_TEST_COVERAGE === '1'
+  if (coverage) rmSync(coverageDir, { recursive: true, force: true })
+  const tapArgs = [...(coverage ? ['--no-disable-coverage', '--allow-incomplete-coverage', '--allow-empty-coverage', '--coverage-report=none'] : []), ...process.argv.slice(2)]
+  const { code: tapCode, tap } = await runTap(tapArgs, env)
+  let code = tapCode
   const totals = tap === undefined
     ? { pass: 0, fail: 0, skip: 0, todo: 0, postgresSkipped: 0, failures: [] }
     : countResults(tap)
@@ -156,6 +176,21 @@ async function main () {
     // tap failed without a failing test point (it could not start, or wrote no results).
     totals.fail = 1
     totals.failures.push(`tap exited with code ${code}`)
+  }
+
+  if (coverage) {
+    const floor = await reportCoverage()
+    if (floor !== undefined) {
+      totals.fail++
+      totals.failures.push(floor)
+      code ||= 1
+    }
+  }
+
+  for (const gate of (process.env.FASTBASE_CI_FAILED_GATES ?? '').split(' ').filter(Boolean)) {
+    totals.fail++
+    totals.failures.push(`gate ${gate} (run before the suite) failed`)
+    code ||= 1
   }
 
   console.log(`\ntap: ${totals.pass} pass, ${totals.fail} fail, ${totals.skip} skip${totals.todo ? `, ${totals.todo} todo` : ''}`)
@@ -166,6 +201,16 @@ async function main () {
   }
   console.log(`${totals.pass} passed, ${totals.fail} failed`)
   return code
+}
+
+/** Prints c8's summary of the run's coverage; answers why it fails the floor of .c8rc.json, if it does. */
+function reportCoverage () {
+  const c8 = join(root, 'node_modules', '.bin', 'c8')
+  return new Promise((resolvePromise) => {
+    const child = spawn(c8, ['report'], { cwd: root, stdio: 'inherit' })
+    child.on('error', (err) => { resolvePromise(`coverage could not be reported: ${err.message}`) })
+    child.on('close', (status) => { resolvePromise(status === 0 ? undefined : 'coverage is under the floor of .c8rc.json (or could not be read)') })
+  })
 }
 
 process.exitCode = await main()

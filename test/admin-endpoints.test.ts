@@ -1,4 +1,4 @@
-// GET /settings and POST /setup-db (DECISIONS 15, 33) on both dialects: who may call them, that no
+// GET /settings and POST /setup-db (decisions D15, D33) on both dialects: who may call them, that no
 // secret value leaves the server (those from `$ENV` included), and that setup-db recreates what is missing.
 import t from 'tap'
 import type { FastifyInstance, InjectOptions } from 'fastify'

@@ -222,7 +222,7 @@ forEachDialect(t, 'auth', async (t, dialect) => {
     t.equal((await post('/table/users/auth/login-password', { identity: 'ada', password: 'correct horse' })).statusCode, 400, 'old password refused')
     t.equal((await post('/table/users/auth/login-password', { identity: 'ada', password: 'new password!' })).statusCode, 200)
     const extra = await post('/table/users/auth/change-password', { password: 'new password!', passwordConfirm: 'new password!', passwordCurrent: 'new password!', role: 'admin' }, mine.token)
-    t.equal(extra.statusCode, 200, 'unknown keys are ignored (DECISIONS 36)')
+    t.equal(extra.statusCode, 200, 'unknown keys are ignored (decision D36)')
     const [row] = (await app.inject({ method: 'GET', url: '/api/v1/table/users/select?select=role', headers: { authorization: `Bearer ${mine.token}` } })).json()
     t.same(row, { role: null }, 'change-password writes the password only')
   })

@@ -1,4 +1,4 @@
-// A new user's path, end to end (issue 21): `fastbase init`, `npm start` (tables created, rows
+// A new user's path, end to end (decision D53): `fastbase init`, `npm start` (tables created, rows
 // written), stop, then `npx fastbase migrate --apply` as the scaffold's README and the start-up warning
 // say. The CLI must find the scaffold's config, .env and database (as the server did) and drop nothing.
 // On both dialects: PostgreSQL through DATABASE_URL in the scaffold's .env.

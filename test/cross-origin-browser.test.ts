@@ -94,6 +94,8 @@ if (browser !== undefined) {
     }
 
     t.equal(await submit(`http://localhost:${evilPort}/`, 'forged'), 403, 'the same-site page\'s form: 403')
+    // innerText: the text as rendered, without what the browser's own viewer adds hidden.
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what is asserted
     t.match(await page.evaluate(() => JSON.parse(document.body.innerText)), { code: 403, message: /^Cross-origin request refused/ }, 'the browser shows why')
     t.equal(await note(), 'original', 'the note is unchanged')
     html = uploadPage(api, record.id)

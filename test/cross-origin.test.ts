@@ -1,4 +1,4 @@
-// Forged requests from pages of the same site (issue 21, item 4), over real HTTP on both dialects:
+// Forged requests from pages of the same site (decision D51), over real HTTP on both dialects:
 // the auth cookie authenticates a write (any method but GET/HEAD/OPTIONS) only when the browser says
 // it comes from appUrl's origin, an `allowedOrigins` entry, a FASTBASE_ALLOWED_ORIGINS entry, or this
 // server's own origin (`Sec-Fetch-Site: same-origin`). Every write path is tried with the victim's

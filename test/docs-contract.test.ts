@@ -1,7 +1,7 @@
 // What the API document says about the server, checked against the server: the every-feature
 // project's document (test/fixtures/openapi/config.ts) and the bundled example's. The linters
 // (test/openapi-lint-*), Swagger UI (test/swagger-ui-*) and a generated client (test/openapi-client)
-// use the same documents; this file pins the contract items of issue 14 one by one.
+// use the same documents; this file pins the contract items of docs/openapi.md one by one.
 import t from 'tap'
 import { adminToken } from './helper.js'
 import { JWT_SECRET } from './fixtures/openapi/config.js'

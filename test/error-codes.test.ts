@@ -61,10 +61,10 @@ forEachDialect(t, 'each error answer names its code', async (t, dialect) => {
   t.equal(ok.code, undefined, 'no code header on a success')
 })
 
-t.test('the catalogue, the table and the README agree', async (t) => {
+t.test('the catalogue, the table and docs/errors.md agree', async (t) => {
   const root = join(import.meta.dirname, '..')
   const source = readFileSync(join(root, 'lib', 'errors.ts'), 'utf8')
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const errorsDoc = readFileSync(join(root, 'docs', 'errors.md'), 'utf8')
   // The factories (and the client-error mapping) start after the catalogue: read the codes from there.
   const factories = source.slice(source.indexOf('const CLIENT_ERROR_CODES'))
   const raised = new Set([...factories.matchAll(/'(FB_ERR_[A-Z_]+)'/g)].map((m) => m[1]))
@@ -72,7 +72,7 @@ t.test('the catalogue, the table and the README agree', async (t) => {
   t.ok(raised.size >= 25, `${raised.size} codes raised`)
   for (const code of raised) {
     t.ok(listed.has(code), `${code} is in ERROR_CODES_BY_STATUS`)
-    t.match(readme, `\`${code}\``, `${code} is in the README's table`)
+    t.match(errorsDoc, `\`${code}\``, `${code} is in the table of docs/errors.md`)
   }
   for (const code of listed) t.ok(raised.has(code), `${code} is raised by the table`)
   t.notOk(raised.has('FB_ERR_CONFIG'), 'FB_ERR_CONFIG (a start-up error) is not among the HTTP answers')

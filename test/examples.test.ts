@@ -1,7 +1,7 @@
-// The README's examples, run as a user runs them (on SQLite and PostgreSQL):
-// - examples/host-app/server.mjs is the README's "Inside your own Fastify app" code, letter for
-//   letter; started outside the checkout with its dependencies installed, it serves notes as the
-//   README says.
+// The documented examples, run as a user runs them (on SQLite and PostgreSQL):
+// - examples/host-app/server.mjs is the code of docs/embedding.md ("Inside your own Fastify app"),
+//   letter for letter; started outside the checkout with its dependencies installed, it serves notes
+//   as that page says.
 // - a scaffold from `fastbase init`: every command of its README's sh blocks is run in order, and
 //   every URL it names answers. A command this test does not know fails it, so the README and the
 //   test move together.
@@ -30,12 +30,12 @@ async function json (response: Response): Promise<any> {
   return await response.json()
 }
 
-t.test('the host-app example is the README\'s code', async (t) => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
-  const code = codeBlockAfter(readme, '### Inside your own Fastify app')
-  t.ok(code, 'the README has the example')
-  t.equal(readFileSync(join(hostApp, 'server.mjs'), 'utf8'), `${code}\n`, 'examples/host-app/server.mjs is the README\'s code block, as it is')
-  t.match(readme, 'examples/host-app/server.mjs', 'the README says where it is')
+t.test('the host-app example is the embedding guide\'s code', async (t) => {
+  const guide = readFileSync(join(root, 'docs', 'embedding.md'), 'utf8')
+  const code = codeBlockAfter(`\n${guide}`, '# Inside your own Fastify app')
+  t.ok(code, 'docs/embedding.md has the example')
+  t.equal(readFileSync(join(hostApp, 'server.mjs'), 'utf8'), `${code}\n`, 'examples/host-app/server.mjs is the guide\'s code block, as it is')
+  t.match(guide, 'examples/host-app/server.mjs', 'the guide says where it is')
   const pkg = JSON.parse(readFileSync(join(hostApp, 'package.json'), 'utf8'))
   t.same(Object.keys(pkg.dependencies).sort(), ['fastbase', 'fastify'], 'depends on what it imports')
   t.equal(pkg.dependencies.fastbase, 'file:../..', 'on this checkout')

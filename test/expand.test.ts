@@ -1,4 +1,4 @@
-// Relation expand (DECISIONS 37): `owner(name, id)` in a select or returning list reads the row a
+// Relation expand (decision D37): `owner(name, id)` in a select or returning list reads the row a
 // foreign key references as a nested object, under the target table's listRule and noSelect, in the
 // same statement, with the same answers on both dialects and through the real response serializer.
 import t, { type Test } from 'tap'

@@ -19,7 +19,7 @@ async function jwksServer (t: Test): Promise<{ url: string, keys: KeyPair, hits:
   const keys = await generateKeyPair('RS256', { extractable: true })
   const jwk: JWK = { ...await exportJWK(keys.publicKey), kid: 'k1', alg: 'RS256', use: 'sig' }
   let hits = 0
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer((_request, response) => {
     hits++
     response.setHeader('content-type', 'application/json')
     response.end(JSON.stringify({ keys: [jwk] }))

@@ -1,4 +1,4 @@
-// Search rank (issue 22): what a caller sees of a search, order included, depends only on rows and
+// Search rank (decision D41): what a caller sees of a search, order included, depends only on rows and
 // fields it may see; and ranking scores a bounded number of rows however many match.
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'

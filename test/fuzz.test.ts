@@ -1,4 +1,4 @@
-// A bounded, repeatable malformed-input fuzz of every route (DECISIONS 38): a fixed seed, a few
+// A bounded, repeatable malformed-input fuzz of every route (decision D38): a fixed seed, a few
 // thousand requests per dialect, built from the pieces attackers combine (expression tokens,
 // prototype-named keys, deep and huge values, wrong types, wrong content types, broken multipart).
 // The bar: no 5xx, every error in the standard body, no request left unanswered.

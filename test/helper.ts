@@ -1,4 +1,6 @@
 // Test harness: every test can run on SQLite and, when FASTBASE_TEST_PG_URL is set, on PostgreSQL.
+// FASTBASE_TEST_DIALECT=sqlite or =postgres runs the per-dialect tests on that one only (the other's
+// are recorded as skipped), e.g. to debug one file on one database.
 // Each app gets its own database (a file under the test's testdir, or a PostgreSQL schema
 // `fbt_<random>` dropped afterwards) and is closed when the test ends.
 import { randomBytes } from 'node:crypto'
@@ -18,18 +20,39 @@ export const adminToken = 'fastbase-test-admin-service-token'
 /** PostgreSQL server for tests, e.g. `postgres://postgres@127.0.0.1:5432/test`; unset = SQLite only. */
 const pgUrl = process.env.FASTBASE_TEST_PG_URL || undefined
 
+/** The one dialect FASTBASE_TEST_DIALECT asks for, if any; anything else set there is a mistake. */
+function onlyDialect (): DialectName | undefined {
+  const value = process.env.FASTBASE_TEST_DIALECT || undefined
+  if (value === undefined || value === 'sqlite' || value === 'postgres') return value
+  throw new Error(`FASTBASE_TEST_DIALECT must be sqlite or postgres, not ${JSON.stringify(value)}`)
+}
+const only = onlyDialect()
+if (only === 'postgres' && pgUrl === undefined) throw new Error('FASTBASE_TEST_DIALECT=postgres needs FASTBASE_TEST_PG_URL')
+
+/** Why a dialect does not run, or undefined when it does. */
+function skipReason (dialect: DialectName): string | undefined {
+  if (only !== undefined && only !== dialect) return `FASTBASE_TEST_DIALECT=${only}`
+  if (dialect === 'postgres' && pgUrl === undefined) return 'PostgreSQL not configured'
+  return undefined
+}
+
 /** The dialects this run covers. */
-export const dialects: DialectName[] = pgUrl === undefined ? ['sqlite'] : ['sqlite', 'postgres']
+export const dialects: DialectName[] = (['sqlite', 'postgres'] as const).filter((d) => skipReason(d) === undefined)
 
 export type DialectTest = (t: Test, dialect: DialectName) => Promise<void>
 
 /**
- * Runs `fn` as a subtest `<dialect>: <name>` per dialect. Without PostgreSQL a skipped subtest
- * `postgres: <name>` is recorded, so the run reports how much PostgreSQL work it did not do.
+ * Runs `fn` as a subtest `<dialect>: <name>` per dialect. A dialect that does not run (no
+ * PostgreSQL, or FASTBASE_TEST_DIALECT names the other) is recorded as a skipped subtest, so the run
+ * reports how much work it did not do.
  */
 export async function forEachDialect (t: Test, name: string, fn: DialectTest): Promise<void> {
-  const runs = dialects.map((dialect) => t.test(`${dialect}: ${name}`, (t) => fn(t, dialect)))
-  if (pgUrl === undefined) runs.push(t.test(`postgres: ${name}`, { skip: 'PostgreSQL not configured' }, async () => {}))
+  const runs = (['sqlite', 'postgres'] as const).map((dialect) => {
+    const skip = skipReason(dialect)
+    return skip === undefined
+      ? t.test(`${dialect}: ${name}`, (t) => fn(t, dialect))
+      : t.test(`${dialect}: ${name}`, { skip }, async () => {})
+  })
   await Promise.all(runs)
 }
 

@@ -1,4 +1,4 @@
-// The migration planner (lib/db/migration-plan.ts, DECISIONS 32): exact steps and SQL per dialect for
+// The migration planner (lib/db/migration-plan.ts, decision D32): exact steps and SQL per dialect for
 // each kind of config change, and a few plans applied to a real database to see data survive.
 import t from 'tap'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'

@@ -1,4 +1,4 @@
-// Schema follows config (DECISIONS 21, 32, 33), end to end: one project's config evolved over
+// Schema follows config (decisions D21, D32, D33), end to end: one project's config evolved over
 // restarts of the app on one database, on both dialects, with its data checked at every step —
 // safe changes applied on start, destructive ones pending until a superadmin applies them through
 // the API, a refused apply leaving nothing behind, renames keeping data, SQLite's rebuild keeping

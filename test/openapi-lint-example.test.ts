@@ -8,7 +8,7 @@ import { freshDir } from './helper.js'
 
 const project = projects.find((p) => p.name === 'example')!
 
-// The linters are not vacuous: the flaws issue 14 found (no operationId, an unnamed `{*}` path
+// The linters are not vacuous: the flaws the first document had (no operationId, an unnamed `{*}` path
 // parameter, no servers) are reported on a copy of the same document.
 t.test(`${project.name}: Redocly recommended and Spectral spectral:oas report nothing; a damaged copy is reported`, async (t) => {
   const doc = await lintProject(t, project) as any

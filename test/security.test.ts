@@ -1,4 +1,4 @@
-// Attacks on both dialects (DECISIONS 38): caller text that could run unbounded, answers too big to
+// Attacks on both dialects (decision D38): caller text that could run unbounded, answers too big to
 // build, values and rows hidden by noSelect and rules, malformed bodies, uploads before the rule.
 // Every answer must be a 4xx or 2xx with the standard body; never a 5xx, a hang or a leak.
 import t, { type Test } from 'tap'

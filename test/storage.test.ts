@@ -160,7 +160,7 @@ async function behaves (t: Test, driver: Driver): Promise<void> {
       peak = Math.max(peak, growth)
     }
     const sampler = setInterval(sample, 20)
-    let stored
+    let stored: Awaited<ReturnType<typeof storage.put>>
     try {
       stored = await storage.put(key, source.stream, { contentType: 'application/octet-stream' })
     } finally {

@@ -167,7 +167,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same(ids(await get('/api/v1/table/posts/select', { where: 'auth.nosuchfield == null' })), ['p1', 'p3'], 'unknown auth fields are null')
   })
 
-  t.test('locked tables (DECISIONS 3)', async (t) => {
+  t.test('locked tables (decision D3)', async (t) => {
     for (const [url, method, payload] of [
       ['/api/v1/table/vault/select', 'GET', undefined],
       ['/api/v1/table/vault/list', 'POST', {}],
@@ -191,7 +191,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     await post('/api/v1/table/vault/delete', { where: 'id >= 100' }, ADMIN)
   })
 
-  t.test('typed values round-trip (DECISIONS 1)', async (t) => {
+  t.test('typed values round-trip (decision D1)', async (t) => {
     const res = await post('/api/v1/table/posts/insert', {
       values: { id: 'typed', owner: 'alice', title: 'Typed', score: 2.5, featured: true, data: { a: [1, 2], b: null }, due: '2026-11-21T15:07:47Z', email: 'a@b.co', site: 'https://x.y/z' },
       returning: '*'
@@ -209,7 +209,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same(notMagic.json(), { title: 'null' }, 'the string "null" stays a string')
   })
 
-  t.test('validation errors (DECISIONS 2)', async (t) => {
+  t.test('validation errors (decision D2)', async (t) => {
     const cases: Array<[unknown, Record<string, unknown>]> = [
       [{ values: { owner: 'alice' } }, { title: { _errors: ['Required'] } }],
       [{ values: { owner: 'alice', title: 'x', views: 'many' } }, { views: { _errors: [/integer/] } }],
@@ -247,7 +247,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same(badJson.json(), { code: 400, message: 'Invalid JSON body' })
   })
 
-  t.test('constraint errors (DECISIONS 9)', async (t) => {
+  t.test('constraint errors (decision D9)', async (t) => {
     const dup = await post('/api/v1/table/posts/insert', { values: { owner: 'alice', title: 'dup', slug: 'a-pub' } }, ADMIN)
     t.equal(dup.statusCode, 400)
     t.match(dup.json(), { code: 400, data: { slug: { code: 'unique', message: String } } })
@@ -262,7 +262,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.equal((await get('/api/v1/table/posts/view/p1', {}, ADMIN)).json().title, 'Alice public', 'nothing changed')
   })
 
-  t.test('conflicts: or=IGNORE and or=REPLACE (DECISIONS 6)', async (t) => {
+  t.test('conflicts: or=IGNORE and or=REPLACE (decision D6)', async (t) => {
     const ignored = await post('/api/v1/table/posts/insert', { values: { owner: 'alice', title: 'dup', slug: 'a-pub' }, or: 'IGNORE', returning: 'id' }, ADMIN)
     t.same(ignored.json(), [])
     const replaced = await post('/api/v1/table/posts/insert', { values: { id: 'p1', owner: 'alice', title: 'Replaced', slug: 'a-pub' }, or: 'REPLACE', returning: ['id', 'title'] }, ADMIN)
@@ -285,7 +285,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
 
   t.test('edit', async (t) => {
     const res = await post('/api/v1/table/posts/edit/p2', { title: 'Edited' }, as('alice'))
-    t.same(res.json(), { id: 'p2' }, 'default returning is the uid (DECISIONS 27)')
+    t.same(res.json(), { id: 'p2' }, 'default returning is the uid (decision D27)')
     const all = await post('/api/v1/table/posts/edit/p2?returning=*', { views: 7 }, as('alice'))
     t.match(all.json(), { id: 'p2', title: 'Edited', views: 7 })
     t.ok(Date.parse(all.json().updated) >= Date.parse(all.json().created), 'updated is set by the server')
@@ -305,7 +305,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.equal((await post('/api/v1/table/vault/edit/abc', { v: 'x' }, ADMIN)).statusCode, 404, 'non-numeric id of an integer uid: 404')
   })
 
-  t.test('paging, ordering, grouping (DECISIONS 7, 8)', async (t) => {
+  t.test('paging, ordering, grouping (decisions D7, D8)', async (t) => {
     const h = ADMIN
     t.same(ids(await get('/api/v1/table/posts/select', { where: 'id in (\'p1\',\'p2\',\'p3\',\'p4\')' }, h)), ['p1', 'p2', 'p3', 'p4'], 'primary-key order by default')
     t.same(ids(await get('/api/v1/table/posts/select', { where: 'id in (\'p1\',\'p2\',\'p3\',\'p4\')', order: '-views' }, h)), ['p3', 'p2', 'p1', 'p4'])
@@ -334,9 +334,9 @@ forEachDialect(t, 'table API', async (t, dialect) => {
 
   t.test('insert/update/delete returning', async (t) => {
     const none = await post('/api/v1/table/posts/insert', { values: { owner: 'bob', title: 'quiet' } }, as('bob'))
-    t.same(none.json(), [], 'no returning: [] (DECISIONS 27)')
+    t.same(none.json(), [], 'no returning: [] (decision D27)')
     const admin = await post('/api/v1/table/posts/insert', { values: { owner: 'bob', title: 'loud', secret: 's' }, returning: '*' }, ADMIN)
-    t.equal(admin.json()[0].secret, 's', 'admins see and write noSelect fields (DECISIONS 25)')
+    t.equal(admin.json()[0].secret, 's', 'admins see and write noSelect fields (decision D25)')
     const removed = await post('/api/v1/table/posts/delete', { where: 'title == \'quiet\' | title == \'loud\'', returning: ['title'] }, as('bob'))
     t.same(removed.json(), [{ title: 'quiet' }, { title: 'loud' }])
     const cascade = await post('/api/v1/table/users/delete', { where: 'id == \'bob\'' }, ADMIN)
@@ -350,7 +350,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same((await get('/api/v1/nothing')).json(), { code: 404, message: 'Route not found - GET /api/v1/nothing' })
     t.equal((await get('/api/v1/table/posts/insert')).statusCode, 404, 'wrong method')
     const bogusToken = await get('/api/v1/table/posts/select', {}, { authorization: 'Bearer not-a-token' })
-    t.same(bogusToken.json(), { code: 401, message: 'Invalid or expired token' }, 'a bad token is an error, not anonymity (DECISIONS 12)')
+    t.same(bogusToken.json(), { code: 401, message: 'Invalid or expired token' }, 'a bad token is an error, not anonymity (decision D12)')
     const legacy = await get('/api/v1/table/vault/select', { limit: '1' }, { authorization: adminToken })
     t.equal(legacy.statusCode, 200, 'legacy raw admin header')
     const xService = await get('/api/v1/table/vault/select', {}, { 'x-service-token': adminToken })

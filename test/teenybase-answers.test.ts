@@ -1,4 +1,4 @@
-// Answers a teenybase client reads the way teenybase gives them (issue 23): `$APP_URL` as the app's
+// Answers a teenybase client reads the way teenybase gives them (docs/teenybase.md): `$APP_URL` as the app's
 // URL, keys in the order of the select list, `request.url` in rules, 403 before a body is validated.
 import { Writable } from 'node:stream'
 import Fastify from 'fastify'

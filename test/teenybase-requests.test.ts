@@ -1,4 +1,4 @@
-// Requests as teenybase clients send them (DECISIONS 36), on both dialects: empty JSON bodies,
+// Requests as teenybase clients send them (decision D36), on both dialects: empty JSON bodies,
 // unknown query parameters and auth body keys, X-Authorization, health's timestamp, urlencoded and
 // multipart table writes, logins of accounts stored under teenybase's normalised email, and upserts
 // on unique keys other than the primary key. Each lenient path next to the failures that must stay.

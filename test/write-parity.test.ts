@@ -1,4 +1,4 @@
-// Write-path parity (issue 21): every path that writes a row is held to the same field rules. One
+// Write-path parity (decision D52): every path that writes a row is held to the same field rules. One
 // rule (`expected` below) says, for each kind of write (insert a new row, update an existing one,
 // delete it), caller and values, what must happen; every path that makes that kind of write is run
 // on the same starting state and must give that status and leave exactly that row in the database.

@@ -26,7 +26,7 @@ export function paramsSchema (action: ActionData): TObject {
   return Type.Object(properties, { additionalProperties: false, title: `${action.name} params`, description: action.description })
 }
 
-/** A checker compiled once: returns the params with defaults, or throws the 400 validation error (DECISIONS 19). */
+/** A checker compiled once: returns the params with defaults, or throws the 400 validation error (decision D19). */
 export function paramsValidator (action: ActionData): (input: unknown) => Row {
   const schema = paramsSchema(action)
   const check = TypeCompiler.Compile(schema)

@@ -1,5 +1,5 @@
 // Named server-side actions: compiled once at start-up, run by HTTP and by server code alike.
-// Order (DECISIONS 19): requireAuth -> guard -> params -> execution, all queries or steps in one
+// Order (decision D19): requireAuth -> guard -> params -> execution, all queries or steps in one
 // transaction; a guard that needs the database runs first inside it and adds no result.
 import type { Knex } from 'knex'
 import type { ActionData, ActionSqlQuery, ActionStep } from '../../schemas/config.js'

@@ -1,6 +1,6 @@
 // SQL-mode queries: the developer's own SQL from the config, with `{:param}` placeholders bound as
 // values (never spliced). Table rules do not apply; `*` and a SELECT without `selects` still hide
-// `noSelect` fields from non-admins (DECISIONS 19).
+// `noSelect` fields from non-admins (decision D19).
 import type { Knex } from 'knex'
 import type { ActionSqlQuery, SqlQuery } from '../../schemas/config.js'
 import type { Fragment } from '../dialects/types.js'

@@ -12,7 +12,7 @@ type Row = Record<string, unknown>
  * The user an identity (email or username) names, with every column (password hash included).
  * An address is matched as typed first, then as its username; only when neither matches, an account
  * teenybase stored under its normalised form of the address (`a.b+x@gmail.com` -> `ab@gmail.com`),
- * so migrated users keep logging in (DECISIONS 36). That row's stored email is the normalised form
+ * so migrated users keep logging in (decision D36). That row's stored email is the normalised form
  * itself, a mailbox the typed address delivers to, so it never names someone else's account.
  * One query for all three, so a missing account costs the same as a present one.
  */
@@ -35,7 +35,7 @@ export async function findById (db: Knex, at: AuthTable, uid: string): Promise<R
   return await db(at.table.name).where(at.fields.uid.name, uid).first()
 }
 
-/** The record auth endpoints return: visible fields only, typed (DECISIONS 14). */
+/** The record auth endpoints return: visible fields only, typed (decision D14). */
 export function publicRecord (dialect: Dialect, at: AuthTable, row: Row): Row {
   return Object.fromEntries(at.table.visibleFields(false).map((f) => [f.name, dialect.decode(f, row[f.name])]))
 }

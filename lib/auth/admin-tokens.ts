@@ -1,4 +1,4 @@
-// The panel's admin sign-in (DECISIONS 15): the service token is superadmin, the configured editor /
+// The panel's admin sign-in (decision D15): the service token is superadmin, the configured editor /
 // viewer passwords are editor / viewer; each gets a short-lived admin token, signed with its role's key.
 import type { AdminRole } from '../auth-context.js'
 import { errors } from '../errors.js'

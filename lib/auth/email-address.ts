@@ -4,11 +4,11 @@
 // from gmail/outlook/... local parts, but that merges addresses that are distinct mailboxes
 // (or distinct accounts a user created on purpose), and makes the stored email differ from the
 // one the user typed; fastbase does not do it. Accounts teenybase created are stored in its form,
-// though, so logins fall back to it (teenybaseEmail, DECISIONS 36).
+// though, so logins fall back to it (teenybaseEmail, decision D36).
 
 export const EMAIL_MAX_LENGTH = 255
 
-// The zod 4 default email pattern, which teenybase validates with (§1.8): ASCII only, no leading,
+// The zod 4 default email pattern, which teenybase validates with: ASCII only, no leading,
 // trailing or doubled dot in the local part, a dotted domain with a 2+ letter TLD.
 const EMAIL_PATTERN = /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@([A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/
 
@@ -22,8 +22,8 @@ export function isValidEmail (s: string): boolean {
   return typeof s === 'string' && s.length > 0 && s.length <= EMAIL_MAX_LENGTH && EMAIL_PATTERN.test(s)
 }
 
-// teenybase's provider rules (§1.8 of its auth reference): which domains lose dots and which lose
-// `+tags` from the local part, and googlemail.com, which becomes gmail.com.
+// teenybase's provider rules: which domains lose dots and which lose `+tags` from the local part,
+// and googlemail.com, which becomes gmail.com.
 const DOTS_AND_TAGS = new Set(['gmail.com', 'googlemail.com', 'live.com'])
 const TAGS_ONLY = new Set(['hotmail.com', 'outlook.com', 'yahoo.com'])
 

@@ -1,6 +1,6 @@
 // Signing in with an identity another party vouches for (OAuth, one-tap, an external JWT): find the
 // user the identity was linked to, else the user with that email when the provider has verified it,
-// else create one; record the link; open an ordinary session (DECISIONS 29, 34).
+// else create one; record the link; open an ordinary session (decisions D29, D34).
 //
 // An existing account whose address nobody had proven is taken over by the address's owner, not
 // joined: whoever created it (possibly someone who typed the victim's address and never verified it)

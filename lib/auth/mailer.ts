@@ -1,6 +1,7 @@
-// Outgoing email (DECISIONS 17): nodemailer over SMTP when a URL is configured, otherwise every
+// Outgoing email (decision D17): nodemailer over SMTP when a URL is configured, otherwise every
 // message is written as an .eml file to an outbox folder so that verification and reset flows
-// work locally without a mail server. Also the action-link emails and their templates (§1.12).
+// work locally without a mail server. Also the action-link emails and their templates, written in
+// teenybase's template syntax.
 import { randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -96,10 +97,10 @@ function substitute (template: string, lookup: (key: string) => string | undefin
 }
 
 const own = (vars: Record<string, string>, key: string): string | undefined =>
-  Object.prototype.hasOwnProperty.call(vars, key) ? vars[key] : undefined
+  Object.hasOwn(vars, key) ? vars[key] : undefined
 
 /**
- * teenybase template syntax (§1.12). With `escape`, substituted values are HTML-escaped (for
+ * teenybase template syntax. With `escape`, substituted values are HTML-escaped (for
  * HTML templates); defaults are template text and stay as written.
  */
 export function renderTemplate (template: string, vars: Record<string, string>, options: { escape?: boolean } = {}): string {
@@ -219,7 +220,7 @@ function renderHtml (vars: Record<string, string>, template: ActionEmailTemplate
   })
 }
 
-/** Subject, plain text and HTML of a verification or password-reset email (§1.12). */
+/** Subject, plain text and HTML of a verification or password-reset email. */
 export function actionEmail (kind: ActionEmailKind, vars: ActionEmailVars, template: ActionEmailTemplate = {}): RenderedEmail {
   const all = actionVariables(kind, vars, template)
   return {

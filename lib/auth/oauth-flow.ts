@@ -1,4 +1,4 @@
-// The OAuth 2.0 authorization-code flow with PKCE (DECISIONS 18, 34): the start (a signed state, the
+// The OAuth 2.0 authorization-code flow with PKCE (decisions D18, D34): the start (a signed state, the
 // browser's nonce, the provider's authorize URL) and the callback (state, cookie and single use checked;
 // the code exchanged; the user read from a verified ID token or the provider's API; signed in through
 // signInExternal). Free of Fastify: routes/auth/oauth-routes.ts turns the results into replies.

@@ -1,4 +1,4 @@
-// The OAuth providers of the redirect flow (DECISIONS 34): presets with their real endpoints, custom
+// The OAuth providers of the redirect flow (decision D34): presets with their real endpoints, custom
 // providers from their own URLs or from their OpenID discovery document (fetched once, cached), and the
 // start-up checks of `authProviders` for the flow. URLs come from the config (or the discovery document
 // of the issuer the config names), never from a caller. Free of Fastify.

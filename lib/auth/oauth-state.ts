@@ -1,4 +1,4 @@
-// The OAuth `state` (DECISIONS 18): signed by the server, short-lived, bound to the browser that
+// The OAuth `state` (decision D18): signed by the server, short-lived, bound to the browser that
 // started the flow, single use (lib/auth/oauth-used-states.ts records the used ones in the database).
 //
 // - The browser gets a random nonce in an HttpOnly cookie; the state carries only its hash, so the

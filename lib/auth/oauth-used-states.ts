@@ -1,4 +1,4 @@
-// OAuth states already used, in the database (DECISIONS 18): a state is single use across every
+// OAuth states already used, in the database (decision D18): a state is single use across every
 // instance sharing it, so a callback replayed to another instance is refused there too. Only states
 // that passed their signature, expiry and cookie checks are recorded, so nobody can fill the table
 // without first starting a flow (rate-limited). The purge (lib/auth/purge.ts) removes expired ones.

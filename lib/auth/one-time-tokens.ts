@@ -1,4 +1,4 @@
-// Email verification and password reset tokens (DECISIONS 17): random, stored hashed, single use, expiring.
+// Email verification and password reset tokens (decision D17): random, stored hashed, single use, expiring.
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
 import { ONE_TIME_TOKENS } from './store-tables.js'

@@ -19,7 +19,7 @@ function checkedPassword (at: AuthTable, body: Row): string {
   return password
 }
 
-/** Writes the password only (DECISIONS 14) and revokes the user's other sessions. */
+/** Writes the password only (decision D14) and revokes the user's other sessions. */
 export async function changePassword (services: AccountServices, at: AuthTable, uid: string, sid: string | undefined, body: Row): Promise<void> {
   const password = checkedPassword(at, body)
   await checkCurrentPassword(services.db, at.table.name, at.fields, uid, body)

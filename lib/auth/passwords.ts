@@ -1,4 +1,4 @@
-// Password hashing (DECISIONS 11): scrypt, memory-hard, self-describing so the cost can be raised
+// Password hashing (decision D11): scrypt, memory-hard, self-describing so the cost can be raised
 // later without a migration; teenybase's salted sha256 still verifies and is flagged for rehash.
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 

@@ -2,7 +2,7 @@
 // database counts the same hits, so `max` holds for the whole fleet instead of per process.
 // One atomic upsert per hit, timed by the database clock, so instances whose clocks differ still agree.
 import type { Knex } from 'knex'
-import { FastbaseError, errors } from '../errors.js'
+import { type FastbaseError, errors } from '../errors.js'
 import { RATE_LIMITS } from './store-tables.js'
 
 export interface Hits { current: number, ttl: number }

@@ -1,4 +1,4 @@
-// Where a sign-in may send the browser afterwards (DECISIONS 18): only under `appUrl` or an entry of
+// Where a sign-in may send the browser afterwards (decision D18): only under `appUrl` or an entry of
 // `allowedRedirectUrls`, compared as URLs (scheme, host and port exactly; the path as a prefix that
 // ends on a `/` boundary), never as strings. Pure: no I/O, no Fastify.
 
@@ -16,6 +16,7 @@ export const MAX_REDIRECT_LENGTH = 2048
 
 // Tabs, newlines and other controls are silently dropped by URL parsers (`java\tscript:`); backslashes
 // are read as `/` in http(s) URLs; spaces have no business in a URL. Any of them refuses the target.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is this pattern's job
 const FORBIDDEN_CHARACTERS = /[\u0000-\u0020\u007f\\]/
 // Percent-encoded `/`, `\` and NUL in the path: a server behind the redirect may decode them and walk
 // out of the allowed prefix (`/app%2f..%2fadmin`).

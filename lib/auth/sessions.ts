@@ -1,4 +1,4 @@
-// Sessions and refresh tokens, in the database (DECISIONS 13): random refresh tokens stored hashed,
+// Sessions and refresh tokens, in the database (decision D13): random refresh tokens stored hashed,
 // rotated on every refresh; a rotated token presented again revokes its whole session.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'

@@ -57,7 +57,7 @@ export const authStoreTables: TableData[] = [
   },
   {
     // Which external account (provider, subject) is which user: the same account always signs in as
-    // the same user, whatever its email does later (DECISIONS 34).
+    // the same user, whatever its email does later (decision D34).
     name: IDENTITIES,
     fields: [
       text('id', { primary: true, notNull: true }),

@@ -12,7 +12,7 @@ import type { Executor } from '../crud/context.js'
 
 type Row = Record<string, unknown>
 
-/** `auth.role`: the audience fields' non-empty values; one value is a string (DECISIONS: teenybase `aud`). */
+/** `auth.role`: the audience fields' non-empty values; one value is a string, a list stays a list, as teenybase's `aud` claim reads. */
 export function roleOf (at: AuthTable, record: Row): string | string[] | null {
   const values = at.fields.audience.map((f) => record[f.name]).filter((v): v is string => typeof v === 'string' && v !== '')
   return values.length === 0 ? null : values.length === 1 ? values[0] : values

@@ -1,4 +1,4 @@
-// The effective config with its secrets taken out, for `GET /settings` (DECISIONS 15, 33), which any
+// The effective config with its secrets taken out, for `GET /settings` (decisions D15, D33), which any
 // admin, a viewer included, may read. Works on resolved values: by the time a config reaches the app
 // its `$NAME` references hold the secrets.
 //

@@ -1,6 +1,6 @@
 // Keys teenybase configs carry that fastbase's schema does not: each is either put to use (mapped
 // onto the fastbase key that means the same) or dropped with one start-up warning that names it
-// (DECISIONS 35). Runs on the plain copy of the config, before schema validation, so what is left
+// (decision D35). Runs on the plain copy of the config, before schema validation, so what is left
 // is validated strictly: a key neither knows is an error with "did you mean".
 import { formatPath } from './paths.js'
 

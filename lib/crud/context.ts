@@ -20,7 +20,7 @@ export interface CrudContext {
   auth: AuthContext
   /** Extra expression globals (`request`, `params`). */
   globals?: Record<string, unknown>
-  /** Bounds on one request: page size, columns, answer size (DECISIONS 7, 38). */
+  /** Bounds on one request: page size, columns, answer size (decisions D7, D38). */
   limits: Limits
   /** false for action steps with applyTableRules: false. */
   applyRules: boolean
@@ -158,7 +158,7 @@ export function and (...conditions: Condition[]): Condition {
 }
 
 /**
- * The caller's condition under a rule, tested only on rows the rule lets through (DECISIONS 38).
+ * The caller's condition under a rule, tested only on rows the rule lets through (decision D38).
  * In `rule AND where` the planner picks the order, and may test the caller's condition on a hidden
  * row first: an error it raises there (malformed JSON, a failed cast) or the time it takes would
  * tell the caller that the hidden row exists. CASE runs its branch only when its WHEN holds, on

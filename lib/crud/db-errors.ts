@@ -1,4 +1,4 @@
-// Constraint violations -> 400 with the field they concern (DECISIONS 9).
+// Constraint violations -> 400 with the field they concern (decision D9).
 import type { Knex } from 'knex'
 import { FastbaseError, errors } from '../errors.js'
 import type { ConstraintKind, Dialect } from '../dialects/types.js'

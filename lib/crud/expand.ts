@@ -1,4 +1,4 @@
-// Relation expand (DECISIONS 37): `users(name, id) as owner` in a select or returning list reads
+// Relation expand (decision D37): `users(name, id) as owner` in a select or returning list reads
 // the row a foreign key references as a nested object. Each expansion is one correlated subquery in
 // the same statement (no query per row), reading the target table under its own listRule and
 // noSelect for this caller: a row the caller may not list reads as null, a hidden column is unknown.

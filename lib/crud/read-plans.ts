@@ -1,4 +1,4 @@
-// Read plans compiled once per shape (DECISIONS 38 holds for every plan: rules and noSelect are
+// Read plans compiled once per shape (decision D38 holds for every plan: rules and noSelect are
 // applied when the plan is built). A shape is what the caller sent (table, operation, where,
 // select, order, group, distinct, limit, offset) plus the caller's class as rules see it: admin or
 // not, and, for every global the expressions read (`auth.uid`, `request.headers.x`), its value
@@ -44,7 +44,12 @@ const tableIds = new WeakMap<TableDescriptor, number>()
 let nextTableId = 0
 
 /** Builds the Knex queries of a plan for the caller in `ctx` (which carries the trace). */
-export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, planEachRun?: boolean, wrap?: (sql: string) => string) => PlannedStatement) => ReadPlan
+export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, options?: PrepareOptions) => PlannedStatement) => ReadPlan
+
+export interface PrepareOptions extends Pick<Statement, 'planEachRun' | 'offThread'> {
+  /** Wraps the statement's text (an EXPLAIN for an estimate). */
+  wrap?: (sql: string) => string
+}
 
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
@@ -58,10 +63,12 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
     if (plan !== undefined) return plan
   }
   const trace = new Trace()
-  const prepare = (query: Knex.QueryBuilder, planEachRun = false, wrap = (sql: string) => sql): PlannedStatement => {
+  const prepare = (query: Knex.QueryBuilder, { wrap = (sql: string) => sql, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
     const { statement, bindings } = compileStatement(query)
-    const wrapped = { sql: wrap(statement.sql), native: wrap(statement.native) }
-    return { statement: planEachRun ? { ...wrapped, planEachRun } : wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
+    const wrapped: Statement = { sql: wrap(statement.sql), native: wrap(statement.native) }
+    if (planEachRun === true) wrapped.planEachRun = true
+    if (offThread === true) wrapped.offThread = true
+    return { statement: wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
   }
   const plan = build({ ...ctx, trace }, prepare)
   const bytes = planBytes(plan)

@@ -38,6 +38,8 @@ interface Plan {
   order?: Fragment
   /** Scores of the rows a search ranks (lib/fts.ts RANK_CANDIDATES), joined to the page as `fb_rank`. */
   scores?: { statement: Fragment, rowKey: string }
+  /** It searches or expands relations: its statements may take long (Statement#offThread). */
+  costly: boolean
 }
 
 const RANKED = '"fb_rank"'
@@ -49,15 +51,16 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   checkGrouping(ctx, columns, params.group)
   checkDistinct(columns, params.distinct)
   const group = groupSql(ctx, params.group)
+  const costly = ranks.length > 0 || columns.some((c) => c.nested !== undefined)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  if (order !== undefined) return { columns, condition, group, order: { sql: order, bindings: [] } }
+  if (order !== undefined) return { columns, condition, group, costly, order: { sql: order, bindings: [] } }
   const key = defaultOrder(ctx, params, columns, group)
-  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, order: key }
-  return { columns, condition, group, ...ranked(ctx, ranks[0], condition, key.sql) }
+  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, order: key }
+  return { columns, condition, group, costly, ...ranked(ctx, ranks[0], condition, key.sql) }
 }
 
 /**
- * Deterministic order on both dialects (DECISIONS 8): primary key, else what the rows are made of.
+ * Deterministic order on both dialects (decision D8): primary key, else what the rows are made of.
  */
 function defaultOrder (ctx: CrudContext, params: ReadParams, columns: OutputColumn[], group?: string): Fragment | undefined {
   const text = (sql: string): Fragment => ({ sql, bindings: [] })
@@ -95,7 +98,7 @@ function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBui
   return query
 }
 
-/** Rows of one page: `limit`, capped by maxLimit and by the cells one answer may hold (DECISIONS 7, 38). */
+/** Rows of one page: `limit`, capped by maxLimit and by the cells one answer may hold (decisions D7, D38). */
 function limitOf (ctx: CrudContext, limit: number | undefined, columns: number): number {
   return Math.min(limit ?? ctx.limits.maxLimit, ctx.limits.maxLimit, rowsFor(ctx.limits, columns))
 }
@@ -158,7 +161,7 @@ async function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStateme
 export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
   const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {
     const p = planOf(c, params)
-    return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params)) }
+    return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params), { offThread: p.costly }) }
   })
   return await rowsOf(ctx, plan, plan.items)
 }
@@ -179,9 +182,9 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     return {
       columns: p.columns,
-      items: prepare(pageQuery(c, p, params)),
-      total: prepare(counted as Knex.QueryBuilder, true),
-      estimate: estimator === undefined ? undefined : prepare(matching, true, estimator.explain)
+      items: prepare(pageQuery(c, p, params), { offThread: p.costly }),
+      total: prepare(counted as Knex.QueryBuilder, { planEachRun: true, offThread: p.costly }),
+      estimate: estimator === undefined ? undefined : prepare(matching, { planEachRun: true, wrap: estimator.explain })
     }
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }

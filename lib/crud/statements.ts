@@ -144,7 +144,7 @@ export function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
 }
 
 /**
- * SQL-mode REPLACE (the developer's own SQL, no table rules: DECISIONS 19) = upsert on the conflicting
+ * SQL-mode REPLACE (the developer's own SQL, no table rules: decision D19) = upsert on the conflicting
  * unique key: the row holding the key is updated with the other values, keeping its primary key, uid and
  * `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
  * PostgreSQL needs one conflict target per statement, so with several unique keys among the values each
@@ -165,7 +165,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
     const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
       // In the order the rows were returned: one change per run of inserts or updates.
-      let run: Row[] = []
+      const run: Row[] = []
       let action: ChangeAction = 'insert'
       for (const row of result) {
         const rowAction: ChangeAction = existing.has(JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))) ? 'update' : 'insert'

@@ -41,7 +41,7 @@ export interface DeleteParams { where: string, returning?: ListSpec }
 export interface EditQuery { returning?: ListSpec, or?: Conflict | 'INSERT' }
 
 /**
- * noInsert/noUpdate -> 403 (DECISIONS 25). Checked first on every write, before a hook spends anything
+ * noInsert/noUpdate -> 403 (decision D25). Checked first on every write, before a hook spends anything
  * (a password hash) on it.
  */
 function refuseLocked (ctx: CrudContext, names: Iterable<string>, verb: 'insert' | 'update'): void {
@@ -191,7 +191,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
     await checkCreated(tctx, trx, createRule, result)
     return result
   }, !oneStatement)
-  // Without `returning` the answer is [] (DECISIONS 27); the key columns were only for the rule check.
+  // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
   return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
 }
 
@@ -313,7 +313,7 @@ async function resyncIdentities (ctx: CrudContext, trx: Knex.Transaction, inputs
   }
 }
 
-/** createRule on the inserted rows, defaults applied (DECISIONS 4): one failing row fails the batch. */
+/** createRule on the inserted rows, defaults applied (decision D4): one failing row fails the batch. */
 async function checkCreated (ctx: CrudContext, trx: Knex.Transaction, rule: Condition, rows: Row[]): Promise<void> {
   if (rule === true || rows.length === 0) return
   const passing = await applyCondition(trx.from(ctx.table.name).count({ n: '*' }), and(keyCondition(ctx, rows), rule) as Fragment)
@@ -322,7 +322,7 @@ async function checkCreated (ctx: CrudContext, trx: Knex.Transaction, rule: Cond
 
 // ---------------------------------------------------------------- answer size
 
-/** rows x returning columns of a write's answer stay within `limits.cells` (DECISIONS 38). */
+/** rows x returning columns of a write's answer stay within `limits.cells` (decision D38). */
 function checkCells (ctx: CrudContext, rows: number, columns: number): void {
   if (columns > 0 && rows * columns > ctx.limits.cells) {
     throw errors.badRequest(`returning ${rows} rows of ${columns} columns is more than the ${ctx.limits.cells} values one answer may hold: return fewer columns or change fewer rows per request`)
@@ -404,7 +404,7 @@ function resetDependents (ctx: CrudContext, set: Map<string, Fragment>): void {
 
 /**
  * A caller's `set` expression that the updateRule reads as `new.<field>` would run inside the rule,
- * on rows the rule hides, where its errors or its time would reveal them (DECISIONS 38). Such a
+ * on rows the rule hides, where its errors or its time would reveal them (decision D38). Such a
  * value must come as a constant, in setValues.
  */
 function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | undefined): void {
@@ -488,7 +488,7 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
       const exists = await trx.from(ctx.table.name).select(trx.raw('1 AS one')).whereRaw(byId.sql, byId.bindings as Knex.RawBinding[]).limit(1)
       if (exists.length === 0) {
         // A conflict on another unique key (a slug, an email) updates the row holding it, as insert's
-        // REPLACE does (DECISIONS 36); not with files, which an upsert could not release.
+        // REPLACE does (decision D36); not with files, which an upsert could not release.
         const or = fileFields(ctx.table).some((f) => body[f.name] !== undefined) ? undefined : 'REPLACE'
         const inserted = await insert(tctx, { values: { ...body, [uid.name]: uid.type === 'integer' ? Number(id) : id }, returning, or })
         return inserted[0]

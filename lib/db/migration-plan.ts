@@ -1,4 +1,4 @@
-// Migration planner (DECISIONS 21, 28, 32): diffs the config last applied against the next one and
+// Migration planner (decisions D21, D28, D32): diffs the config last applied against the next one and
 // turns the difference into named, dialect-specific steps. Pure logic: no database, no Fastify;
 // lib/db/migrations.ts runs the steps.
 //

@@ -1,4 +1,4 @@
-// Schema follows config (DECISIONS 21, 28, 32): runs the migration planner's steps against a database
+// Schema follows config (decisions D21, D28, D32): runs the migration planner's steps against a database
 // and keeps, in the database itself, what was applied — the migrations (`_fastbase_migrations`, one
 // row per migration with its SQL) and the schema model they leave (`_fastbase_schema`, one row) —
 // so that every instance and the CLI plan from the same place.
@@ -272,7 +272,7 @@ function nextRecord (view: ProjectView, record: SchemaRecord, project: string, c
   return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners }
 }
 
-async function plan (db: Knex.Transaction | Knex, ddl: SchemaDialect, dialect: PlanDialect, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
+async function plan (db: Knex.Transaction | Knex, dialect: PlanDialect, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
   const record = await readRecord(db, existing)
   const view = projectView(record, project)
   const base = baseline(view.own, history.length > 0, existing, tables, view.others.length > 0)
@@ -300,7 +300,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     if (options.mode !== 'dry-run') await run(trx, ddl.functions)
     const history = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(trx) : []
     const project = options.project ?? ''
-    const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, ddl, dialect, tables, project, existing, history)
+    const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, dialect, tables, project, existing, history)
     logNotes(log, notes)
     const dropsEveryTable = planned.dropsEveryTable
     const refusal = dropsEveryTable === undefined ? {} : { dropsEveryTable }
@@ -393,7 +393,7 @@ export async function migrationStatus (db: MigrationDatabase, tables: TableData[
   const { knex, ddl, dialect } = db
   const existing = await tableNames(knex, ddl)
   const migrations = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(knex) : []
-  const { plan: planned } = await plan(knex, ddl, dialect, tables, project, existing, migrations)
+  const { plan: planned } = await plan(knex, dialect, tables, project, existing, migrations)
   const pending = planned.steps.map((s) => pendingOf(s, (s.requires ?? []).filter((r) => planned.steps.some((p) => p.name === r))))
   return { migrations, pending, ...(planned.dropsEveryTable !== undefined ? { dropsEveryTable: planned.dropsEveryTable } : {}) }
 }

@@ -17,6 +17,11 @@ export interface Statement {
    * rows a plan made for the actual values beats the generic one by far more than planning costs.
    */
   planEachRun?: boolean
+  /**
+   * It may take long (a search, an expansion): SQLite runs it on a reader thread, so the event
+   * loop, and every other request, never waits for it.
+   */
+  offThread?: boolean
 }
 
 /**
@@ -28,6 +33,14 @@ export interface DirectRunner {
   read: (statement: Statement, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
   /** `sql` has `?` placeholders. Rows of its RETURNING clause. */
   write: (sql: string, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
+}
+
+export interface ConnectionSettings {
+  /**
+   * Milliseconds a caller's statement may run: on PostgreSQL every statement outside schema
+   * changes, on SQLite the reads that run on reader threads (Statement#offThread). None when undefined.
+   */
+  statementTimeout?: number
 }
 
 export interface Connection {

@@ -107,7 +107,7 @@ export function renderLiteral (value: unknown, syntax: DdlSyntax, field?: TableF
   return quoteString(JSON.stringify(value))
 }
 
-/** JSON text of a literal stored in a json field: a string that already is JSON text is kept (DECISIONS 1). */
+/** JSON text of a literal stored in a json field: a string that already is JSON text is kept (decision D1). */
 function jsonText (value: unknown): string {
   if (typeof value === 'string') {
     try {

@@ -2,13 +2,13 @@
 import { join } from 'node:path'
 import type { Dialect, DialectName } from './types.js'
 import type { SchemaDialect } from './ddl.js'
-import type { Connection } from './connection.js'
 import { sqlite } from './sqlite.js'
 import { postgres } from './postgres.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { connectSqlite } from './sqlite-connection.js'
-import { connectPostgres, isPostgresUrl, type PostgresSettings } from './postgres-connection.js'
+import { connectPostgres, isPostgresUrl } from './postgres-connection.js'
+import type { Connection, ConnectionSettings } from './connection.js'
 
 export type { Dialect, DialectName, Fragment } from './types.js'
 export type { Connection, DirectRunner } from './connection.js'
@@ -33,7 +33,7 @@ export function dialectOfUrl (databaseUrl: string): DialectName {
 }
 
 /** A connection for `databaseUrl` (postgres:// or a SQLite file); empty means `<dataDir>/fastbase.sqlite`. */
-export function connect (databaseUrl: string, dataDir: string, settings: PostgresSettings = {}): Connection {
+export function connect (databaseUrl: string, dataDir: string, settings: ConnectionSettings = {}): Connection {
   const url = databaseUrl === '' ? join(dataDir, 'fastbase.sqlite') : databaseUrl
-  return isPostgresUrl(url) ? connectPostgres(url, settings) : connectSqlite(url)
+  return isPostgresUrl(url) ? connectPostgres(url, settings) : connectSqlite(url, settings)
 }

@@ -7,7 +7,7 @@ import type Pg from 'pg'
 import { memoize } from '../memo.js'
 import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
-import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
+import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 
 const PG_INT8 = 20
 const PG_NUMERIC = 1700
@@ -26,7 +26,7 @@ const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
  * pg.types, so other pg users in the process are unaffected): counts, bigint and numeric columns
- * come back as JSON numbers (DECISIONS 31), timestamptz keeps pg's Date.
+ * come back as JSON numbers (decision D31), timestamptz keeps pg's Date.
  */
 const pgTypes: Knex.PgCustomTypesConfig = {
   getTypeParser (oid: number, format: string): Parser {
@@ -56,12 +56,7 @@ function sessionSettings (statementTimeout: number | undefined): string {
   return `SET jit = off; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
 }
 
-export interface PostgresSettings {
-  /** Milliseconds a statement may run on a pool connection; none when undefined. */
-  statementTimeout?: number
-}
-
-export function connectPostgres (url: string, settings: PostgresSettings = {}): Connection {
+export function connectPostgres (url: string, settings: ConnectionSettings = {}): Connection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   parsed.searchParams.delete('schema')

@@ -1,12 +1,14 @@
 // SQLite through better-sqlite3: one writer connection behind Knex (SQLite has one writer), a
-// read-only second connection for reads outside transactions, and statements prepared once per text.
+// read-only second connection for reads outside transactions, reader threads for the reads that may
+// take long, and statements prepared once per text.
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
-import { MAX_PREPARED_TEXT, envInt, type Connection, type DirectRunner, type Row } from './connection.js'
+import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { ReaderPool } from './sqlite-readers.js'
 import { RAISE_FUNCTION } from './common.js'
 
 /** The file of a `sqlite:<file>`, `sqlite::memory:`, `file:<file>` or plain-path URL. */
@@ -17,7 +19,11 @@ export function sqliteFilename (url: string): string {
   return resolve(path)
 }
 
-export function connectSqlite (url: string): Connection {
+// Two threads: one per core of a small machine; each holds a connection and its statement cache.
+const DEFAULT_READ_THREADS = 2
+const QUEUED_READS_PER_THREAD = 32
+
+export function connectSqlite (url: string, settings: ConnectionSettings = {}): Connection {
   const filename = sqliteFilename(url)
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
   const busyTimeout = envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000)
@@ -67,8 +73,13 @@ export function connectSqlite (url: string): Connection {
   // Under WAL readers never wait for the writer, so reads skip Knex's one-connection pool queue. An
   // in-memory database is private to its connection: its reads take the idle writer instead.
   const reader = filename === ':memory:' ? undefined : readOnlyConnection(filename, busyTimeout)
+  const threads = filename === ':memory:' ? 0 : envInt('FASTBASE_SQLITE_READ_THREADS', DEFAULT_READ_THREADS)
+  const readers = threads === 0
+    ? undefined
+    : new ReaderPool({ filename, threads, busyTimeout, timeout: settings.statementTimeout ?? 0, queuePerThread: QUEUED_READS_PER_THREAD, statementCacheSize: STATEMENT_CACHE_SIZE })
   const direct: DirectRunner = {
     read (statement, bindings) {
+      if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
       const db = reader?.() ?? idleWriter()
       return db === undefined ? undefined : db.prepare(statement.native).all(...bindings) as Row[]
     },
@@ -83,6 +94,7 @@ export function connectSqlite (url: string): Connection {
     direct,
     prepare: async () => {},
     close: async () => {
+      readers?.close()
       reader?.close()
       await knex.destroy()
     }

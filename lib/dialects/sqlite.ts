@@ -3,6 +3,7 @@ import type { Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { sqliteSearch } from './sqlite-fts.js'
+import { READ_TIMEOUT, READERS_BUSY } from './sqlite-readers.js'
 import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, jsonPairArguments } from './common.js'
 
@@ -122,10 +123,10 @@ export const sqlite: Dialect = {
   },
   isBusy (error) {
     const code = (error as { code?: unknown })?.code
-    return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'))
+    return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === READERS_BUSY)
   },
-  // No statement timeout: SQLite runs in the process, bounded by what requests may ask (lib/limits.ts).
-  isTimeout: () => false,
+  // Only reads on reader threads have a timeout (lib/dialects/sqlite-readers.ts): the others are bounded by what requests may ask.
+  isTimeout: (error) => (error as { code?: unknown })?.code === READ_TIMEOUT,
   badInput (error) {
     const message = (error as Error)?.message ?? ''
     return /malformed JSON|datatype mismatch|bad JSON path|integer overflow|JSON cannot hold BLOB/i.test(message) ? driverMessage(message) : undefined

@@ -74,7 +74,7 @@ export interface Dialect extends DdlDialect {
    * the table's own rows (realtime delete events, lib/realtime/hub.ts).
    */
   rowsAs(quotedTable: string, fields: TableField[], rows: Array<Record<string, unknown>>): Fragment
-  /** Full-text search (DECISIONS 37, lib/fts.ts); the index itself is part of createTable. */
+  /** Full-text search (decision D37, lib/fts.ts); the index itself is part of createTable. */
   search: {
     /**
      * The rows the query matches (in `fields` when given, else in any field), as a condition on the
@@ -94,7 +94,7 @@ export interface Dialect extends DdlDialect {
   // ---- values ----
   /** JSON value from a request -> value bound for this column. Throws ValueError with a message on bad input. */
   encode(field: TableField, value: unknown): unknown
-  /** Value read from the driver -> JSON value for responses (DECISIONS 1). */
+  /** Value read from the driver -> JSON value for responses (decision D1). */
   decode(field: TableField | undefined, value: unknown): unknown
   /** Rows of a `knex.raw` result (drivers shape them differently). */
   rawRows(result: unknown): Record<string, unknown>[]

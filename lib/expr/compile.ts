@@ -235,7 +235,7 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
 }
 
 /**
- * `field @@ 'query'` / `table @@ 'query'` (DECISIONS 37): rows the full-text index finds for the
+ * `field @@ 'query'` / `table @@ 'query'` (decision D37): rows the full-text index finds for the
  * query. The text is known when the statement is built (a literal, or a global, folded) and is read
  * by fastbase's search grammar (lib/fts-query.ts), never handed to the database's own. The index
  * lookup cannot fail and does not depend on the row being tested, so it is safe before the rule
@@ -340,7 +340,7 @@ function comparison (op: BinaryOp, left: Compiled, right: Compiled, scope: Scope
   }
 }
 
-/** `meta ->> 'n' > 3`: ask the dialect for a number when a JSON text value meets a number (DECISIONS 31). */
+/** `meta ->> 'n' > 3`: ask the dialect for a number when a JSON text value meets a number (decision D31). */
 function numericJson (node: Compiled, other: Compiled, scope: Scope): Compiled {
   if (node.kind !== 'sql' || node.json === undefined || other.kind !== 'lit' || typeof other.value !== 'number') return node
   const fragment = scope.dialect.jsonExtract(node.json.target, node.json.path, true, true)

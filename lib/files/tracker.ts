@@ -1,4 +1,4 @@
-// What a request did to stored files, so storage follows the database (DECISIONS 20): files uploaded
+// What a request did to stored files, so storage follows the database (decision D20): files uploaded
 // by a write that fails are removed; after a successful write, uploaded files no row references
 // (a rule filtered the row, IGNORE skipped it) and files a row no longer references (replaced,
 // cleared, deleted) are removed, only once the database change has committed. What it kept and

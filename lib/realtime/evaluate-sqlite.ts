@@ -1,90 +1,123 @@
-// Conditions evaluated in this process (SQLite runs on the event loop). A private in-memory
-// database holds, per subscribed table, a table of the same name and columns (types and
-// collations as declared, so values compare as in the real one, without its constraints); each
-// batch of changed rows is written there, and each class has its own statement,
-// `SELECT <keys> FROM <table> WHERE <condition>`, prepared once and kept while the class lives.
-// Conditions read only the row in hand, so nothing else of the project's database is needed, and
-// evaluation never waits for its lock. Preparing is what costs (a statement of many conditions
-// takes time more than proportional to its length to prepare); running a prepared condition over
-// a batch takes microseconds per row. Between classes, once SLICE_MS have passed, evaluation
-// yields to the event loop: no request waits longer than about that, however many classes a table has.
-import Database, { type Database as SqliteDatabase, type Statement } from 'better-sqlite3'
+// Conditions evaluated for SQLite, whose statements run synchronously: on a thread of their own
+// (lib/realtime/evaluate-thread.ts), so that evaluating a change for any number of classes never
+// holds the event loop. This side gives each class an id and sends its condition once, when the
+// class is admitted (a subscribe pays for its own classes, not the first write after it); the thread
+// keeps a prepared statement per class until the class is released. Per batch only the rows and the
+// ids of the classes travel, and the matches come back as pairs of indexes.
+import { Worker } from 'node:worker_threads'
+import { createRequire } from 'node:module'
 import type { Dialect } from '../dialects/types.js'
 import type { TableDescriptor } from '../table.js'
-import { keyColumns, type ConditionEvaluator, type Judged, type RowBatch } from './evaluate.js'
+import type { ConditionEvaluator, Judged, RowBatch } from './evaluate.js'
+import { evaluatorThread, PLACE, type ClassNews, type EvaluationAnswer, type EvaluationJob, type TableDefinition } from './evaluate-thread.js'
 
-const SLICE_MS = 5
+const THREAD_SOURCE = `(${evaluatorThread.toString()})()`
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3')
 
 export class SqliteEvaluator implements ConditionEvaluator {
-  private readonly db: SqliteDatabase = new Database(':memory:')
-  private readonly tables = new Map<string, { clear: Statement, insert: Statement, select: string }>()
-  // Per class; null: the statement could not be prepared (the class matches nothing).
-  private readonly statements = new WeakMap<Judged, Statement | null>()
+  private worker?: Worker
+  // Per thread: what it has been told. A new thread (after a crash) is told everything again.
+  private ids = new WeakMap<Judged, number>()
+  private defined = new WeakSet<TableDescriptor>()
+  private nextClass = 1
+  private nextJob = 1
+  private released: number[] = []
+  private readonly pending = new Map<number, { resolve: (answer: EvaluationAnswer) => void, reject: (error: Error) => void }>()
 
   constructor (
     private readonly dialect: Dialect,
     private readonly log: { debug?: (obj: object, msg: string) => void }
   ) {}
 
+  /** A new class: its condition goes to the thread now. */
+  admit (c: Judged): void {
+    const fresh: ClassNews['classes'] = []
+    this.idOf(c, fresh)
+    const news: ClassNews = { classes: fresh, released: this.released.splice(0) }
+    this.thread().postMessage(news)
+  }
+
+  /** A class without subscribers: its statement is dropped (with the next message). */
+  release (c: Judged): void {
+    const id = this.ids.get(c)
+    if (id === undefined) return
+    this.ids.delete(c)
+    this.released.push(id)
+  }
+
   async matches<C extends Judged> (batch: RowBatch, classes: C[]): Promise<C[][]> {
     const { table } = batch
-    const { dialect } = this
-    const scratch = this.scratchOf(table)
-    scratch.clear.run()
-    for (const row of batch.rows) scratch.insert.run(...table.fieldList.map((f) => row[f.name] === null || row[f.name] === undefined ? null : dialect.encode(f, row[f.name])))
-    const index = new Map(batch.keys.map((k, i) => [JSON.stringify(k), i]))
+    const worker = this.thread()
+    // Classes not admitted (or admitted before a thread restart) are sent with the batch.
+    const fresh: EvaluationJob['classes'] = []
+    const evaluate = classes.map((c) => this.idOf(c, fresh))
+    const define = this.defined.has(table) ? undefined : this.definition(table)
+    this.defined.add(table)
+    const rows = batch.rows.map((row) => table.fieldList.map((f) => row[f.name] === null || row[f.name] === undefined ? null : this.dialect.encode(f, row[f.name])))
+    const job: EvaluationJob = { id: this.nextJob++, define, table: table.name, classes: fresh, released: this.released.splice(0), evaluate, rows }
+    const answer = await new Promise<EvaluationAnswer>((resolve, reject) => {
+      this.pending.set(job.id, { resolve, reject })
+      worker.postMessage(job)
+    })
+    if (answer.failed.length > 0) this.log.debug?.({ table: table.name, classes: answer.failed.length, error: answer.error }, 'realtime: a subscription could not be evaluated')
     const out = batch.rows.map((): C[] => [])
-    let sliceStart = performance.now()
-    for (const c of classes) {
-      const statement = this.statementOf(c, scratch.select)
-      if (statement !== null) {
-        try {
-          for (const hit of statement.all(...c.condition.bindings) as unknown[][]) {
-            const i = index.get(JSON.stringify(table.key.map((f, k) => dialect.decode(f, hit[k]))))
-            if (i !== undefined) out[i].push(c)
-          }
-        } catch (error) {
-          this.log.debug?.({ err: error, table: table.name }, 'realtime: a subscription could not be evaluated')
-        }
-      }
-      if (performance.now() - sliceStart >= SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve))
-        sliceStart = performance.now()
-      }
-    }
+    const { hits } = answer
+    for (let k = 0; k < hits.length; k += 2) out[hits[k + 1]].push(classes[hits[k]])
     return out
   }
 
-  private scratchOf (table: TableDescriptor): { clear: Statement, insert: Statement, select: string } {
-    let scratch = this.tables.get(table.name)
-    if (scratch !== undefined) return scratch
-    const q = this.dialect.quote
-    const columns = table.fieldList.map((f) => [q(f.name), this.dialect.columnType(f), f.collate === undefined ? '' : `COLLATE ${f.collate}`].join(' '))
-    this.db.exec(`CREATE TABLE ${table.quoted} (${columns.join(', ')})`)
-    scratch = {
-      clear: this.db.prepare(`DELETE FROM ${table.quoted}`),
-      insert: this.db.prepare(`INSERT INTO ${table.quoted} VALUES (${table.fieldList.map(() => '?').join(', ')})`),
-      select: `SELECT ${keyColumns(table, q).join(', ')} FROM ${table.quoted} WHERE `
+  private idOf (c: Judged, fresh: ClassNews['classes']): number {
+    let id = this.ids.get(c)
+    if (id === undefined) {
+      id = this.nextClass++
+      this.ids.set(c, id)
+      fresh.push({ id, sql: c.condition.sql, bindings: c.condition.bindings })
     }
-    this.tables.set(table.name, scratch)
-    return scratch
+    return id
   }
 
-  private statementOf (c: Judged, select: string): Statement | null {
-    let statement = this.statements.get(c)
-    if (statement === undefined) {
-      try {
-        statement = this.db.prepare(select + c.condition.sql).raw(true)
-      } catch (error) {
-        this.log.debug?.({ err: error }, 'realtime: a subscription could not be prepared')
-        statement = null
-      }
-      this.statements.set(c, statement)
+  private definition (table: TableDescriptor): TableDefinition {
+    const q = this.dialect.quote
+    const columns = table.fieldList.map((f) => [q(f.name), this.dialect.columnType(f), f.collate === undefined ? '' : `COLLATE ${f.collate}`].join(' '))
+    return {
+      name: table.name,
+      drop: `DROP TABLE IF EXISTS ${table.quoted}`,
+      create: `CREATE TABLE ${table.quoted} (${PLACE} INTEGER PRIMARY KEY, ${columns.join(', ')})`,
+      clear: `DELETE FROM ${table.quoted}`,
+      insert: `INSERT INTO ${table.quoted} VALUES (?, ${table.fieldList.map(() => '?').join(', ')})`,
+      select: `SELECT ${PLACE} FROM ${table.quoted} WHERE `
     }
-    return statement
+  }
+
+  private thread (): Worker {
+    if (this.worker !== undefined) return this.worker
+    const worker = new Worker(THREAD_SOURCE, { eval: true, execArgv: [], workerData: { driver: DRIVER } })
+    worker.unref()
+    worker.on('message', (answer: EvaluationAnswer) => {
+      const pending = this.pending.get(answer.id)
+      this.pending.delete(answer.id)
+      pending?.resolve(answer)
+    })
+    const lost = (error: Error): void => {
+      if (this.worker !== worker) return
+      this.worker = undefined
+      this.ids = new WeakMap()
+      this.defined = new WeakSet()
+      this.released = []
+      for (const pending of this.pending.values()) pending.reject(error)
+      this.pending.clear()
+    }
+    worker.on('error', lost)
+    worker.on('exit', () => lost(new Error('The realtime evaluation thread stopped')))
+    this.worker = worker
+    return worker
   }
 
   close (): void {
-    this.db.close()
+    const worker = this.worker
+    this.worker = undefined
+    for (const pending of this.pending.values()) pending.reject(new Error('realtime is closing'))
+    this.pending.clear()
+    void worker?.terminate()
   }
 }

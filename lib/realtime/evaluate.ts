@@ -1,8 +1,8 @@
 // Which subscriber classes each changed row goes to: the classes' conditions (listRule and where,
 // compiled by lib/expr as for `list`) evaluated on the rows a change captured, as a derived table
 // named like the table (Dialect#rowsAs). Two ways, one per dialect: evaluate-sqlite.ts (statements
-// kept prepared per class, run in slices between which requests get their turn) and evaluate-sql.ts
-// (many classes per statement, run by the database server).
+// kept prepared per class, run on a thread of their own) and evaluate-sql.ts (many classes per
+// statement, run by the database server).
 import type { Fragment } from '../dialects/types.js'
 import type { TableDescriptor } from '../table.js'
 
@@ -20,6 +20,9 @@ export interface ConditionEvaluator {
    * condition fails on these rows (a bad cast) gets none of them, as its `list` would have failed.
    */
   matches: <C extends Judged>(batch: RowBatch, classes: C[]) => Promise<C[][]>
+  /** A class was created / lost its last subscriber (for evaluators that keep something per class). */
+  admit?: (c: Judged) => void
+  release?: (c: Judged) => void
 }
 
 /** The key columns of `table` selected as `fb_k_<i>`, for finding each result's row. */

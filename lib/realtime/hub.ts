@@ -274,7 +274,10 @@ export class RealtimeHub implements ChangeSink {
     let classes = this.byTable.get(candidate.table.name)
     if (classes === undefined) this.byTable.set(candidate.table.name, classes = new Map())
     let existing = classes.get(candidate.key)
-    if (existing === undefined) classes.set(candidate.key, existing = candidate)
+    if (existing === undefined) {
+      classes.set(candidate.key, existing = candidate)
+      if (isJudged(candidate)) this.evaluator.admit?.(candidate)
+    }
     existing.clients.add(client)
     return existing
   }
@@ -286,6 +289,7 @@ export class RealtimeHub implements ChangeSink {
       if (c.clients.size > 0) continue
       const classes = this.byTable.get(c.table.name)
       classes?.delete(c.key)
+      if (isJudged(c)) this.evaluator.release?.(c)
       if (classes?.size === 0) this.byTable.delete(c.table.name)
     }
     client.classes = []
@@ -405,7 +409,9 @@ export class RealtimeHub implements ChangeSink {
           try {
             await this.deliver(group)
           } catch (error) {
+            // The change's events are lost: subscribers are told to refetch.
             this.log.warn({ err: error, table: group.table }, 'realtime: delivery failed')
+            this.gap()
           }
           // Requests get their turn between rounds.
           await new Promise((resolve) => setImmediate(resolve))
@@ -430,15 +436,20 @@ export class RealtimeHub implements ChangeSink {
   /** Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the class's clients. */
   private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], records: Row[], classes: SubscriberClass[]): Promise<void> {
     const always = classes.filter((c) => c.condition === true)
-    const judged = classes.filter((c): c is SubscriberClass & { condition: Fragment } => typeof c.condition !== 'boolean')
-    const matches = await this.evaluator.matches({ table, keys, rows: records }, judged)
+    const judged = classes.filter(isJudged)
+    const found = await this.evaluator.matches({ table, keys, rows: records }, judged)
+    // While the rows were evaluated, a client may have moved to an equal class (re-subscribed, or
+    // re-grouped after its user record changed): the events go to the class now holding that key.
+    const current = this.byTable.get(table.name)
+    const live = (c: SubscriberClass): SubscriberClass => (c.clients.size > 0 ? c : current?.get(c.key) ?? c)
+    const matches = found.map((classes) => classes.map(live))
     // In the order the rows were written. Each client's events of this round go out in one write
     // (one syscall per client, not per event).
     this.round++
     const outbox = new Map<RealtimeClient, string[]>()
     for (let index = 0; index < keys.length; index++) {
       const frames: Record<'admin' | 'user', string | undefined> = { admin: undefined, user: undefined }
-      for (const c of [...always, ...matches[index]]) {
+      for (const c of [...always.map(live), ...matches[index]]) {
         const kind = c.admin ? 'admin' : 'user'
         const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, records[index], c.admin) })
         for (const client of c.clients) {
@@ -462,6 +473,11 @@ export class RealtimeHub implements ChangeSink {
     this.queue = []
     this.evaluator.close?.()
   }
+}
+
+/** A class whose condition is not known in advance: the evaluator judges it per row. */
+function isJudged (c: SubscriberClass): c is SubscriberClass & { condition: Fragment } {
+  return typeof c.condition !== 'boolean'
 }
 
 /** Does `expr` use `@@` anywhere? */

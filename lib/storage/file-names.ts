@@ -1,8 +1,7 @@
 // Names under which uploaded files are stored (the value kept in a `file` field).
 //
-// This deliberately does NOT reproduce teenybase's normalizeFileName (reference §3.4): its
-// snake-casing splits on the letter `W` (a regex-escaping bug, so `MyWork.png` becomes
-// `my_ork_<hex>.png`), keeps the extension's case and lets odd characters through it. Here the
+// This deliberately does NOT reproduce teenybase's normalizeFileName: its snake-casing splits on
+// the letter `W` (a regex-escaping bug, so `MyWork.png` becomes `my_ork_<hex>.png`), keeps the extension's case and lets odd characters through it. Here the
 // name is a plain lower-case slug, so stored names are predictable and always a safe key segment.
 import { randomBytes } from 'node:crypto'
 

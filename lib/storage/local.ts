@@ -1,11 +1,11 @@
-// Files in a directory (the default driver, DECISIONS 20). Each object is `<root>/<key>` plus a
+// Files in a directory (the default driver, decision D20). Each object is `<root>/<key>` plus a
 // sidecar `<root>/<key>.meta.json` with { contentType, etag, size }. Writes stream into a temp
 // file next to the target and are renamed into place, so a reader never sees half a file and a
 // failed upload leaves nothing. Temp names contain `~`, which no valid key can, so they never
 // collide with objects.
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdirSync, type Stats } from 'node:fs'
-import { mkdir, open, opendir, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
+import { type Dir, mkdirSync, type Stats } from 'node:fs'
+import { type FileHandle, mkdir, open, opendir, readFile, rename, rm, stat as fsStat, unlink, writeFile } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -27,7 +27,7 @@ export async function sweepTemporaryFiles (root: string, maxAgeMs: number, now =
   let removed = 0
   const dirs = [root]
   for (let dir = dirs.pop(); dir !== undefined; dir = dirs.pop()) {
-    let handle
+    let handle: Dir
     try {
       handle = await opendir(dir)
     } catch {
@@ -116,7 +116,7 @@ export function createLocalStorage (root: string): Storage {
       const path = pathOf(key)
       if (range !== undefined) assertValidRange(range)
       // Opened now, so a missing object rejects here instead of erroring the stream later.
-      let file
+      let file: FileHandle
       try {
         file = await open(path, 'r')
       } catch (err) {

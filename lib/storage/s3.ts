@@ -1,4 +1,4 @@
-// An S3-compatible bucket (AWS S3, R2, MinIO, ...; DECISIONS 20). Uploads stream through
+// An S3-compatible bucket (AWS S3, R2, MinIO, ...; decision D20). Uploads stream through
 // lib-storage's multipart `Upload`, so memory stays near queueSize x partSize whatever the file size.
 import { Readable } from 'node:stream'
 import {
@@ -96,7 +96,7 @@ export function createS3Storage (opts: S3StorageOptions): Storage {
         partSize: PART_SIZE,
         leavePartsOnError: false
       })
-      let result
+      let result: Awaited<ReturnType<typeof upload.done>>
       try {
         result = await upload.done()
       } catch (err) {

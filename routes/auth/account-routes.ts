@@ -32,7 +32,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
   const db = app.fastbase.db
 
   if (fields.password !== undefined) {
-    // The insert schema, except that keys naming no field are dropped instead of refused (DECISIONS 36).
+    // The insert schema, except that keys naming no field are dropped instead of refused (decision D36).
     const signUpBody = Type.Object(insertRecordSchema(at.table.data).properties, { title: `${at.table.name} sign-up` })
     app.post(`${base}/sign-up`, {
       config: limited(),

@@ -1,6 +1,6 @@
 // Auth routes: per auth table under /table/{table}/auth/, plus POST /auth/logout and POST /admin/login.
 // Registered with Fastify's `prefix` option (/api/v1). Body keys a route does not name are ignored, as
-// teenybase does (DECISIONS 36): each route reads only its own keys, and sign-up, the one route that
+// teenybase does (decision D36): each route reads only its own keys, and sign-up, the one route that
 // writes its body, keeps only the table's fields.
 import type { FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'

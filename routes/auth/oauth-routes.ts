@@ -22,7 +22,7 @@ const STATE_COOKIE = 'fastbase_oauth_state'
  * a Domain, so a page on a sibling subdomain cannot plant it (a planted state cookie would finish the
  * attacker's sign-in in the victim's browser). Plain http (local development) cannot carry the
  * prefix: the cookie is scoped to the callback's path, and a page on another port of the same host
- * could still plant it (README, Signing in with an OAuth provider).
+ * could still plant it (docs/oauth.md, State).
  */
 function stateCookieOf (publicUrl: URL): { name: string, options: (callbackPath: string) => { path: string, httpOnly: true, sameSite: 'lax', secure: boolean } } {
   const secure = publicUrl.protocol === 'https:'

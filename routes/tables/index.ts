@@ -39,11 +39,11 @@ function inListOrder (reply: FastifyReply, list: string | string[] | undefined):
 export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
   const { descriptors: tables, limits } = app.fastbase
   const q = querySchemas(limits)
-  // Writes (and select/list) may come as forms, as teenybase clients send them (DECISIONS 36).
+  // Writes (and select/list) may come as forms, as teenybase clients send them (decision D36).
   urlencodedBodies(app)
 
   function context (request: FastifyRequest, table: TableDescriptor, write: boolean): CrudContext {
-    // A viewer admin may read everything and write nothing (DECISIONS 15).
+    // A viewer admin may read everything and write nothing (decision D15).
     if (write && callerOf(request).adminRole === 'viewer') throw errors.forbidden()
     return crudContext(app.fastbase.executor, table, callerOf(request), {
       globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },

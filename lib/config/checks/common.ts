@@ -49,7 +49,7 @@ export function duplicates<T extends { name?: unknown }> (items: At<T>[], what: 
 
 export type SqlBase = 'text' | 'integer' | 'real' | 'blob' | 'null'
 
-/** Storage class of each sqlType (reference §1.4). */
+/** The SQLite storage class the values of each sqlType end up in (numeric is treated as real). */
 export const SQL_BASE: Record<SqlType, SqlBase> = {
   text: 'text', json: 'text', date: 'text', datetime: 'text', time: 'text', timestamp: 'text',
   integer: 'integer', int: 'integer', boolean: 'integer',

@@ -80,16 +80,16 @@ export function checkColumnRefs (c: DatabaseSettings): string[] {
       }
     }
     for (const { item: index, path } of each<{ fields?: unknown }>(t.item.indexes, `${t.path}.indexes`)) {
-      if (typeof index.fields === 'string') index.fields.split(',').forEach((entry) => check(entry, `${path}.fields`))
-      else if (Array.isArray(index.fields)) index.fields.forEach((entry, i) => check(entry, `${path}.fields[${i}]`))
+      if (typeof index.fields === 'string') for (const entry of index.fields.split(',')) check(entry, `${path}.fields`)
+      else if (Array.isArray(index.fields)) index.fields.forEach((entry, i) => { check(entry, `${path}.fields[${i}]`) })
     }
     const fts = t.item.fullTextSearch as { fields?: unknown } | undefined
     if (isObject(fts) && Array.isArray(fts.fields)) {
-      fts.fields.forEach((entry, i) => check(entry, `${t.path}.fullTextSearch.fields[${i}]`))
+      fts.fields.forEach((entry, i) => { check(entry, `${t.path}.fullTextSearch.fields[${i}]`) })
     }
     for (const { item: trigger, path } of each<{ updateOf?: unknown }>(t.item.triggers, `${t.path}.triggers`)) {
       if (typeof trigger.updateOf === 'string') check(trigger.updateOf, `${path}.updateOf`)
-      else if (Array.isArray(trigger.updateOf)) trigger.updateOf.forEach((entry, i) => check(entry, `${path}.updateOf[${i}]`))
+      else if (Array.isArray(trigger.updateOf)) trigger.updateOf.forEach((entry, i) => { check(entry, `${path}.updateOf[${i}]`) })
     }
   }
   return problems

@@ -1,13 +1,16 @@
-// The README's request examples, run as written against the bundled example project (the tables
-// `npm start` serves): the Table API's JSON and form calls in order, each answer compared with the
-// `# ...` line under it where that line is plain JSON (no placeholders), and the Realtime example's stream URL.
+// The documented request examples, run as written against the bundled example project (the tables
+// `npm start` serves): the JSON and form calls of docs/tables-api.md in order, each answer compared
+// with the `# ...` line under it where that line is plain JSON (no placeholders), and the stream URL
+// of docs/realtime.md.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { adminToken, buildApp } from './helper.js'
 import { exampleConfigPath, exampleEnv } from './fixtures/openapi/documents.js'
 
-const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
+const docs = join(import.meta.dirname, '..', 'docs')
+const tablesApi = readFileSync(join(docs, 'tables-api.md'), 'utf8')
+const realtime = readFileSync(join(docs, 'realtime.md'), 'utf8')
 
 /** Words of a shell command line: single and double quotes (with `\"` inside double quotes), no expansion. */
 function words (line: string): string[] {
@@ -19,10 +22,10 @@ function words (line: string): string[] {
 
 interface Example { url: string, admin: boolean, body?: string, json: boolean, expected?: string }
 
-/** The `curl` calls of the README's sh blocks on `table` (continuations joined), with the `# ` line after each. */
+/** The `curl` calls of the table API guide's sh blocks on `table` (continuations joined), with the `# ` line after each. */
 function curlExamples (table: string): Example[] {
   const examples: Example[] = []
-  for (const block of readme.matchAll(/```sh\n([\s\S]*?)```/g)) {
+  for (const block of tablesApi.matchAll(/```sh\n([\s\S]*?)```/g)) {
     const lines = block[1].replace(/\\\n\s*/g, ' ').split('\n')
     lines.forEach((line, i) => {
       if (!line.startsWith('curl ') || !line.includes(`/table/${table}/`) || line.includes(' -F ') || line.includes('<id>')) return
@@ -36,7 +39,7 @@ function curlExamples (table: string): Example[] {
   return examples
 }
 
-t.test('Table API examples answer what the README says', async (t) => {
+t.test('Table API examples answer what docs/tables-api.md says', async (t) => {
   const app = await buildApp(t, exampleConfigPath, { env: exampleEnv })
   const examples = curlExamples('guestbook').filter((e) => e.body !== undefined)
   t.ok(examples.length >= 7, `${examples.length} examples with a body`)
@@ -58,8 +61,8 @@ t.test('Table API examples answer what the README says', async (t) => {
 
 t.test('the Realtime example subscribes to columns the example tables have', async (t) => {
   const app = await buildApp(t, exampleConfigPath, { env: exampleEnv })
-  const url = /http:\/\/localhost:3000(\/api\/v1\/realtime\?[^"]+)/.exec(readme)?.[1]
-  t.ok(url, 'the README has a realtime URL')
+  const url = /http:\/\/localhost:3000(\/api\/v1\/realtime\?[^"]+)/.exec(realtime)?.[1]
+  t.ok(url, 'docs/realtime.md has a realtime URL')
   // inject waits for the end of a stream: open it on a real socket and read the first event only.
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.server.closeAllConnections())
@@ -71,6 +74,6 @@ t.test('the Realtime example subscribes to columns the example tables have', asy
   const first = new TextDecoder().decode((await reader.read()).value)
   controller.abort()
   t.match(first, /event: connect/, 'and says connect')
-  const shown = /# data: (\{"clientId".*\})/.exec(readme)?.[1]
-  t.match(first, JSON.parse(shown!.replace('"hX1..."', '"x"')).subscriptions.map((s: unknown) => JSON.stringify(s)).join(','), 'with the subscriptions the README shows')
+  const shown = /# data: (\{"clientId".*\})/.exec(realtime)?.[1]
+  t.match(first, JSON.parse(shown!.replace('"hX1..."', '"x"')).subscriptions.map((s: unknown) => JSON.stringify(s)).join(','), 'with the subscriptions docs/realtime.md shows')
 })
