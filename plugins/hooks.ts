@@ -1,10 +1,10 @@
-// Record hooks (lib/hooks/registry.ts): `app.fastbase.hooks.on(table, event, fn)`. The registry is the
+// Record hooks (lib/crud/record-hooks.ts): `app.fastbase.hooks.on(table, event, fn)`. The registry is the
 // executor's change sink (realtime, when on, shares it: plugins/realtime.ts) and its hook list, so
 // every write made through the executor meets its hooks; the auth flows report sign-ups and
 // sign-ins to it (plugins/auth.ts).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { RecordHooks } from '../lib/hooks/registry.js'
+import { RecordHooks } from '../lib/crud/record-hooks.js'
 import type { Hooks } from './types.js'
 
 async function hooks (app: FastifyInstance): Promise<void> {

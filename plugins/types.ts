@@ -15,7 +15,7 @@ import type { HostAuthentication } from './host-auth.js'
 import type { CodeAction } from '../lib/actions/code.js'
 import type { MailMessage, SendResult } from '../lib/auth/mailer.js'
 import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
-import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/hooks/registry.js'
+import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/crud/record-hooks.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -82,7 +82,7 @@ export interface Fastbase {
   transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
   /** Sends an email as the auth flows do: over `email.smtp` / SMTP_URL, else as an .eml file in `<dataDir>/outbox`. */
   sendEmail: (message: MailMessage) => Promise<SendResult>
-  /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/hooks/registry.ts). */
+  /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/crud/record-hooks.ts). */
   hooks: Hooks
   /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
   callerFor: (table: string, userId: string | number) => Promise<AuthContext>
@@ -92,7 +92,7 @@ export interface Fastbase {
  * One entry per table, `{ row, insert, update }`: written by `fastbase types` (a module augmentation
  * of this interface). Empty, every table takes any columns.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so `fastbase types` can augment it
 export interface FastbaseTables {}
 
 /** `app.fastbase.transaction`'s argument. */
@@ -103,7 +103,7 @@ export interface Transaction<Tables> {
 }
 
 /** One entry per config action, `{ params }`: written by `fastbase types`; types `runAction`'s params. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so `fastbase types` can augment it
 export interface FastbaseActions {}
 
 /** Who an in-process call runs as: a request `authenticate` ran on, a caller, or 'system' (no rules). */

@@ -11,7 +11,7 @@ import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
 import type { ChangeSink } from '../realtime/changes.js'
-import type { RecordHooks } from '../hooks/registry.js'
+import type { RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -32,7 +32,7 @@ export interface CrudContext {
   trace?: Trace
   /** Where committed writes are reported (realtime, lib/realtime/changes.ts); unset: nobody listens. */
   changes?: ChangeSink
-  /** Record hooks (lib/hooks/registry.ts); unset: none. */
+  /** Record hooks (lib/crud/record-hooks.ts); unset: none. */
   hooks?: RecordHooks
   /** The request this work is for (in the logs of failing after-hooks). */
   requestId?: string

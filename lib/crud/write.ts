@@ -12,7 +12,7 @@ import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
-import { beforeDelete, beforeInsert, beforeUpdate, inHookTransaction, needsHookTransaction, type HookedValues } from '../hooks/before.js'
+import { beforeDelete, beforeInsert, beforeUpdate, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
 
 export type { Conflict } from './statements.js'

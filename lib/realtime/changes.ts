@@ -7,7 +7,6 @@
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
 import { parentOf, settledOf } from '../db/after-commit.js'
-import type { AuthContext } from '../auth-context.js'
 
 type Row = Record<string, unknown>
 
@@ -20,8 +19,11 @@ export interface Change {
   keys: unknown[][]
   /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
   rows: Row[]
-  /** Who made it (record hooks tell their after-hooks); unset for fastbase's own bookkeeping writes. */
-  caller?: AuthContext
+  /**
+   * Who made it: the writer's AuthContext (lib/auth-context.ts), which record hooks hand their
+   * after-hooks; opaque here. Unset for fastbase's own bookkeeping writes.
+   */
+  caller?: object
   /** The request it was made for, for the logs of what runs after the commit. */
   requestId?: string
 }

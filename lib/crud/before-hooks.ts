@@ -6,7 +6,7 @@
 import type { Knex } from 'knex'
 import type { TableDescriptor } from '../table.js'
 import type { AuthContext } from '../auth-context.js'
-import type { BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './registry.js'
+import type { BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './record-hooks.js'
 
 type Row = Record<string, unknown>
 

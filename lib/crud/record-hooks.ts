@@ -3,7 +3,7 @@
 // panel, which is an HTTP client), and around the auth events sign-up and sign-in.
 // - before-hooks (beforeInsert, beforeUpdate, beforeDelete) run inside the write's transaction,
 //   before its values are encoded: they may change the values or refuse with a FastbaseError
-//   (lib/hooks/before.ts is where lib/crud/write.ts calls them).
+//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them).
 // - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
 //   statement left it (a delete: as it was), once the write is committed: this registry is a change
 //   sink, fed by the same capture realtime uses (lib/realtime/changes.ts), so a rolled-back write
@@ -118,7 +118,7 @@ export class RecordHooks implements ChangeSink, AuthEvents {
       const hooks = this.of(change.table, event)
       if (hooks === undefined) continue
       for (const row of change.rows) {
-        for (const hook of hooks) await this.call(hook, { table: change.table, row, caller: change.caller, requestId: change.requestId }, event)
+        for (const hook of hooks) await this.call(hook, { table: change.table, row, caller: change.caller as AuthContext | undefined, requestId: change.requestId }, event)
       }
     }
   }
