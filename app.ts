@@ -8,6 +8,7 @@ import databasePlugin from './plugins/database.js'
 import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
+import hooksPlugin from './plugins/hooks.js'
 import authPlugin from './plugins/auth.js'
 import actionsPlugin from './plugins/actions.js'
 import filesPlugin from './plugins/files.js'
@@ -16,6 +17,7 @@ import backupsPlugin from './plugins/backups.js'
 import metricsPlugin, { metricsEnabled } from './plugins/metrics.js'
 import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
+import tableApiPlugin from './plugins/table-api.js'
 import docsPlugin from './plugins/docs.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
@@ -47,6 +49,8 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
   }
   let instance: Fastbase | undefined
+  // Host routes get it from `authenticate` (plugins/host-auth.ts); declared once however many instances.
+  if (!host.hasRequestDecorator('fastbaseAuth')) host.decorateRequest('fastbaseAuth', undefined)
   if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
     echoRequestId(opts.standalone === true ? host : app)
@@ -55,14 +59,16 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(tablesPlugin)
     await app.register(errorsPlugin)
     await app.register(validationPlugin)
+    await app.register(hooksPlugin)
     await app.register(authPlugin)
-    await app.register(actionsPlugin)
+    await app.register(actionsPlugin, { code: opts.actions })
     await app.register(filesPlugin)
     await app.register(schemaPlugin)
     await app.register(backupsPlugin)
     // Off: not registered at all, so the request path has no metrics hook.
     if (metricsEnabled(app.fastbase.config)) await app.register(metricsPlugin)
     await app.register(authContextPlugin)
+    await app.register(tableApiPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
     await app.register(realtimePlugin, { prefix })

@@ -3,7 +3,15 @@ export { default } from './app.js'
 export { default as fastbase } from './app.js'
 export type { FastbaseOptions } from './app.js'
 // The instance the host gets as `app.fastbase`: importing this package also types that decorator.
-export type { Fastbase, FastbaseRuntimeOptions, SchemaService } from './plugins/types.js'
+export type { Fastbase, FastbaseRuntimeOptions, SchemaService, FastbaseTables, FastbaseActions, Tables, TableMap, Hooks, As, Transaction } from './plugins/types.js'
+// Extending fastbase in code: host routes' authentication, the in-process API, hooks, code actions.
+export type { AuthContext as FastbaseCaller, AdminRole } from './lib/auth-context.js'
+export type { AuthenticateOptions } from './plugins/host-auth.js'
+export type { TableApi, TableShape, AnyTable, ReadArgs, ViewArgs, InsertArgs, UpdateArgs, EditArgs, DeleteArgs } from './lib/api/tables.js'
+export type { BeforeInsertEvent, BeforeUpdateEvent, BeforeDeleteEvent, AfterWriteEvent, AuthHookEvent, HookEvent } from './lib/crud/record-hooks.js'
+export type { CodeAction, CodeActionContext } from './lib/actions/code.js'
+export { defineAction } from './plugins/define-action.js'
+export { ANONYMOUS as anonymousCaller } from './lib/auth-context.js'
 // What server code catches (`err instanceof FastbaseError`, `err.code`), and the header HTTP clients read.
 export { FastbaseError, ConfigError, ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from './lib/errors.js'
 export {

@@ -1,20 +1,23 @@
 // Compiles the config's actions at start-up and decorates `app.fastbase.runAction`.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { compileActions, runAction, type CompiledAction, type RunOptions } from '../lib/actions/run.js'
+import { compileActions, compileCodeActionsWith, runAction, type CompiledAction, type RunOptions } from '../lib/actions/run.js'
+import type { CodeAction } from '../lib/actions/code.js'
 import { errors } from '../lib/errors.js'
+import type { Fastbase } from './types.js'
 
-export type RunActionFn = (name: string, params?: Record<string, unknown>, options?: RunOptions) => Promise<Array<Array<Record<string, unknown>>>>
-
-async function actions (app: FastifyInstance): Promise<void> {
-  const { config, dialect, tables } = app.fastbase
-  const compiled: Map<string, CompiledAction> = compileActions(config.actions ?? [], tables, dialect)
+async function actions (app: FastifyInstance, opts: { code?: ReadonlyArray<CodeAction<any, any, any>> }): Promise<void> {
+  const { config, dialect, descriptors: tables } = app.fastbase
+  const fromConfig = compileActions(config.actions ?? [], tables, dialect)
+  const compiled: Map<string, CompiledAction> = new Map([...fromConfig, ...compileCodeActionsWith(opts.code ?? [], fromConfig, dialect)])
   app.fastbase.actions = compiled
-  app.fastbase.runAction = async (name, params = {}, options = {}) => {
+  const run = async (name: string, params: unknown = {}, options: RunOptions = {}): Promise<unknown> => {
     const action = compiled.get(name)
     if (action === undefined) throw errors.actionNotFound(name)
-    return await runAction({ executor: app.fastbase.executor, storage: app.fastbase.storage, tables }, action, params, options)
+    return await runAction({ executor: app.fastbase.executor, storage: app.fastbase.storage, tables, tablesWithin: (trx) => app.fastbase.tablesWithin(trx) }, action, params, options)
   }
+  // The declared type narrows params per action (FastbaseActions); any params reach the same checks.
+  app.fastbase.runAction = run as Fastbase['runAction']
 }
 
 export default fp(actions, { name: 'fastbase-actions', dependencies: ['fastbase-tables'] })

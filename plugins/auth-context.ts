@@ -12,6 +12,7 @@ import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../li
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import type { AuthTable } from './auth.js'
+import { hostAuthentication } from './host-auth.js'
 
 import { matchesDigest, secretDigest } from '../lib/auth/secret-compare.js'
 import { cookieRequestAllowed, originPolicy } from '../lib/auth/request-origin.js'
@@ -98,19 +99,33 @@ async function authContext (app: FastifyInstance): Promise<void> {
     return context
   }
 
-  app.decorateRequest('fastbaseAuth', undefined)
-  // Not async: most requests carry no token and need no promise.
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.fastbaseAuth = ANONYMOUS
-    if (request.routeOptions.config?.externalCredential === true) return done()
+  /** The caller a request's credentials prove: anonymous without any; an invalid one is an error (401, or 403 cross-origin). */
+  function callerFrom (request: FastifyRequest): AuthContext | Promise<AuthContext> {
+    if (request.routeOptions.config?.externalCredential === true) return ANONYMOUS
     let token = headerToken(request)
     if (token === undefined) {
       token = cookieToken(request)
-      if (token === undefined) return done()
-      if (!fromAllowedPage(request)) return done(errors.crossOrigin(request.method))
+      if (token === undefined) return ANONYMOUS
+      if (!fromAllowedPage(request)) throw errors.crossOrigin(request.method)
     }
-    resolve(request, token).then((auth) => { request.fastbaseAuth = auth; done() }, done)
+    return resolve(request, token)
+  }
+
+  // Not async: most requests carry no token and need no promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.fastbaseAuth = ANONYMOUS
+    let caller: AuthContext | Promise<AuthContext>
+    try {
+      caller = callerFrom(request)
+    } catch (error) {
+      return done(error as Error)
+    }
+    if (!(caller instanceof Promise)) return done()
+    caller.then((auth) => { request.fastbaseAuth = auth; done() }, done)
   })
+  const host = hostAuthentication(callerFrom, new Set(app.fastbase.auth.tables.keys()))
+  app.fastbase.authenticate = host.authenticate
+  app.fastbase.callerOf = host.callerOf
 }
 
 /**

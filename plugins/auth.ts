@@ -71,7 +71,7 @@ async function auth (app: FastifyInstance): Promise<void> {
   }
   const tables = new Map<string, AuthTable>()
   const sessions = new SessionStore(db)
-  for (const table of app.fastbase.tables.values()) {
+  for (const table of app.fastbase.descriptors.values()) {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
     await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret, namespace))
@@ -122,12 +122,15 @@ async function auth (app: FastifyInstance): Promise<void> {
     sessions,
     // Read at each write: the realtime plugin, registered later, sets the executor's sink.
     changes: () => app.fastbase.executor.changes,
+    events: app.fastbase.executor.hooks,
     oneTimeTokens: new OneTimeTokens(db),
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
     cookie,
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
+  // Server code (a hook, a host route) sends mail the way the auth flows do: SMTP, or the outbox folder.
+  app.fastbase.sendEmail = async (message) => await mailerOnce().send(message)
   // Started once the app is ready: an app that fails to start has nothing to purge with.
   let stopPurge: (() => Promise<void>) | undefined
   app.addHook('onReady', async () => {
@@ -151,4 +154,4 @@ function sharedRateLimits (app: FastifyInstance): FastifyRateLimitStoreCtor {
   return store as unknown as FastifyRateLimitStoreCtor
 }
 
-export default fp(auth, { name: 'fastbase-auth', dependencies: ['fastbase-tables'] })
+export default fp(auth, { name: 'fastbase-auth', dependencies: ['fastbase-tables', 'fastbase-hooks'] })

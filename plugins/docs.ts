@@ -46,12 +46,12 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
       const doc = unwrapNested(document)
       const fb = app.fastbase
       // A minimal instance (tests of this plugin alone) has no tables: the routes' own view is kept.
-      if (fb.tables === undefined) return doc
+      if (fb.descriptors === undefined) return doc
       return finishDocument(doc, {
         prefix,
         config,
-        tables: [...fb.tables.values()],
-        actions: [...(fb.actions?.values() ?? [])].map((a) => a.data),
+        tables: [...fb.descriptors.values()],
+        actions: [...(fb.actions?.values() ?? [])].map((a) => ({ ...a.data, code: a.code !== undefined })),
         version: packageVersion
       }, fb.limits) as typeof doc
     }

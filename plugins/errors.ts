@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'
 import { fieldErrors } from '../lib/validation.js'
+import { databaseError } from '../lib/crud/db-errors.js'
 
 interface ErrorBody { code: number, message: string, data?: Record<string, unknown> }
 
@@ -29,14 +30,10 @@ function mediaTypeOf (request: FastifyRequest): string {
   return type.length > 100 ? `${type.slice(0, 100)}...` : type
 }
 
-/** Database errors any route can meet: a lock outlasting the busy timeout, a statement past its timeout, or a caller's value the database refused. */
+/** Database errors any route can meet (lib/crud/db-errors.ts). */
 function fromDatabase (app: FastifyInstance, error: unknown): FastbaseError | undefined {
   const dialect = app.fastbase.dialect
-  if (dialect === undefined) return undefined
-  if (dialect.isBusy(error)) return errors.busy()
-  if (dialect.isTimeout(error)) return errors.statementTimeout()
-  const bad = dialect.badInput(error)
-  return bad === undefined ? undefined : errors.badRequest(`Invalid value in query: ${bad}`)
+  return dialect === undefined ? undefined : databaseError(dialect, error)
 }
 
 async function errorHandling (app: FastifyInstance): Promise<void> {

@@ -7,6 +7,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import type {} from './types.js'
 import { RealtimeHub } from '../lib/realtime/hub.js'
+import { bothSinks } from '../lib/crud/record-hooks.js'
 import { PgBus } from '../lib/realtime/pg-bus.js'
 import { FleetInterest, RENEW_MS } from '../lib/realtime/interest.js'
 import { realtimeSettings } from '../lib/realtime/settings.js'
@@ -23,7 +24,7 @@ declare module './types.js' {
 }
 
 const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
-  const { config, executor, tables, options } = app.fastbase
+  const { config, executor, descriptors: tables, options } = app.fastbase
   const { enabled, ...settings } = realtimeSettings(config.realtime)
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)
@@ -45,7 +46,8 @@ const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
       await bus.close()
     })
   }
-  executor.changes = hub
+  // The record hooks' after-hooks hear the same committed changes.
+  executor.changes = executor.changes === undefined ? hub : bothSinks(executor.changes, hub)
   app.fastbase.auth.sessions.onRevoked((revoked) => hub.sessionsRevoked(revoked))
   app.fastbase.realtime = hub
   app.addHook('preClose', (done) => { hub.close(); done() })

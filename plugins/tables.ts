@@ -20,7 +20,7 @@ async function tables (app: FastifyInstance): Promise<void> {
     }
     for (const warning of [...unguardedRoleWarnings(table), ...searchWarnings(table.data)]) app.log.warn(warning)
   }
-  app.fastbase.tables = descriptors
+  app.fastbase.descriptors = descriptors
 }
 
 export default fp(tables, { name: 'fastbase-tables', dependencies: ['fastbase-database'] })

@@ -7,12 +7,16 @@ import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
-import type { CompiledAction } from '../lib/actions/run.js'
-import type { RunActionFn } from './actions.js'
+import type { CompiledAction, RunOptions } from '../lib/actions/run.js'
 import type { HoldableStorage } from '../lib/storage/deletion-hold.js'
 import type { BackupService } from '../lib/backup/service.js'
 import type { Limits } from '../lib/limits.js'
 import type { Executor } from '../lib/crud/context.js'
+import type { HostAuthentication } from './host-auth.js'
+import type { CodeAction } from '../lib/actions/code.js'
+import type { MailMessage, SendResult } from '../lib/auth/mailer.js'
+import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
+import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/crud/record-hooks.js'
 import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
 
 export interface FastbaseRuntimeOptions {
@@ -51,18 +55,83 @@ export interface Fastbase {
   schema: SchemaService
   /** Where table operations run (lib/crud/context.ts#crudContext). */
   executor: Executor
-  tables: Map<string, TableDescriptor>
+  /** Every table's compiled descriptor (lib/table.ts), by name. */
+  descriptors: Map<string, TableDescriptor>
   auth: AuthServices
   actions: Map<string, CompiledAction>
-  /** Runs an action from server code with the HTTP route's validation, guard and execution. */
-  runAction: RunActionFn
+  /**
+   * Runs an action from server code with the HTTP route's validation, guard and execution: a config
+   * action answers one array of rows per query or step, a code action what its handler returns.
+   */
+  runAction: <N extends string>(name: N, params?: N extends keyof FastbaseActions ? FastbaseActions[N] extends { params: infer P } ? P : Record<string, unknown> : Record<string, unknown>, options?: RunOptions) => Promise<unknown>
   /** Where uploaded files live (local disk or S3); a backup holds its deletions while it copies them. */
   storage: HoldableStorage
   /** Route hooks for table writes with files. */
   fileHooks: FileHooks
   /** Backups of this database (plugins/backups.ts): on demand, on schedule, listed and read. */
   backups: BackupService
+  /**
+   * A preHandler for the host's own routes: authenticates the request as fastbase's routes do and
+   * sets `request.fastbaseAuth` (plugins/host-auth.ts).
+   */
+  authenticate: HostAuthentication['authenticate']
+  /** The caller this instance's `authenticate` proved for a host request. */
+  callerOf: HostAuthentication['callerOf']
+  /** The in-process API: `tables.posts.list(args, { as })` (lib/api/tables.ts, plugins/table-api.ts). */
+  tables: Tables
+  /** The same API inside a Knex transaction of this instance's database. */
+  tablesWithin: (trx: Knex.Transaction) => Tables
+  /** Runs `work` in one transaction: every call through its `tables` commits or rolls back together. */
+  transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
+  /** Sends an email as the auth flows do: over `email.smtp` / SMTP_URL, else as an .eml file in `<dataDir>/outbox`. */
+  sendEmail: (message: MailMessage) => Promise<SendResult>
+  /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/crud/record-hooks.ts). */
+  hooks: Hooks
+  /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
+  callerFor: (table: string, userId: string | number) => Promise<AuthContext>
 }
+
+/**
+ * One entry per table, `{ row, insert, update }`: written by `fastbase types` (a module augmentation
+ * of this interface). Empty, every table takes any columns.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so `fastbase types` can augment it
+export interface FastbaseTables {}
+
+/** `app.fastbase.transaction`'s argument. */
+export interface Transaction<Tables> {
+  /** The tables, every call inside this transaction. */
+  tables: Tables
+  db: Knex.Transaction
+}
+
+/** One entry per config action, `{ params }`: written by `fastbase types`; types `runAction`'s params. */
+// biome-ignore lint/suspicious/noEmptyInterface: an interface, so `fastbase types` can augment it
+export interface FastbaseActions {}
+
+/** Who an in-process call runs as: a request `authenticate` ran on, a caller, or 'system' (no rules). */
+export type As = FastifyRequest | AuthContext | 'system'
+
+/** Each table's shapes: from `fastbase types` once it has described them, else any columns. */
+export type TableMap = [keyof FastbaseTables] extends [never]
+  ? Record<string, AnyTable>
+  : { [K in keyof FastbaseTables]: FastbaseTables[K] extends TableShape ? FastbaseTables[K] : AnyTable }
+
+/** `app.fastbase.tables`. */
+export type Tables = { readonly [K in keyof TableMap]: TableApi<TableMap[K], As> }
+
+type TableName = keyof TableMap & string
+type Unhook = () => void
+
+/** `app.fastbase.hooks`: each event's argument typed for its table. */
+export interface Hooks {
+  on: (<N extends TableName>(table: N, event: 'beforeInsert', hook: (event: BeforeInsertEvent<TableMap[N]['insert'], Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: 'beforeUpdate', hook: (event: BeforeUpdateEvent<TableMap[N]['update'], Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: 'beforeDelete', hook: (event: BeforeDeleteEvent<Tables>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: AfterEvent, hook: (event: AfterWriteEvent<TableMap[N]['row']>) => unknown) => Unhook) &
+  (<N extends TableName>(table: N, event: AuthEvent, hook: (event: AuthHookEvent) => unknown) => Unhook)
+}
+
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */
 export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
@@ -102,6 +171,11 @@ export interface FastbaseOptions {
    * and keeps its own 404 handler.
    */
   standalone?: boolean
+  /**
+   * Actions written in code (`defineAction`): served at `<prefix>/action/<name>`, documented and
+   * guarded as the config's actions are.
+   */
+  actions?: ReadonlyArray<CodeAction<any, any, Tables>>
 }
 
 // Every module augmentation of fastbase, in this one place.
@@ -111,8 +185,9 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     /**
-     * Who the caller is, as fastbase's rules see it: set on fastbase's routes only (a host's routes and
-     * hooks that run before fastbase's see undefined). fastbase's routes read it through `callerOf`.
+     * Who the caller is, as fastbase's rules see it: set on fastbase's routes, and on a host's routes
+     * by `app.fastbase.authenticate()`; undefined anywhere else (a host route without that preHandler,
+     * hooks that run before it). fastbase's routes read it through `callerOf`.
      */
     fastbaseAuth?: AuthContext
     /** Set on table writes: what this request uploaded and released. */

@@ -75,7 +75,10 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
     }
   }, async (request) => {
     requireAdmin(callerOf(request))
-    return redactSecrets(app.fastbase.config)
+    const settings = redactSecrets(app.fastbase.config)
+    // The panel lists the actions it finds here: those written in code too (marked `code`).
+    const code = [...app.fastbase.actions.values()].filter((a) => a.code !== undefined).map((a) => ({ ...a.data, code: true }))
+    return code.length === 0 ? settings : { ...settings, actions: [...(settings.actions ?? []), ...code] }
   })
 
   // No body schema: teenybase clients send `{}`, others nothing; there are no parameters.

@@ -62,7 +62,7 @@ export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
     // documented response schemas do not describe as TypeScript values.
   }, async (request: FastifyRequest<{ Params: Static<typeof FileParams> }>, reply: FastifyReply) => {
     const { table: name, rid, '*': path } = request.params
-    const table = app.fastbase.tables.get(name)
+    const table = app.fastbase.descriptors.get(name)
     if (table === undefined) throw errors.tableNotFound(name)
     const fields = fileFields(table)
     if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()

@@ -75,7 +75,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       operationId: 'realtime_stream',
       summary: 'Subscribe to table changes (server-sent events)',
       description: STREAM_DESCRIPTION,
-      querystring: streamQueryOf(app.fastbase.tables.keys()),
+      querystring: streamQueryOf(app.fastbase.descriptors.keys()),
       response: { 200: { description: 'The event stream', content: { 'text/event-stream': { schema: Type.String() } } }, ...errorResponses }
     }
   }, async (request, reply) => {

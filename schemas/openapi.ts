@@ -24,7 +24,8 @@ export interface DocumentSource {
   prefix: string
   config: DatabaseSettings
   tables: TableDescriptor[]
-  actions: ActionData[]
+  /** `code`: written in code, answering what its handler returns (its route's response schema stands). */
+  actions: Array<ActionData & { code?: boolean }>
   version: string
 }
 
@@ -588,7 +589,7 @@ function authOperation (b: Builder, view: TableView, suffix: string, op: Json): 
   }
 }
 
-function actionOperation (b: Builder, action: ActionData, op: Json): void {
+function actionOperation (b: Builder, action: ActionData & { code?: boolean }, op: Json): void {
   op.operationId = `action_${action.name.replace(/[^A-Za-z0-9_]+/g, '_')}`
   op.description = action.description ?? `Runs the \`${action.name}\` action${action.requireAuth === true ? ' (a signed-in user is required)' : ''}.`
   op.summary ??= `Run the ${action.name} action`
@@ -600,7 +601,7 @@ function actionOperation (b: Builder, action: ActionData, op: Json): void {
   }
   const body = op.requestBody?.content?.[JSON_TYPE]
   if (body !== undefined) body.example = params
-  ok(op, 'One array of rows per query or step, in order', json({ type: 'array', items: { type: 'array', items: { type: 'object', additionalProperties: true } } }, [[{ n: 1 }]]))
+  if (action.code !== true) ok(op, 'One array of rows per query or step, in order', json({ type: 'array', items: { type: 'array', items: { type: 'object', additionalProperties: true } } }, [[{ n: 1 }]]))
   setResponses(b, op, [400, 401, 403, 404, 413, 415, 500, 503])
 }
 

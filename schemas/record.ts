@@ -40,6 +40,11 @@ function passwordCompanions (table: TableData): Record<string, TSchema> {
   return Object.fromEntries(names.map((n) => [n, Type.Optional(Type.String())]))
 }
 
+/** A stored value of `field` as JSON (null where the column may hold NULL): the type of a record's key. */
+export function fieldValueSchema (field: TableField): TSchema {
+  return nullable(field, valueSchema(field))
+}
+
 /** Insert body of one record. */
 export function insertRecordSchema (table: TableData): TObject {
   const properties = Object.fromEntries(table.fields.map((f) => {

@@ -38,7 +38,7 @@ t.test('registers inside another Fastify app, next to its own routes', async (t)
   t.equal(created.statusCode, 200, created.body)
   t.match(created.json()[0], { body: 'hi', pinned: false, stamp: /^\d{4}-\d{2}-\d{2}T/ })
   t.ok(host.fastbase.db, 'the instance is decorated with the database')
-  t.ok(host.fastbase.tables.get('notes'), 'and with compiled tables')
+  t.ok(host.fastbase.descriptors.get('notes'), 'and with compiled tables')
 })
 
 forEachDialect(t, 'OpenAPI document', async (t, dialect) => {

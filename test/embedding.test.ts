@@ -223,7 +223,7 @@ import Fastify from 'fastify'
 import fastbase, { type Fastbase, FastbaseError, ERROR_CODE_HEADER } from ${JSON.stringify(join(root, 'dist', 'index.js'))}
 const app = Fastify()
 await app.register(fastbase, { config: './fastbase.config.json' })
-const tables: number = app.fastbase.tables.size
+const tables: number = app.fastbase.descriptors.size
 const db = app.fastbase.db
 const pending: Promise<number> = app.fastbase.schema.status().then((s) => s.pending.length)
 const other: Fastbase = app.fastbase

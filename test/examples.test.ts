@@ -6,7 +6,7 @@
 //   every URL it names answers. A command this test does not know fails it, so the README and the
 //   test move together.
 import t from 'tap'
-import { appendFileSync, copyFileSync, readFileSync } from 'node:fs'
+import { appendFileSync, copyFileSync, readFileSync, readdirSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
@@ -17,6 +17,7 @@ import { adminToken, forEachDialect, freshDir, sharedDatabase } from './helper.j
 t.setTimeout(600_000)
 
 const hostApp = join(root, 'examples', 'host-app')
+const hostExtended = join(root, 'examples', 'host-extended')
 
 /** The first ```<lang> block after the heading `heading` of a Markdown text. */
 function codeBlockAfter (markdown: string, heading: string): string | undefined {
@@ -72,6 +73,51 @@ t.test('the host-app example serves notes', { skip }, (t) => forEachDialect(t, '
   const doc = await json(await fetch(`${api}/doc`))
   t.match(doc, { openapi: /^3\./ }, 'the API document')
   t.ok(doc.paths['/api/v1/table/notes/insert'], 'describes the notes table')
+  await server.stop()
+}))
+
+t.test('the host-extended example: a host route, hooks and a code action', { skip }, (t) => forEachDialect(t, 'host extended', async (t, dialect) => {
+  const dir = freshDir(t, 'host-extended-')
+  for (const file of ['server.mjs', 'package.json']) copyFileSync(join(hostExtended, file), join(dir, file))
+  linkDependencies(dir, ['fastify', '@sinclair'])
+  const env = { JWT_SECRET: 'a-host-extended-secret-long-enough-0123456789', JWT_SECRET_USERS: 'users-secret-0123456789', ...(dialect === 'postgres' ? { DATABASE_URL: sharedDatabase(t, dialect) } : {}) }
+  const server = await startServer(t, dir, ['npm', 'start'], env)
+  const api = `${server.url}/api/v1`
+  const post = async (path: string, body: unknown, token?: string) => await fetch(`${api}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) })
+
+  const signUp = await post('/table/users/auth/sign-up', { username: 'ada', email: 'ada@example.com', password: 'correct horse', passwordConfirm: 'correct horse', name: 'Ada' })
+  t.equal(signUp.status, 200, `signed up:\n${server.output()}`)
+  const { token, record } = await json(signUp) as { token: string, record: { id: string } }
+
+  const outbox = join(dir, 'data', 'outbox')
+  let mails: string[] = []
+  for (let i = 0; i < 100 && mails.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    mails = (() => { try { return readdirSync(outbox) } catch { return [] } })()
+  }
+  t.equal(mails.length, 1, 'the afterSignUp hook sent one email')
+  const mail = readFileSync(join(outbox, mails[0]), 'utf8')
+  t.match(mail, /To: ada@example\.com/)
+  t.match(mail, /Subject: Welcome to the blog/)
+  t.match(mail, /Hello Ada, welcome!/)
+
+  const created = await post('/table/posts/insert', { values: { owner: record.id, title: 'Hello, World!' }, returning: '*' }, token)
+  const [hello] = await json(created) as Array<{ id: string, slug: string, likes: number }>
+  t.match(hello, { slug: /^hello-world-[a-z0-9]+$/, likes: 0 }, 'the beforeInsert hook set the slug')
+  t.same(await json(await post('/table/posts/insert', { values: { owner: record.id, title: '!!!' } }, token)), { code: 400, message: 'The title needs a letter or a digit' }, 'and refuses a title without one')
+  t.equal((await post('/table/posts/insert', { values: { owner: record.id, title: 'x', slug: 'mine' } }, token)).status, 403, 'callers cannot set the slug themselves')
+
+  t.same(await json(await post('/action/like', { id: hello.id }, token)), { id: hello.id, likes: 1 }, 'the code action')
+  t.equal((await post('/action/like', { id: hello.id })).status, 401, 'requires a signed-in caller')
+  t.equal((await post('/action/like', { id: 'nope' }, token)).status, 404)
+
+  const me = await fetch(`${server.url}/me`, { headers: { authorization: `Bearer ${token}` } })
+  t.same(await json(me), { uid: record.id, posts: [{ id: hello.id, title: 'Hello, World!', slug: hello.slug, likes: 1 }] }, 'the host route, as its caller')
+  const anonymous = await fetch(`${server.url}/me`)
+  t.same([anonymous.status, await json(anonymous)], [401, { code: 401, message: 'Authentication required' }])
+
+  const doc = await json(await fetch(`${api}/doc`))
+  t.ok(doc.paths['/api/v1/action/like'], 'the code action is in the API document')
   await server.stop()
 }))
 

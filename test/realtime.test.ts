@@ -175,6 +175,6 @@ t.test('the API document names a where.<table> parameter of the stream for every
   const { app } = await listening(t, config(), { dialect: 'sqlite' })
   const doc = (await app.inject({ method: 'GET', url: '/api/v1/doc' })).json()
   const names = (doc.paths['/api/v1/realtime'].get.parameters as Array<{ name: string, in: string }>).filter((p) => p.in === 'query').map((p) => p.name)
-  t.same(names.filter((n) => n.startsWith('where.')).sort(), [...app.fastbase.tables.keys()].map((n) => `where.${n}`).sort())
+  t.same(names.filter((n) => n.startsWith('where.')).sort(), [...app.fastbase.descriptors.keys()].map((n) => `where.${n}`).sort())
   t.ok(names.includes('subscribe'))
 })

@@ -179,7 +179,7 @@ async function passwordState (w: World, stored: string, given: string): Promise<
 /** A user row as the test compares it: its fields, which password signs in, which of the owner's sessions live. */
 async function observe (w: World, where: Row): Promise<Row | null> {
   const { db, dialect } = w.app.fastbase
-  const table = w.app.fastbase.tables.get('users')!
+  const table = w.app.fastbase.descriptors.get('users')!
   const raw = await db('users').where(where).first()
   if (raw === undefined) return null
   const row: Row = Object.fromEntries(FIELDS.map((name) => [name, dialect.decode(table.fields.get(name)!, raw[name])]))
@@ -216,7 +216,7 @@ async function setUp (t: Test, dialect: 'sqlite' | 'postgres'): Promise<World> {
   await login('owner', OWNER_PASSWORD) // a second session: a password change must end it
   const other = await login('other', OTHER_PASSWORD)
   // The owner's address is proven: a change must unprove it.
-  const verified = app.fastbase.tables.get('users')!.fields.get('email_verified')!
+  const verified = app.fastbase.descriptors.get('users')!.fields.get('email_verified')!
   await app.fastbase.db('users').where({ id: used.id }).update({ email_verified: app.fastbase.dialect.encode(verified, true) })
   const owner = await app.fastbase.db('users').where({ id: used.id }).first() as Row
   const user = (id: string, sid: string): AuthContext => ({ ...ANONYMOUS, uid: id, sid, cid: 'users' })

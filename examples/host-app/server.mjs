@@ -19,4 +19,4 @@ await app.register(fastbase, {
   adminServiceToken: process.env.ADMIN_SERVICE_TOKEN
 })
 await app.listen({ port: Number(process.env.PORT ?? 3000) })
-// app.fastbase.db is the Knex instance, app.fastbase.tables the compiled tables.
+// app.fastbase.db is the Knex instance, app.fastbase.tables the in-process table API (docs/extending.md).

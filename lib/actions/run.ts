@@ -11,7 +11,9 @@ import { compile, parse, toCondition, ExpressionError, type Expr, type ColumnRes
 import { ConfigError, errors } from '../errors.js'
 import { translateDbError } from '../crud/db-errors.js'
 import { crudContext, withinTransaction, type Executor } from '../crud/context.js'
-import { paramsValidator } from './params.js'
+import { paramsSchema, paramsValidator } from './params.js'
+import { compileCodeActions, type CodeAction, type CompiledCode } from './code.js'
+import type { TObject } from '@sinclair/typebox'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
@@ -20,9 +22,13 @@ type Row = Record<string, unknown>
 
 export interface CompiledAction {
   data: ActionData
+  /** The params' schema, as the API document shows it. */
+  schema: TObject
   validate: (input: unknown) => Row
   guard?: Expr
   statements: Array<{ table: TableDescriptor, sql?: ActionSqlQuery, step?: ActionStep }>
+  /** An action written in code (lib/actions/code.ts): its handler instead of statements. */
+  code?: Pick<CompiledCode, 'handler' | 'result'>
 }
 
 export interface ActionRuntime {
@@ -31,12 +37,16 @@ export interface ActionRuntime {
   /** Files released by steps (a cleared or deleted file field) are removed after the commit. */
   storage: FileStorage
   tables: Map<string, TableDescriptor>
+  /** The in-process table API inside a transaction, for code actions. */
+  tablesWithin?: (trx: Knex.Transaction) => unknown
 }
 
 export interface RunOptions {
   auth?: AuthContext
   /** `request.*` for expressions (the HTTP route passes method, headers, ...). */
   request?: Record<string, unknown>
+  /** The request it runs for (in the logs of failing after-hooks). */
+  requestId?: string
 }
 
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v])
@@ -55,6 +65,20 @@ function stepExpressions (step: ActionStep): Array<[string, string, boolean]> {
   return out
 }
 
+/** A guard parsed and compiled once for an anonymous caller, so a bad one stops the start; problems are pushed under `at`. */
+function compileGuard (text: string | undefined, dialect: Dialect, at: string, problems: string[]): Expr | undefined {
+  if (text === undefined) return undefined
+  try {
+    const guard = parse(text)
+    compile(guard, { dialect, table: guardTable(dialect), globals: { auth: authGlobals(ANONYMOUS), params: {}, request: {} }, seesHidden: true })
+    return guard
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error
+    problems.push(`${at}: ${error.message}`)
+    return undefined
+  }
+}
+
 /** Compiles every action; throws ConfigError naming the action for each bad guard, step or column. */
 export function compileActions (actions: ActionData[], tables: Map<string, TableDescriptor>, dialect: Dialect): Map<string, CompiledAction> {
   const problems: string[] = []
@@ -62,16 +86,7 @@ export function compileActions (actions: ActionData[], tables: Map<string, Table
   const anonymous = { auth: authGlobals(ANONYMOUS), params: {}, request: {} }
   for (const action of actions) {
     const at = `actions.${action.name}`
-    let guard: Expr | undefined
-    if (action.guard !== undefined) {
-      try {
-        guard = parse(action.guard)
-        compile(guard, { dialect, table: guardTable(dialect), globals: anonymous, seesHidden: true })
-      } catch (error) {
-        if (!(error instanceof ExpressionError)) throw error
-        problems.push(`${at}.guard: ${error.message}`)
-      }
-    }
+    const guard = compileGuard(action.guard, dialect, `${at}.guard`, problems)
     const statements: CompiledAction['statements'] = []
     const entries = [...list(action.sql).map((sql, i) => ({ sql, path: `${at}.sql[${i}]` })), ...list(action.steps).map((step, i) => ({ step, path: `${at}.steps[${i}]` }))]
     for (const entry of entries) {
@@ -99,7 +114,7 @@ export function compileActions (actions: ActionData[], tables: Map<string, Table
       }
       statements.push({ table, step })
     }
-    compiled.set(action.name, { data: action, validate: paramsValidator(action), guard, statements })
+    compiled.set(action.name, { data: action, schema: paramsSchema(action), validate: paramsValidator(action), guard, statements })
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return compiled
@@ -117,7 +132,7 @@ function guardCondition (runtime: ActionRuntime, guard: Expr, globals: Row): Ret
 }
 
 /** Runs an action as `auth` (anonymous by default) with the same validation, guard and execution as HTTP. */
-export async function runAction (runtime: ActionRuntime, action: CompiledAction, input: unknown, options: RunOptions = {}): Promise<Row[][]> {
+export async function runAction (runtime: ActionRuntime, action: CompiledAction, input: unknown, options: RunOptions = {}): Promise<unknown> {
   const auth = options.auth ?? ANONYMOUS
   const { data } = action
   if (data.requireAuth === true && auth.uid === null) throw errors.unauthorized()
@@ -127,16 +142,25 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   const guard = action.guard === undefined ? true : guardCondition(runtime, action.guard, globals(raw))
   if (guard === false) throw errors.forbidden()
   const params = action.validate(input ?? {})
+  const checkGuard = async (trx: Knex.Transaction): Promise<void> => {
+    if (guard === true) return
+    const rows = runtime.executor.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
+    if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
+  }
+  const code = action.code
+  if (code !== undefined) {
+    return await runtime.executor.db.transaction(async (trx) => {
+      await checkGuard(trx)
+      return await code.handler({ params, caller: auth, tables: runtime.tablesWithin?.(trx), db: trx, request: options.request ?? {} })
+    })
+  }
   const files = new FileTracker(runtime.storage)
   const work = async (trx: Knex.Transaction): Promise<Row[][]> => {
-    if (guard !== true) {
-      const rows = runtime.executor.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
-      if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
-    }
+    await checkGuard(trx)
     const results: Row[][] = []
     for (const statement of action.statements) {
       const executor = trx.isTransaction === true ? withinTransaction(runtime.executor, trx) : runtime.executor
-      const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files })
+      const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files, requestId: options.requestId })
       try {
         results.push(statement.sql !== undefined
           ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)
@@ -163,4 +187,16 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
 /** A SQL-mode insert of several rows may take several statements; everything else is one, or manages its own. */
 function atomicAlone (statement: CompiledAction['statements'][number]): boolean {
   return statement.sql === undefined || statement.sql.type !== 'INSERT' || list(statement.sql.values).length <= 1
+}
+
+/** The code actions as compiled actions: guards checked like the config's, names unique across both. */
+export function compileCodeActionsWith (code: ReadonlyArray<CodeAction<any, any, any>>, config: Map<string, CompiledAction>, dialect: Dialect): Map<string, CompiledAction> {
+  const compiled = new Map<string, CompiledAction>()
+  const problems: string[] = []
+  for (const [name, action] of compileCodeActions(code, new Set(config.keys()))) {
+    const guard = compileGuard(action.data.guard, dialect, `actions option (${name}).guard`, problems)
+    compiled.set(name, { data: action.data, schema: action.schema, validate: action.validate, guard, statements: [], code: { handler: action.handler, result: action.result } })
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return compiled
 }

@@ -14,6 +14,7 @@ import { passwordColumns } from './password-writes.js'
 import { nowSeconds } from './sessions.js'
 import { IDENTITIES } from './store-tables.js'
 import { openSession, type SessionResponse } from './session-service.js'
+import { publicRecord } from './accounts.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import { reportUserWrite } from './user-changes.js'
 
@@ -125,6 +126,7 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   await trx(at.table.name).insert(encoded(services, at, values))
   const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
   await reportUserWrite(services, at, trx, 'insert', created)
+  services.events?.signedUp(at.table.name, publicRecord(services.dialect, at, created), trx)
   return created
 }
 

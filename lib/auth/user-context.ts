@@ -73,3 +73,15 @@ export async function userContext ({ db, direct, dialect }: Executor, at: AuthTa
   if (String(record[at.fields.uid.name]) !== id) return undefined
   return contextFor(at, record, sid, payload)
 }
+
+/**
+ * The caller a user of `at` is, for server code acting on their behalf (`app.fastbase.callerFor`):
+ * the context a token of theirs gives, without a session. Undefined when no such user exists.
+ */
+export async function callerForUser ({ db, dialect }: Executor, at: AuthTable, uid: string | number): Promise<AuthContext | undefined> {
+  const visible = at.table.visibleFields(false)
+  const row: Row | undefined = await db(at.table.name).select(visible.map((f) => f.name)).where(at.fields.uid.name, uid).first()
+  if (row === undefined) return undefined
+  const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[f.name])]))
+  return contextFor(at, record, null, {})
+}

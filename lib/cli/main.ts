@@ -6,9 +6,10 @@ import { init } from './init.js'
 import { migrate } from './migrate.js'
 import { backup } from './backup.js'
 import { restore } from './restore.js'
+import { types } from './types.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate, backup, restore }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore }
 
 const HELP = `Usage: fastbase <command> [options]
 

@@ -11,6 +11,7 @@ import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
 import type { ChangeSink } from '../realtime/changes.js'
+import type { RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -31,6 +32,10 @@ export interface CrudContext {
   trace?: Trace
   /** Where committed writes are reported (realtime, lib/realtime/changes.ts); unset: nobody listens. */
   changes?: ChangeSink
+  /** Record hooks (lib/crud/record-hooks.ts); unset: none. */
+  hooks?: RecordHooks
+  /** The request this work is for (in the logs of failing after-hooks). */
+  requestId?: string
 }
 
 export type { Condition } from '../expr/index.js'
@@ -46,16 +51,18 @@ export interface Executor {
   direct?: DirectRunner
   /** Set by the realtime plugin: every write made through this executor is reported after its commit. */
   changes?: ChangeSink
+  /** Record hooks, run around every write made through this executor. */
+  hooks?: RecordHooks
 }
 
 /** The one way a CrudContext is made: routes, actions and server code all come here. */
-export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules'> = {}): CrudContext {
-  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, changes: executor.changes, table, auth, applyRules: true, ...extra }
+export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules' | 'requestId'> = {}): CrudContext {
+  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, changes: executor.changes, hooks: executor.hooks, table, auth, applyRules: true, ...extra }
 }
 
 /** The executor of a transaction: its statements go through it, never a fast path beside it. */
 export function withinTransaction (executor: Executor, trx: Knex.Transaction): Executor {
-  return { db: trx, dialect: executor.dialect, limits: executor.limits, changes: executor.changes }
+  return { db: trx, dialect: executor.dialect, limits: executor.limits, changes: executor.changes, hooks: executor.hooks }
 }
 
 const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()

@@ -1,7 +1,7 @@
 // Constraint violations -> 400 with the field they concern (decision D9).
 import type { Knex } from 'knex'
 import { FastbaseError, errors } from '../errors.js'
-import type { ConstraintKind } from '../dialects/types.js'
+import type { ConstraintKind, Dialect } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
 
 const MESSAGES: Record<ConstraintKind, string> = {
@@ -56,4 +56,15 @@ async function missingReference (ctx: CrudContext, written: Row[]): Promise<stri
     }
   }
   return undefined
+}
+
+/**
+ * Database errors any operation can meet, whatever the table: a lock outlasting the busy timeout, a
+ * statement past its timeout, a caller's value the database refused. Undefined for anything else.
+ */
+export function databaseError (dialect: Dialect, error: unknown): FastbaseError | undefined {
+  if (dialect.isBusy(error)) return errors.busy()
+  if (dialect.isTimeout(error)) return errors.statementTimeout()
+  const bad = dialect.badInput(error)
+  return bad === undefined ? undefined : errors.badRequest(`Invalid value in query: ${bad}`)
 }

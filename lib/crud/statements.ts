@@ -46,7 +46,7 @@ function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: Ch
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
   const keys = decoded.map((values) => keyAt.map((i) => values[i]))
   const records = decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field!.name, values[i]])))
-  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, rows: records })
+  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId })
 }
 
 

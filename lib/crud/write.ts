@@ -12,6 +12,7 @@ import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
+import { beforeDelete, beforeInsert, beforeUpdate, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
 
 export type { Conflict } from './statements.js'
@@ -164,10 +165,12 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
   refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
+  if (needsHookTransaction(ctx, 'beforeInsert')) return await inHookTransaction(ctx, async (tctx) => await insert(tctx, params))
   const db = ctx.db as Knex
   const fieldErrors: FieldErrors = {}
   const hooks = ctx.table.writeHooks
-  const prepared = hooks === undefined ? inputs.map((values) => ({ values, system: {} })) : await hooks.beforeInsert(hookContext(ctx), inputs)
+  const given = await beforeInsert(ctx, inputs) ?? inputs.map((values) => ({ values, system: {} }))
+  const prepared = hooks === undefined ? given : withSystem(given, await hooks.beforeInsert(hookContext(ctx), given.map((g) => g.values)))
   const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors) }))
   throwIfErrors(fieldErrors)
   const createRule = sqlRule === true || params.expr !== undefined ? sqlRule : decidedBeforeWriting(ctx, prepared.map((p) => p.values)) ?? sqlRule
@@ -338,6 +341,11 @@ async function checkReturningCells (ctx: CrudContext, trx: Knex.Transaction, con
 
 interface UpdatePlan { set: Map<string, Fragment>, newValues: Map<string, Compiled> }
 
+/** The extension hooks' rows, with the values the record hooks wrote past the field flags kept. */
+function withSystem (given: HookedValues[], hooked: HookedValues[]): HookedValues[] {
+  return hooked.map((h, i) => ({ values: h.values, system: { ...given[i].system, ...h.system } }))
+}
+
 function hookContext (ctx: CrudContext): HookContext {
   return { admin: ctx.auth.admin, uid: ctx.auth.uid, sid: ctx.auth.sid, applyRules: ctx.applyRules, db: ctx.db }
 }
@@ -410,8 +418,10 @@ function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | un
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
   const hooks = ctx.table.writeHooks
   refuseLocked(ctx, [...Object.keys(params.setValues ?? {}), ...Object.keys(params.set ?? {})], 'update')
-  const hooked = hooks === undefined || params.setValues === undefined ? undefined : await hooks.beforeUpdate(hookContext(ctx), params.setValues)
-  const a = assignments(ctx, hooked === undefined ? params : { ...params, setValues: hooked.values }, hooked?.system ?? {})
+  if (needsHookTransaction(ctx, 'beforeUpdate')) return await inHookTransaction(ctx, async (tctx) => await update(tctx, params, extra))
+  const given = await beforeUpdate(ctx, params.setValues, params.set, params.where) ?? { values: params.setValues, system: {} }
+  const hooked = hooks === undefined || given.values === undefined ? undefined : await hooks.beforeUpdate(hookContext(ctx), given.values)
+  const a = assignments(ctx, { ...params, setValues: hooked?.values ?? given.values }, { ...given.system, ...hooked?.system })
   // A password change through the table API reaches only the caller's own record.
   const own = hooked?.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
   const condition = and(extra ?? true, own, ruleFirst(ruleCondition(ctx, 'updateRule', { newValues: a.newValues }), whereOf(ctx, params.where, { newValues: a.newValues })))
@@ -500,6 +510,8 @@ async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, return
 export async function remove (ctx: CrudContext, params: DeleteParams): Promise<Row[]> {
   const condition = ruleFirst(ruleCondition(ctx, 'deleteRule'), whereOf(ctx, params.where))
   if (condition === false) return []
+  if (needsHookTransaction(ctx, 'beforeDelete')) return await inHookTransaction(ctx, async (tctx) => await remove(tctx, params))
+  await beforeDelete(ctx, params.where)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const files = ctx.files === undefined ? [] : fileFields(ctx.table)
   const rows = await transaction(ctx, [], async (trx) => {

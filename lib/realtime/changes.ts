@@ -19,6 +19,13 @@ export interface Change {
   keys: unknown[][]
   /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
   rows: Row[]
+  /**
+   * Who made it: the writer's AuthContext (lib/auth-context.ts), which record hooks hand their
+   * after-hooks; opaque here. Unset for fastbase's own bookkeeping writes.
+   */
+  caller?: object
+  /** The request it was made for, for the logs of what runs after the commit. */
+  requestId?: string
 }
 
 export interface ChangeSink {

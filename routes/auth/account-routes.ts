@@ -7,7 +7,7 @@ import { insertRecordSchema } from '../../schemas/record.js'
 import { errorResponses } from '../../schemas/tables.js'
 import { insert } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
-import { findById } from '../../lib/auth/accounts.js'
+import { findById, publicRecord } from '../../lib/auth/accounts.js'
 import { loginWithPassword, refreshSession } from '../../lib/auth/account-flows.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession } from '../../lib/auth/session-service.js'
@@ -43,6 +43,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
       const [created] = await insert(crudContext(request, at), { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
+      app.fastbase.auth.events?.signedUp(at.table.name, publicRecord(app.fastbase.dialect, at, row!), db, request.id)
       return await openSession(app.fastbase.auth, at, row!)
     })
 

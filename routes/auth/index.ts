@@ -22,7 +22,7 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
     const limit = auth.rateLimit()
     return limit === false ? {} : { rateLimit: limit }
   }
-  const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, callerOf(request))
+  const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, callerOf(request), { requestId: request.id })
   for (const at of auth.tables.values()) {
     const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf }
     accountRoutes(app, at, kit)

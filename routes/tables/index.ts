@@ -37,7 +37,7 @@ function inListOrder (reply: FastifyReply, list: string | string[] | undefined):
 
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
-  const { tables, limits } = app.fastbase
+  const { descriptors: tables, limits } = app.fastbase
   const q = querySchemas(limits)
   // Writes (and select/list) may come as forms, as teenybase clients send them (decision D36).
   urlencodedBodies(app)
@@ -47,7 +47,8 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     if (write && callerOf(request).adminRole === 'viewer') throw errors.forbidden()
     return crudContext(app.fastbase.executor, table, callerOf(request), {
       globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },
-      files: request.fileTracker
+      files: request.fileTracker,
+      requestId: request.id
     })
   }
 

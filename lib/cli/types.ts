@@ -1,0 +1,34 @@
+// `fastbase types [config] [--out <file>]`: writes the declaration file that types the in-process API
+// (lib/typegen.ts) from the config the server would load, checked as at start.
+import { writeFile } from 'node:fs/promises'
+import { relative, resolve } from 'node:path'
+import { declarationsFor } from './typegen.js'
+import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
+import { EXIT, atMost, out, parse, type Command } from './io.js'
+
+const DEFAULT_OUT = 'fastbase-types.d.ts'
+
+export const types: Command = {
+  summary: 'write TypeScript types for the in-process API from a config',
+  help: `Usage: fastbase types [config] [--out <file>] [--env-file <file>]
+
+Writes a declaration file that types app.fastbase.tables (each table's row, insert and update
+shapes), app.fastbase.hooks and runAction's params, by module augmentation of 'fastbase'. Include
+it in your tsconfig (it is a .d.ts: anywhere tsc sees it), and run the command again when the
+config changes. The config is checked as \`fastbase check\` does; a config with problems writes nothing.
+
+${LOCATION_HELP}
+  --out <file>        where to write. Default: ${DEFAULT_OUT} in the current folder
+
+Exit codes: 0 written, 1 problems found or no config found, 2 usage error.`,
+  run: async (args) => {
+    const { values, positionals } = parse(args, { out: { type: 'string' }, 'env-file': { type: 'string' } })
+    atMost(positionals, 1)
+    const { file, result } = await loadCheckedConfig(positionals[0], values['env-file'])
+    if (!reportProblems(file, result) || result.config === undefined) return EXIT.failed
+    const target = resolve(typeof values.out === 'string' ? values.out : DEFAULT_OUT)
+    await writeFile(target, declarationsFor(result.config, relative(process.cwd(), file) || file))
+    out(`wrote ${relative(process.cwd(), target) || target}: ${result.tables} table${result.tables === 1 ? '' : 's'}, ${result.actions} action${result.actions === 1 ? '' : 's'}`)
+    return EXIT.ok
+  }
+}

@@ -1,0 +1,167 @@
+// Record hooks: server code run around every write fastbase makes to a table, whichever path made
+// it (the table API over HTTP or in process, upserts and edits, action steps, the auth flows, the
+// panel, which is an HTTP client), and around the auth events sign-up and sign-in.
+// - before-hooks (beforeInsert, beforeUpdate, beforeDelete) run inside the write's transaction,
+//   before its values are encoded: they may change the values or refuse with a FastbaseError
+//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them).
+// - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
+//   statement left it (a delete: as it was), once the write is committed: this registry is a change
+//   sink, fed by the same capture realtime uses (lib/realtime/changes.ts), so a rolled-back write
+//   never reaches them. A failing after-hook is logged with the request id; the answer stands.
+// - afterSignUp / afterLogin get the user's public record once the account or session is committed.
+// An empty registry costs a write one Map look-up per statement.
+import type { Knex } from 'knex'
+import type { AuthContext } from '../auth-context.js'
+import type { Change, ChangeAction, ChangeSink } from '../realtime/changes.js'
+import { afterCommit } from '../db/after-commit.js'
+
+type Row = Record<string, unknown>
+
+export const BEFORE_EVENTS = ['beforeInsert', 'beforeUpdate', 'beforeDelete'] as const
+export const AFTER_EVENTS = ['afterInsert', 'afterUpdate', 'afterDelete'] as const
+export const AUTH_EVENTS = ['afterSignUp', 'afterLogin'] as const
+export type BeforeEvent = typeof BEFORE_EVENTS[number]
+export type AfterEvent = typeof AFTER_EVENTS[number]
+export type AuthEvent = typeof AUTH_EVENTS[number]
+export type HookEvent = BeforeEvent | AfterEvent | AuthEvent
+
+interface WriteEventBase<Tables> {
+  table: string
+  /** Who is writing, as rules see them (the system: a superadmin with `uid` 'system'). */
+  caller: AuthContext
+  /** The write's transaction: reads and writes through it commit or roll back with the write. */
+  db: Knex.Transaction
+  /** The in-process table API inside the write's transaction. */
+  tables: Tables
+}
+
+/** One row about to be inserted: change `values` in place; throw a FastbaseError to refuse the whole write. */
+export interface BeforeInsertEvent<Values = Row, Tables = unknown> extends WriteEventBase<Tables> { values: Values }
+/**
+ * An update about to run: `values` is what it writes to every row it reaches (change it in place);
+ * `set` the expressions it writes, as given; `where` the caller's condition (the rule is added to it).
+ */
+export interface BeforeUpdateEvent<Values = Row, Tables = unknown> extends WriteEventBase<Tables> { values: Values, readonly set: Readonly<Record<string, string>>, readonly where: string }
+/** A delete about to run, of the rows `where` and the rule reach. */
+export interface BeforeDeleteEvent<Tables = unknown> extends WriteEventBase<Tables> { readonly where: string }
+
+/** A committed change of one row: every column (hidden ones too) as the statement left it, or, for a delete, as it was. */
+export interface AfterWriteEvent<R = Row> {
+  table: string
+  row: R
+  /** Who wrote it; undefined for fastbase's own bookkeeping writes (a password reset, a verified email). */
+  caller?: AuthContext
+  requestId?: string
+}
+
+/** A user signed up (an account was created) or signed in (a session was opened): the record as its owner sees it. */
+export interface AuthHookEvent { table: string, record: Row, requestId?: string }
+
+/** Sign-ups and sign-ins, reported by the flows; what listens acts once `db`'s work is committed. */
+export interface AuthEvents {
+  /** An account was created (`record`: as its owner sees it). */
+  signedUp: (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string) => void
+  /** A session was opened. */
+  signedIn: (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string) => void
+}
+
+type Hook = (event: never) => unknown
+export interface HookLog { error: (obj: object, msg: string) => void }
+
+const CHANGE_EVENTS: Record<ChangeAction, AfterEvent> = { insert: 'afterInsert', update: 'afterUpdate', delete: 'afterDelete' }
+
+export class RecordHooks implements ChangeSink, AuthEvents {
+  private readonly hooks = new Map<string, Map<HookEvent, Hook[]>>()
+  /** The in-process API inside a transaction, for before-hooks' `tables` (set by plugins/table-api.ts). */
+  tablesWithin: (trx: Knex.Transaction) => unknown = () => undefined
+
+  constructor (private readonly tableNames: ReadonlySet<string>, private readonly authTables: ReadonlySet<string>, private readonly log: HookLog) {}
+
+  /** Registers `fn` for `event` on `table`; returns a function that removes it. Unknown names throw at once. */
+  on (table: string, event: HookEvent, fn: Hook): () => void {
+    if (!this.tableNames.has(table)) throw new Error(`fastbase hooks: unknown table "${table}"`)
+    const known = (BEFORE_EVENTS as readonly string[]).includes(event) || (AFTER_EVENTS as readonly string[]).includes(event)
+    if (!known && !(AUTH_EVENTS as readonly string[]).includes(event)) throw new Error(`fastbase hooks: unknown event "${String(event)}" (one of ${[...BEFORE_EVENTS, ...AFTER_EVENTS, ...AUTH_EVENTS].join(', ')})`)
+    if ((AUTH_EVENTS as readonly string[]).includes(event) && !this.authTables.has(table)) throw new Error(`fastbase hooks: ${event} needs an auth table; "${table}" signs nobody in`)
+    if (typeof fn !== 'function') throw new TypeError('fastbase hooks: the hook must be a function')
+    let events = this.hooks.get(table)
+    if (events === undefined) this.hooks.set(table, events = new Map())
+    const list = [...(events.get(event) ?? []), fn]
+    events.set(event, list)
+    return () => {
+      const current = events.get(event)?.filter((h) => h !== fn) ?? []
+      if (current.length > 0) events.set(event, current)
+      else events.delete(event)
+      if (events.size === 0 && this.hooks.get(table) === events) this.hooks.delete(table)
+    }
+  }
+
+  /** The hooks of `event` on `table`. `on` replaces the list rather than changing it, so a hook that removes itself does not skip the next. */
+  of (table: string, event: HookEvent): readonly Hook[] | undefined {
+    return this.hooks.get(table)?.get(event)
+  }
+
+  // ChangeSink: committed changes, fed by every statement that writes (lib/crud/statements.ts, lib/auth/user-changes.ts).
+
+  wants (table: string): boolean {
+    const events = this.hooks.get(table)
+    return events !== undefined && (events.has('afterInsert') || events.has('afterUpdate') || events.has('afterDelete'))
+  }
+
+  committed (changes: Change[]): void {
+    void this.runAfter(changes)
+  }
+
+  private async runAfter (changes: Change[]): Promise<void> {
+    for (const change of changes) {
+      const event = CHANGE_EVENTS[change.action]
+      const hooks = this.of(change.table, event)
+      if (hooks === undefined) continue
+      for (const row of change.rows) {
+        for (const hook of hooks) await this.call(hook, { table: change.table, row, caller: change.caller as AuthContext | undefined, requestId: change.requestId }, event)
+      }
+    }
+  }
+
+  private async call (hook: Hook, event: AfterWriteEvent | AuthHookEvent, name: HookEvent): Promise<void> {
+    try {
+      await (hook as (event: unknown) => unknown)(event)
+    } catch (error) {
+      // The write is committed and answered: a failing after-hook is a server problem to log, not the caller's.
+      this.log.error({ err: error, reqId: event.requestId, table: event.table, hook: name }, 'fastbase after-hook failed')
+    }
+  }
+
+  // AuthEvents: the auth flows report sign-ups and sign-ins here.
+
+  signedUp (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string): void {
+    this.authEvent('afterSignUp', table, record, db, requestId)
+  }
+
+  signedIn (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string): void {
+    this.authEvent('afterLogin', table, record, db, requestId)
+  }
+
+  private authEvent (name: AuthEvent, table: string, record: Row, db: Knex | Knex.Transaction, requestId: string | undefined): void {
+    const hooks = this.of(table, name)
+    if (hooks === undefined) return
+    afterCommit(db, () => {
+      void (async () => {
+        for (const hook of hooks) await this.call(hook, { table, record, requestId }, name)
+      })()
+    })
+  }
+}
+
+/** Two change sinks as one: realtime and the after-hooks both hear every committed change they want. */
+export function bothSinks (first: ChangeSink, second: ChangeSink): ChangeSink {
+  return {
+    wants: (table) => first.wants(table) || second.wants(table),
+    committed: (changes) => {
+      for (const sink of [first, second]) {
+        const wanted = changes.filter((c) => sink.wants(c.table))
+        if (wanted.length > 0) sink.committed(wanted)
+      }
+    }
+  }
+}
