@@ -375,7 +375,7 @@ function report (results, memory, startup, problems) {
       mib(r.fastbase.peakRss)
     ])
   }
-  console.log(`\nfastbase vs ceiling on ${options.dialect}: ${options.connections} connections, ${options.rounds} × ${options.duration} s per server ` +
+  console.log(`\nfastbase vs ceiling on ${options.dialect}: ${options.connections} connections, ${options.rounds} × ${options.requests === undefined ? `${options.duration} s` : `${options.requests} requests`} per server ` +
     `after ${options.warmup} s warm-up; ratios are fastbase / ceiling (req/s: higher is better, p99: lower is better)\n`)
   console.log(table(rows))
   console.log(`\nResident memory: fastbase ${mib(memory.fastbase.idle)} idle, ${mib(memory.fastbase.peak)} peak under load` +
