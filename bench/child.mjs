@@ -6,16 +6,24 @@ export function serverOptions () {
   return JSON.parse(process.argv[2])
 }
 
+/** What the parent samples: resident memory (and its parts) and the CPU time this process has used. */
+function usage () {
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
+  const { user, system } = process.cpuUsage()
+  return { rss, heapUsed, heapTotal, external, arrayBuffers, cpuMicros: user + system }
+}
+
 /**
  * Listens on a free loopback port and tells the parent `{ type: 'ready', port, startupMs, rss }`.
- * Afterwards answers `{ type: 'rss', id }` with its resident set size (sampled under load by the
- * parent), and closes when the parent disconnects (exits, or kills the channel).
+ * Afterwards answers `{ type: 'usage', id }` with `usage()` (sampled under load by the parent, and
+ * read before and after a run to give the server's CPU time per request), and closes when the
+ * parent disconnects (exits, or kills the channel).
  */
 export async function serveOverIpc (app, startupMs) {
   await app.listen({ host: '127.0.0.1', port: 0 })
   process.on('message', (message) => {
     // A sample asked for just before the parent hung up has no one to go to.
-    if (message?.type === 'rss' && process.connected) process.send({ type: 'rss', id: message.id, rss: process.memoryUsage.rss() })
+    if (message?.type === 'usage' && process.connected) process.send({ type: 'usage', id: message.id, usage: usage() })
   })
   process.once('disconnect', () => {
     app.close().finally(() => process.exit(0))

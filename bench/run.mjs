@@ -7,7 +7,14 @@
 //   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
 //   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
-//   options: --duration <s> --warmup <s> --rounds <n> --connections <n>
+//   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
+//   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
+//   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
+//
+// Beside req/s each run reports the server's CPU time per request (user + system time of its
+// process over the run, divided by the requests it answered): on a machine other jobs load, req/s
+// moves with them while CPU time per request barely does. The memory scenario runs a mix of every
+// scenario for --mixed seconds (60 by default) and reports the resident set, heap and external memory after it.
 //
 // Each server runs in its own child process and autocannon drives them from this one, so the load
 // generator never shares an event loop with a server (it still shares the CPUs: the numbers are for
@@ -34,6 +41,7 @@ import { measureExpand, expandReport } from './expand.mjs'
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
 const RSS_SAMPLE_MS = 250
+const MIXED_SECONDS = 60
 const STARTUP_RUNS = 3
 const MiB = 1024 * 1024
 
@@ -46,6 +54,9 @@ const { values: flags } = parseArgs({
     warmup: { type: 'string' },
     rounds: { type: 'string' },
     connections: { type: 'string' },
+    requests: { type: 'string' },
+    mixed: { type: 'string' },
+    only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
     'realtime-only': { type: 'boolean', default: false },
@@ -71,7 +82,10 @@ const options = {
   duration: positive('duration', quick ? 1 : 10),
   warmup: positive('warmup', quick ? 1 : 2),
   rounds: Math.round(positive('rounds', quick ? 1 : 2)),
-  connections: Math.round(positive('connections', 16))
+  connections: Math.round(positive('connections', 16)),
+  requests: flags.requests === undefined ? undefined : Math.round(positive('requests')),
+  mixed: positive('mixed', quick ? 5 : MIXED_SECONDS),
+  only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== '')
 }
 
 // ------------------------------------------------------------------ database and servers
@@ -112,8 +126,8 @@ async function startServer (name, file, serverOptions) {
   let nextId = 0
   const waiting = new Map()
   child.on('message', (message) => {
-    if (message.type !== 'rss') return
-    waiting.get(message.id)?.(message.rss)
+    if (message.type !== 'usage') return
+    waiting.get(message.id)?.(message.usage)
     waiting.delete(message.id)
   })
   return {
@@ -122,12 +136,13 @@ async function startServer (name, file, serverOptions) {
     startupMs: ready.startupMs,
     idleRss: ready.rss,
     alive: () => child.exitCode === null && child.signalCode === null,
-    rss: () => new Promise((resolve) => {
-      // A dead server has no memory to report (load() then says it died).
-      if (!child.connected) return resolve(0)
+    /** The server's memory and CPU time so far (bench/child.mjs#usage). */
+    usage: () => new Promise((resolve) => {
+      // A dead server has nothing to report (load() then says it died).
+      if (!child.connected) return resolve({ rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, cpuMicros: 0 })
       const id = nextId++
       waiting.set(id, resolve)
-      child.send({ type: 'rss', id })
+      child.send({ type: 'usage', id })
     }),
     stop () {
       if (stopping || !this.alive()) return Promise.resolve()
@@ -220,22 +235,30 @@ async function verify (servers, list) {
   }
 }
 
-/** One autocannon run; with `sampleMemory`, the server's peak resident set size while it ran. */
-async function load (server, scenario, seconds, sampleMemory) {
+/**
+ * One autocannon run of `seconds` (or, measured, of `--requests` requests when given); measured, the
+ * server's peak resident set size while it ran and its CPU time per request.
+ */
+async function load (server, scenario, seconds, measured) {
   const target = scenario.rotates === true
     ? { url: server.url, requests: [{ setupRequest: ((i) => (req) => ({ ...req, ...scenario.requestAt(i++) }))(0) }] }
     : (({ path, ...request }) => ({ url: server.url + path, ...request }))(scenario.requestAt(0))
   let peakRss = 0
-  const sampler = sampleMemory ? setInterval(() => server.rss().then((rss) => { peakRss = Math.max(peakRss, rss) }), RSS_SAMPLE_MS) : undefined
+  const sampler = measured ? setInterval(() => server.usage().then(({ rss }) => { peakRss = Math.max(peakRss, rss) }), RSS_SAMPLE_MS) : undefined
+  const length = measured && options.requests !== undefined ? { amount: options.requests } : { duration: seconds }
+  const before = await server.usage()
   let result
   try {
-    result = await autocannon({ ...target, connections: options.connections, duration: seconds })
+    result = await autocannon({ ...target, connections: options.connections, ...length })
   } finally {
     clearInterval(sampler)
   }
+  const after = await server.usage()
   if (!server.alive()) throw new Error(`the ${server.name} server died during ${scenario.name}`)
   return {
     reqPerSec: result.requests.average,
+    // The IPC samples cost the server a little CPU too: ~4 per second, negligible beside thousands of requests.
+    cpuMicrosPerRequest: result.requests.total === 0 ? 0 : (after.cpuMicros - before.cpuMicros) / result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,
@@ -259,11 +282,12 @@ async function benchmark (servers, list) {
         await load(server, scenario, options.warmup, false)
         const run = await load(server, scenario, options.duration, true)
         runs[server.name].push(run)
-        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms`)
+        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`)
       }
     }
     const summary = (name) => ({
       reqPerSec: mean(runs[name].map((r) => r.reqPerSec)),
+      cpuMicrosPerRequest: mean(runs[name].map((r) => r.cpuMicrosPerRequest)),
       p99: mean(runs[name].map((r) => r.p99)),
       peakRss: Math.max(...runs[name].map((r) => r.peakRss)),
       rounds: runs[name]
@@ -274,10 +298,35 @@ async function benchmark (servers, list) {
       scenario: scenario.name,
       fastbase,
       ceiling,
-      ratio: { reqPerSec: fastbase.reqPerSec / ceiling.reqPerSec, p99: fastbase.p99 / ceiling.p99 }
+      ratio: { reqPerSec: fastbase.reqPerSec / ceiling.reqPerSec, p99: fastbase.p99 / ceiling.p99, cpu: fastbase.cpuMicrosPerRequest / ceiling.cpuMicrosPerRequest }
     })
   }
   return results
+}
+
+/**
+ * The memory scenario: every scenario at once (each connection takes the next request of the next
+ * scenario) for `--mixed` seconds, then the server's memory: resident set, V8 heap, and what lives
+ * outside it (Buffers, better-sqlite3's and pg's native memory).
+ */
+async function mixedMemory (server, list) {
+  const rotation = list.map((scenario) => ({ scenario, i: 0 }))
+  let turn = 0
+  const next = () => {
+    const entry = rotation[turn++ % rotation.length]
+    return entry.scenario.requestAt(entry.i++)
+  }
+  let peakRss = 0
+  const sampler = setInterval(() => server.usage().then(({ rss }) => { peakRss = Math.max(peakRss, rss) }), RSS_SAMPLE_MS)
+  let result
+  try {
+    result = await autocannon({ url: server.url, connections: options.connections, duration: options.mixed, requests: [{ setupRequest: (req) => ({ ...req, headers: {}, body: undefined, ...next() }) }] })
+  } finally {
+    clearInterval(sampler)
+  }
+  if (!server.alive()) throw new Error(`the ${server.name} server died during the memory scenario`)
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = await server.usage()
+  return { seconds: options.mixed, requests: result.requests.total, non2xx: result.non2xx, errors: result.errors, peakRss, rss, heapUsed, heapTotal, external, arrayBuffers }
 }
 
 /** register + ready of a 100-table project on a fresh SQLite file, each time in a new process. */
@@ -310,26 +359,35 @@ function table (rows) {
 
 function report (results, memory, startup, problems) {
   const mib = (bytes) => `${(bytes / MiB).toFixed(0)} MiB`
-  const rows = [['scenario', 'fastbase req/s', 'ceiling req/s', 'req/s ratio', 'fastbase p99', 'ceiling p99', 'p99 ratio', 'fastbase peak RSS']]
+  const rows = [['scenario', 'fastbase req/s', 'ceiling req/s', 'req/s ratio', 'fastbase CPU/req', 'ceiling CPU/req', 'CPU ratio', 'fastbase p99', 'ceiling p99', 'p99 ratio', 'fastbase peak RSS']]
   for (const r of results) {
     rows.push([
       r.scenario,
       r.fastbase.reqPerSec.toFixed(0),
       r.ceiling.reqPerSec.toFixed(0),
       r.ratio.reqPerSec.toFixed(2),
+      `${r.fastbase.cpuMicrosPerRequest.toFixed(0)} µs`,
+      `${r.ceiling.cpuMicrosPerRequest.toFixed(0)} µs`,
+      r.ratio.cpu.toFixed(2),
       `${r.fastbase.p99.toFixed(1)} ms`,
       `${r.ceiling.p99.toFixed(1)} ms`,
       r.ratio.p99.toFixed(2),
       mib(r.fastbase.peakRss)
     ])
   }
-  console.log(`\nfastbase vs ceiling on ${options.dialect}: ${options.connections} connections, ${options.rounds} × ${options.duration} s per server ` +
+  console.log(`\nfastbase vs ceiling on ${options.dialect}: ${options.connections} connections, ${options.rounds} × ${options.requests === undefined ? `${options.duration} s` : `${options.requests} requests`} per server ` +
     `after ${options.warmup} s warm-up; ratios are fastbase / ceiling (req/s: higher is better, p99: lower is better)\n`)
   console.log(table(rows))
   console.log(`\nResident memory: fastbase ${mib(memory.fastbase.idle)} idle, ${mib(memory.fastbase.peak)} peak under load` +
     ` (ceiling ${mib(memory.ceiling.idle)} idle, ${mib(memory.ceiling.peak)} peak)`)
-  console.log(`Start-up, 100-table config (register + ready on a fresh SQLite file): median ${startup.medianMs.toFixed(0)} ms` +
-    ` of ${startup.samplesMs.map((ms) => ms.toFixed(0)).join(', ')}`)
+  for (const name of ['fastbase', 'ceiling']) {
+    const m = memory[name].mixed
+    console.log(`After ${m.seconds} s of mixed load (${m.requests} requests), ${name}: RSS ${mib(m.rss)} (peak ${mib(m.peakRss)}), heap ${mib(m.heapUsed)} used of ${mib(m.heapTotal)}, external ${mib(m.external)} (array buffers ${mib(m.arrayBuffers)})`)
+  }
+  if (startup !== undefined) {
+    console.log(`Start-up, 100-table config (register + ready on a fresh SQLite file): median ${startup.medianMs.toFixed(0)} ms` +
+      ` of ${startup.samplesMs.map((ms) => ms.toFixed(0)).join(', ')}`)
+  }
   for (const problem of problems) console.log(`${quick ? 'warning' : 'FAILED'}: ${problem}`)
 }
 
@@ -404,24 +462,37 @@ if (flags['search-only']) {
       console.log(`Results written to ${relative(process.cwd(), file)}`)
     }
   } else {
-    const list = scenarios(fx)
+    const every = scenarios(fx)
+    const unknown = (options.only ?? []).filter((name) => !every.some((s) => s.name === name))
+    if (unknown.length > 0) throw new Error(`--only: no scenario named ${unknown.join(', ')} (there are ${every.map((s) => s.name).join(', ')})`)
+    const list = options.only === undefined ? every : every.filter((s) => options.only.includes(s.name))
     await verify(servers, list)
     console.log('Both servers answer every scenario alike. Measuring:')
     const results = await benchmark(servers, list)
-    const memory = Object.fromEntries(servers.map((s) => [s.name, { idle: s.idleRss, peak: Math.max(...results.map((r) => r[s.name].peakRss)) }]))
+    const memory = {}
+    for (const s of servers) {
+      process.stdout.write(`  memory scenario, ${s.name}: ${options.mixed} s of mixed load... `)
+      const mixed = await mixedMemory(s, list)
+      console.log(`RSS ${(mixed.rss / MiB).toFixed(0)} MiB`)
+      memory[s.name] = { idle: s.idleRss, peak: Math.max(mixed.peakRss, ...results.map((r) => r[s.name].peakRss)), mixed }
+    }
     // Realtime (decisions D47, D48): writes with 0 and 1,000 subscribers, and the fan-out to them.
-    const realtime = await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections })
-    realtime.filters = await realtimeFilters(servers[0].url, fx)
+    const realtime = options.only === undefined ? await measureRealtime(servers[0].url, fx, { seconds: options.duration, connections: options.connections }) : undefined
+    if (realtime !== undefined) realtime.filters = await realtimeFilters(servers[0].url, fx)
     await Promise.all(servers.map((s) => s.stop()))
     // Search (decision D41): 100,000 texts, every kind of search, /health under the slowest.
-    const searchCost = await search()
-    const startup = await measureStartup(work)
-    const expand = await expandScenario()
+    const searchCost = options.only === undefined ? await search() : undefined
+    const startup = options.only === undefined ? await measureStartup(work) : undefined
+    const expand = options.only === undefined ? await expandScenario() : undefined
 
-    const problems = results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
-      run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`])))
+    const problems = [
+      ...results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
+        run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`]))),
+      ...Object.entries(memory).flatMap(([name, { mixed }]) => mixed.non2xx + mixed.errors === 0 ? [] : [`memory scenario, ${name}: ${mixed.non2xx} non-2xx answers, ${mixed.errors} errors`])
+    ]
     report(results, memory, startup, problems)
-    if (!quick) {
+    // A partial run (--only) is for comparing two builds by hand; it does not replace the day's results.
+    if (!quick && options.only === undefined) {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }

@@ -27,7 +27,12 @@ export interface HookedValues { values: Row, system: Row }
  * one first (`inHookTransaction`), so the hooks' reads and writes commit or roll back with it.
  */
 export function needsHookTransaction (ctx: HookedWrite, event: BeforeEvent): boolean {
-  return ctx.hooks !== undefined && ctx.db.isTransaction !== true && ctx.hooks.of(ctx.table.name, event) !== undefined
+  return ctx.db.isTransaction !== true && hasBeforeHook(ctx, event)
+}
+
+/** Is a before-hook registered for this table and event? (A write plan, compiled without hooks, must not run then.) */
+export function hasBeforeHook (ctx: HookedWrite, event: BeforeEvent): boolean {
+  return ctx.hooks !== undefined && ctx.hooks.of(ctx.table.name, event) !== undefined
 }
 
 /** Runs `write` in a transaction of its own: its statements go through it, never a fast path beside it. */

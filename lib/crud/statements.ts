@@ -23,10 +23,10 @@ const CAPTURE_ALIAS = 'fb_rt_'
  * What a write returns for realtime besides the caller's columns: every column of each changed row,
  * as this statement left it (for a delete, as it was). Events carry these values rather than a later
  * re-read, so a row changed again (or deleted) before delivery still gets its own event.
- * Nothing when no subscriber could want the table.
+ * Nothing when no subscriber could want the table (unless `planned`: a plan's text for when one does).
  */
-function captureColumns (ctx: CrudContext): OutputColumn[] {
-  if (ctx.changes === undefined || ctx.table.key.length === 0 || !ctx.changes.wants(ctx.table.name)) return []
+export function captureColumns (ctx: CrudContext, planned = false): OutputColumn[] {
+  if (ctx.table.key.length === 0 || (!planned && (ctx.changes === undefined || !ctx.changes.wants(ctx.table.name)))) return []
   return ctx.table.fieldList.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
 }
 
@@ -35,12 +35,12 @@ function captureColumns (ctx: CrudContext): OutputColumn[] {
  * that captures a change for realtime returns its rows anyway (one per changed row, holding only the
  * capture columns), which must not show as `[{}, ...]` where an uncaptured statement answers `[]`.
  */
-function answered (columns: OutputColumn[], rows: Row[]): Row[] {
+export function answered (columns: OutputColumn[], rows: Row[]): Row[] {
   return columns.length === 0 ? [] : rows
 }
 
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
-function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
+export function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
   if (capture.length === 0 || rows.length === 0) return
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
@@ -239,7 +239,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
 }
 
 /** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
-function returningSql (ctx: CrudContext, columns: OutputColumn[], bindings: unknown[]): string {
+export function returningSql (ctx: CrudContext, columns: OutputColumn[], bindings: unknown[]): string {
   if (columns.length === 0) return ''
   for (const c of columns) bindings.push(...c.fragment.bindings)
   return ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`

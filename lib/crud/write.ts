@@ -7,13 +7,16 @@ import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
 import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled, type Expr } from '../expr/index.js'
-import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
 import type { HookContext } from '../table.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
-import { beforeDelete, beforeInsert, beforeUpdate, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
-import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, type Conflict } from './statements.js'
+import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, reportChange, type Conflict } from './statements.js'
+import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
+import { fillSlots } from './plan-cache.js'
+import { runWriteStatement } from '../db/statement.js'
 
 export type { Conflict } from './statements.js'
 
@@ -162,6 +165,9 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   while (inputs.length < expr.length) inputs.push({})
   if (inputs.length === 0) return []
   if (params.or === 'REPLACE') return await upsert(ctx, params, inputs)
+  const names = plannedNames(ctx, params, inputs)
+  const plan = names === undefined ? UNPLANNED : insertPlan(ctx, names, params.returning)
+  if (plan !== UNPLANNED) return await plannedInsert(ctx, plan, params, inputs)
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
   refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
@@ -193,6 +199,72 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   }, !oneStatement)
   // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
   return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
+}
+
+/**
+ * The names of the fields every row gives, when the insert can run from a plan (lib/crud/write-plans.ts):
+ * plain values naming the same known fields, no file field (an empty one means "no change"), no
+ * identity value (its sequence is resynced after), no expressions, no conflict clause, no write hooks.
+ */
+function plannedNames (ctx: CrudContext, params: InsertParams, inputs: Row[]): string[] | undefined {
+  if (params.expr !== undefined || params.or === 'IGNORE' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeInsert')) return undefined
+  const names = Object.keys(inputs[0])
+  if (names.length === 0 || inputs.length > MAX_PLANNED_ROWS || inputs.length * (names.length + 3) > MAX_PLANNED_BINDINGS) return undefined
+  for (const name of names) {
+    const field = ctx.table.fields.get(name)
+    if (field === undefined || field.type === 'file' || field.autoIncrement === true) return undefined
+  }
+  for (let i = 1; i < inputs.length; i++) {
+    const other = Object.keys(inputs[i])
+    if (other.length !== names.length || other.some((name, j) => name !== names[j])) return undefined
+  }
+  return names
+}
+
+/** A value bound for `field`, encoded; one that does not fit is recorded as a field error. */
+function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): unknown {
+  if (value === undefined || value === null) return null
+  try {
+    return ctx.dialect.encode(field, value)
+  } catch (error) {
+    if (!(error instanceof ValueError)) throw error
+    addFieldError(fieldErrors, field.name, error.message)
+    return null
+  }
+}
+
+/** The planned insert: the same checks, in the same order, as the unplanned one; one statement. */
+async function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams, inputs: Row[]): Promise<Row[]> {
+  if (plan.createRule === false) throw errors.forbidden()
+  const fieldErrors: FieldErrors = {}
+  const values: unknown[] = []
+  for (const row of inputs) {
+    const start = values.length
+    for (const field of plan.fields) values.push(encoded(ctx, field, row[field.name], fieldErrors))
+    const uid = plan.uid
+    if (uid !== undefined && generatesUid(ctx, row)) {
+      const fresh = encoded(ctx, uid.field, newUid(), fieldErrors)
+      if (uid.given < 0) values.push(fresh)
+      else values[start + uid.given] = fresh
+    }
+  }
+  throwIfErrors(fieldErrors)
+  const createRule = plan.createRule === true
+    ? true
+    : decidedBeforeWriting(ctx, inputs) ?? { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) }
+  if (createRule === false) throw errors.forbidden()
+  checkCells(ctx, inputs.length, plan.width)
+  const returned = await transaction(ctx, inputs, async (trx) => {
+    const captured = captureColumns(ctx)
+    const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
+    const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
+    const result = await runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)])
+    reportChange(ctx, trx, 'insert', captured, result)
+    await checkCreated(withDb(ctx, trx), trx, createRule, result)
+    return result
+  }, createRule !== true)
+  // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
+  return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, plan.columns, row))
 }
 
 // ---------------------------------------------------------------- upsert
@@ -481,6 +553,8 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
   if (uid === undefined) throw errors.recordNotFound()
   if (Object.keys(body).length === 0) throw errors.badRequest('Nothing to update: the body names no field')
   const returning = query.returning ?? uid.name
+  const planned = await plannedEdit(ctx, idValue(ctx, id), body, returning, query.or)
+  if (planned !== undefined) return planned
   const byId = idCondition(ctx, id)
   if (query.or === 'INSERT') {
     return await transaction(ctx, [body], async (trx) => {
@@ -497,6 +571,37 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
     })
   }
   return await editExisting(ctx, byId, body, returning, query.or)
+}
+
+/**
+ * An edit run from a plan (lib/crud/write-plans.ts) when it can be: known fields, none a file,
+ * no conflict clause, no write hooks, no before-update record hook. Otherwise, or when the plan says the request is refused,
+ * undefined: the unplanned path answers it.
+ */
+async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): Promise<Row | undefined> {
+  if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
+  const names = Object.keys(body)
+  for (const name of names) {
+    const field = ctx.table.fields.get(name)
+    if (field === undefined || field.type === 'file') return undefined
+  }
+  const plan = editPlan(ctx, names, returning)
+  if (plan === UNPLANNED) return undefined
+  const fieldErrors: FieldErrors = {}
+  const values: Row = {}
+  for (const field of plan.fields) values[field.name] = encoded(ctx, field, body[field.name], fieldErrors)
+  throwIfErrors(fieldErrors)
+  if (plan.statement === false) throw errors.recordNotFound()
+  const statement = plan.statement
+  const rows = await transaction(ctx, [body], async (db) => {
+    const captured = captureColumns(ctx)
+    const planned = statement(captured.length > 0)
+    const changed = await runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values))
+    reportChange(ctx, db, 'update', captured, changed)
+    return changed
+  }, false)
+  if (rows.length === 0) throw errors.recordNotFound()
+  return decodeRow(ctx, plan.columns, rows[0])
 }
 
 async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, returning: ListSpec, or?: Conflict): Promise<Row> {

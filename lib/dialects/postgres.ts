@@ -22,6 +22,15 @@ function pathArray (path: (string | number)[]): string {
   return `{${path.map((p) => `"${String(p).replace(/(["\\])/g, '\\$1')}"`).join(',')}}`
 }
 
+const placeholders = new WeakMap<TableField, string>()
+
+/** `CAST(? AS <the column's type>)`, written once per field (the field objects live as long as the config). */
+function placeholder (field: TableField): string {
+  let text = placeholders.get(field)
+  if (text === undefined) placeholders.set(field, text = `CAST(? AS ${postgresDdl.columnType(field).replace(/ generated.*$/i, '')})`)
+  return text
+}
+
 function encode (field: TableField, value: unknown): unknown {
   if (value === null || value === undefined) return null
   switch (field.type) {
@@ -111,9 +120,10 @@ export const postgres: Dialect = {
   now: () => 'CURRENT_TIMESTAMP',
   // An explicit id does not advance an identity column's sequence; without this the next generated id collides.
   resyncIdentity: (table, column) => `SELECT setval(pg_get_serial_sequence('${table.replace(/'/g, "''")}', '${column}'), (SELECT COALESCE(MAX(${quote(column)}), 0) + 1 FROM ${table}), false)`,
+  placeholder,
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
-    if (field !== undefined) return { sql: `CAST(? AS ${postgresDdl.columnType(field).replace(/ generated.*$/i, '')})`, bindings: [encode(field, value)] }
+    if (field !== undefined) return { sql: placeholder(field), bindings: [encode(field, value)] }
     if (typeof value === 'object') return { sql: 'CAST(? AS jsonb)', bindings: [JSON.stringify(value)] }
     return { sql: `CAST(? AS ${castFor(value)})`, bindings: [value] }
   },

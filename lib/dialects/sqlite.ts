@@ -102,6 +102,7 @@ export const sqlite: Dialect = {
     }).join(', '))
     return { sql: `(${selects.join(' UNION ALL ')}) AS ${quotedTable}`, bindings }
   },
+  placeholder: () => '?',
   literal (value, field): Fragment {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }

@@ -66,6 +66,11 @@ export interface Dialect extends DdlDialect {
    * running it: `explain` wraps the query's text, `rows` reads the answer. SQLite has none.
    */
   rowEstimate?: { explain(sql: string): string, rows(result: Array<Record<string, unknown>>): number }
+  /**
+   * Where a value of `field` is bound in a statement (`?`, or a typed cast): `literal(v, field)` for
+   * any v but null is this text with `encode(field, v)` bound, and binding null here gives NULL.
+   */
+  placeholder(field: TableField): string
   /** A bound constant; `field` is the column it is compared with or written to, for encoding and typing. */
   literal(value: unknown, field?: TableField): Fragment
   /**

@@ -4,7 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Knex } from 'knex'
 import type { DirectRunner } from '../dialects/connection.js'
-import { planCacheCounts } from '../crud/read-plans.js'
+import { planCacheCounts } from '../crud/plan-cache.js'
 
 /** Seconds: from a cached read (well under a millisecond) to a slow request. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]

@@ -1,0 +1,133 @@
+// Plans compiled once per shape and caller class, for reads (read-plans.ts) and writes
+// (write-plans.ts). A shape is what the caller sent that decides the SQL text (table, operation,
+// field names, where, select, order, ...) plus admin or not; the class is, for every global the
+// plan's expressions read (`auth.uid`, `request.headers.x`), its value when the value decided the
+// SQL text (`auth.role == 'staff'` folded to true) or only its type and null-ness when it was bound
+// (`author_id == auth.uid` -> `author_id = ?`). Two users of one class share a plan and differ only
+// in what is bound; a user and an anonymous caller never share one. Rules and field flags are
+// applied while a plan is built, so every plan holds them (decision D38).
+import { createHash } from 'node:crypto'
+import { Trace, globalAt, typeClass, type Slot } from '../expr/trace.js'
+import { ValueError } from '../values.js'
+import { errors } from '../errors.js'
+import type { TableDescriptor } from '../table.js'
+import { globalsOf, ID_SLOT, type CrudContext } from './context.js'
+
+interface Shape { reads: Map<string, boolean>, plans: Map<string, Cached>, bytes: number }
+interface Cached { plan: unknown, bytes: number }
+
+// Bounded by count and by the SQL text held (callers sending endless distinct or long texts evict
+// old shapes; they never grow the cache): one cache for every table of the process.
+const MAX_SHAPES = 2000
+const CLASSES_PER_SHAPE = 16
+const MAX_HELD_BYTES = 16 * 1024 * 1024
+// A plan this long (a select of 100 long expressions) is built for its request and not kept.
+const MAX_PLAN_BYTES = 16 * 1024
+const shapes = new Map<string, Shape>()
+let heldBytes = 0
+const tableIds = new WeakMap<TableDescriptor, number>()
+let nextTableId = 0
+
+/**
+ * The plan for this caller: from the cache, or built now (by `build`, given a context that carries
+ * the trace) and kept for its class. `bytesOf` is the SQL text a plan holds, which the cache bounds.
+ */
+export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: CrudContext) => P, bytesOf: (plan: P) => number): P {
+  let tableId = tableIds.get(ctx.table)
+  if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
+  const key = `${tableId}${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
+  const globals = globalsOf(ctx)
+  const shape = shapes.get(key)
+  if (shape !== undefined) {
+    const cached = shape.plans.get(signature(shape.reads, globals))
+    if (cached !== undefined) {
+      planCacheCounts.hits++
+      return cached.plan as P
+    }
+  }
+  planCacheCounts.misses++
+  const trace = new Trace()
+  const plan = build({ ...ctx, trace })
+  const bytes = bytesOf(plan)
+  if (bytes > MAX_PLAN_BYTES) return plan
+  const entry = shape !== undefined && sameReads(shape.reads, trace.reads) ? shape : { reads: trace.reads, plans: new Map<string, Cached>(), bytes: 0 }
+  if (entry.plans.size >= CLASSES_PER_SHAPE) {
+    const oldest = entry.plans.keys().next().value as string
+    entry.bytes -= entry.plans.get(oldest)!.bytes
+    heldBytes -= entry.plans.get(oldest)!.bytes
+    entry.plans.delete(oldest)
+  }
+  entry.plans.set(signature(entry.reads, globals), { plan, bytes })
+  entry.bytes += bytes
+  heldBytes += bytes
+  if (shape !== undefined && shape !== entry) heldBytes -= shape.bytes
+  shapes.delete(key)
+  shapes.set(key, entry)
+  while (shapes.size > MAX_SHAPES || heldBytes > MAX_HELD_BYTES) {
+    const [oldestKey, oldest] = shapes.entries().next().value as [string, Shape]
+    heldBytes -= oldest.bytes
+    shapes.delete(oldestKey)
+  }
+  return plan
+}
+
+/** Lookups answered from the cache, and plans built, since the process started (metrics). */
+export const planCacheCounts = { hits: 0, misses: 0 }
+
+/** What the cache holds now (for tests and diagnostics). */
+export function planCacheSize (): { shapes: number, bytes: number } {
+  return { shapes: shapes.size, bytes: heldBytes }
+}
+
+function signature (reads: Map<string, boolean>, globals: Record<string, unknown>): string {
+  let out = ''
+  for (const [path, folded] of reads) {
+    const value = globalAt(globals, path)
+    out += folded ? `${short(JSON.stringify(value))};` : `${typeClass(value)};`
+  }
+  return out
+}
+
+// Keys stay small however long what they stand for (a select list of 100 long items, a request
+// header a rule compares): past these lengths a key holds a digest instead.
+const LONG_VALUE = 128
+const LONG_SHAPE = 512
+function short (text: string, max = LONG_VALUE): string {
+  return text.length <= max ? text : `#${createHash('sha256').update(text).digest('base64url')}`
+}
+
+function sameReads (a: Map<string, boolean>, b: Map<string, boolean>): boolean {
+  return a.size === b.size && [...a].every(([path, folded]) => b.get(path) === folded)
+}
+
+/** Where a write plan binds the value the caller gives field `name` (no expression can name it). */
+export const valueSlot = (name: string): string => `$value.${name}`
+const VALUE_PREFIX = '$value.'
+
+/**
+ * A plan's bindings for this run: slots take the caller's values (the record id, the values a
+ * write gives its fields, the globals), each encoded for the column it meets.
+ */
+export function fillSlots (ctx: CrudContext, bindings: ReadonlyArray<unknown>, id?: string | number, values?: Record<string, unknown>): unknown[] {
+  let globals: Record<string, unknown> | undefined
+  return bindings.map((b) => {
+    if (!isSlot(b)) return b
+    if (b.path === ID_SLOT) return bind(ctx, b, id ?? null)
+    if (b.path.startsWith(VALUE_PREFIX)) return values?.[b.path.slice(VALUE_PREFIX.length)] ?? null
+    globals ??= globalsOf(ctx)
+    return bind(ctx, b, globalAt(globals, b.path))
+  })
+}
+
+export function isSlot (binding: unknown): binding is Slot {
+  return binding !== null && typeof binding === 'object' && typeof (binding as Slot).path === 'string'
+}
+
+function bind (ctx: CrudContext, slot: Slot, value: unknown): unknown {
+  try {
+    return ctx.dialect.literal(value, slot.field).bindings[0]
+  } catch (error) {
+    if (error instanceof ValueError) throw errors.expression('where', `${slot.field?.name ?? 'value'} ${error.message}`)
+    throw error
+  }
+}

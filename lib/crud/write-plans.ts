@@ -1,0 +1,179 @@
+// Write plans: the common insert (plain values, no conflict clause) and edit (one record by id)
+// compiled once per shape and caller class (plan-cache.ts), as reads are: the statement's text with
+// and without the realtime capture columns, where each binding comes from (the values given, the
+// record id, the caller's globals), the fields the values are encoded for, the rule's decision, the
+// returned columns and their decoders. A request then only encodes its values and fills the slots.
+// Everything the text depends on is in the shape: the names of the fields given, in order, the
+// returning list and the caller's class; the values never are (null is bound like any value).
+import type { TableField } from '../../schemas/config.js'
+import type { Fragment } from '../dialects/types.js'
+import { slotOf, type Slot, type Trace } from '../expr/trace.js'
+import type { Compiled } from '../expr/index.js'
+import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
+import { outputColumns, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
+import { captureColumns, keyColumns, returningSql } from './statements.js'
+import { cachedPlan, valueSlot } from './plan-cache.js'
+import { FastbaseError } from '../errors.js'
+
+/** A statement's text and bindings (slots filled per run), without or with the realtime capture columns. */
+export type PlannedWrite = (captured: boolean) => { sql: string, bindings: ReadonlyArray<unknown | Slot> }
+
+export interface InsertPlan {
+  /** The fields of the values given, in the order given. */
+  fields: TableField[]
+  /** The uid generated when a row gives none (an autoSetUid table), and where it is bound: the position of the uid among `fields`, or appended. */
+  uid?: { field: TableField, given: number }
+  /** The caller's `returning` columns (the answer) and the key columns (for the createRule check). */
+  columns: OutputColumn[]
+  keys: OutputColumn[]
+  width: number
+  /** The createRule on the inserted rows, for this caller's class; slots filled per run. */
+  createRule: Condition
+  /** The statement of one row. */
+  single: PlannedWrite
+  /** Of several: `INSERT INTO t (...) VALUES `, one row's `(?, ?, CURRENT_TIMESTAMP)`, ` RETURNING ...`. */
+  head: string
+  tuple: string
+  returning: PlannedWrite
+}
+
+/** A shape whose plan could not be built (a rule or flag refuses it, a bad returning list): the unplanned path answers it. */
+export const UNPLANNED = Symbol('unplanned')
+
+/** A planned insert is one statement: at most this many values and rows, as the unplanned path puts in one (statements.ts). */
+export const MAX_PLANNED_BINDINGS = 10_000
+export const MAX_PLANNED_ROWS = 500
+
+export interface EditPlan {
+  fields: TableField[]
+  columns: OutputColumn[]
+  /** false: the updateRule refuses every row for this caller (nothing found). */
+  statement: false | PlannedWrite
+}
+
+/** The text a shape's key holds for a returning list. */
+function listKey (spec: ListSpec): string {
+  return spec === undefined ? '-' : typeof spec === 'string' ? `s${spec}` : JSON.stringify(spec)
+}
+
+/**
+ * A plan, or UNPLANNED when building it meets an error the request must answer: the unplanned path
+ * then gives that answer, after the checks it makes first (the values), exactly as without plans.
+ */
+function unlessRefused<P> (build: () => P | typeof UNPLANNED): P | typeof UNPLANNED {
+  try {
+    return build()
+  } catch (error) {
+    if (error instanceof FastbaseError) return UNPLANNED
+    throw error
+  }
+}
+
+/** Bindings as a plan keeps them: a token of the trace becomes its slot. */
+function slotted (trace: Trace, bindings: readonly unknown[]): Array<unknown | Slot> {
+  return bindings.map((b) => slotOf(trace, b) ?? b)
+}
+
+function condition (trace: Trace, rule: Condition): Condition {
+  return typeof rule === 'object' ? { ...rule, bindings: slotted(trace, rule.bindings) } : rule
+}
+
+/** A statement `head` followed by its RETURNING clause; each of its two texts is written when first asked for. */
+function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindings: readonly unknown[], columns: OutputColumn[]): PlannedWrite {
+  const texts: Array<ReturnType<PlannedWrite> | undefined> = [undefined, undefined]
+  return (captured) => {
+    const i = captured ? 1 : 0
+    let text = texts[i]
+    if (text === undefined) {
+      const bindings = [...headBindings]
+      const sql = head + returningSql(ctx, captured ? [...columns, ...captureColumns(ctx, true)] : columns, bindings)
+      texts[i] = text = { sql, bindings: slotted(trace, bindings) }
+    }
+    return text
+  }
+}
+
+/**
+ * The plan of an insert of rows naming `names` (every one a field the caller may write: the caller
+ * checks that first). Throws what the request must answer when the rule refuses this caller.
+ */
+export function insertPlan (ctx: CrudContext, names: string[], returning: ListSpec): InsertPlan | typeof UNPLANNED {
+  return cachedPlan(ctx, `insert\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
+    const trace = c.trace!
+    for (const field of names.map((name) => c.table.fields.get(name)!)) if (c.applyRules && field.noInsert === true) return UNPLANNED
+    const createRule = condition(trace, ruleCondition(c, 'createRule', { newValues: 'row' }))
+    const fields = names.map((name) => c.table.fields.get(name)!)
+    const columns = returning === undefined ? [] : outputColumns(c, 'returning', returning)
+    const keys = keyColumns(c)
+    const q = c.dialect.quote
+    const written = fields.map((f) => q(f.name))
+    const slots = fields.map((f) => c.dialect.placeholder(f))
+    const { uid, created, updated } = c.table
+    let generated: InsertPlan['uid']
+    if (uid !== undefined && c.table.data.autoSetUid === true) {
+      const at = fields.indexOf(uid)
+      generated = { field: uid, given: at }
+      if (at < 0) {
+        written.push(q(uid.name))
+        slots.push(c.dialect.placeholder(uid))
+      }
+    }
+    // Timestamps are set here, not by triggers, so they hold on both dialects whatever the DDL says.
+    for (const field of [created, updated]) {
+      if (field !== undefined && !fields.includes(field)) {
+        written.push(q(field.name))
+        slots.push(c.dialect.now())
+      }
+    }
+    const head = `INSERT INTO ${c.table.quoted} (${written.join(', ')}) VALUES `
+    const tuple = `(${slots.join(', ')})`
+    return {
+      fields,
+      uid: generated,
+      columns,
+      keys,
+      width: columnWidth(columns),
+      createRule,
+      single: withReturning(c, trace, head + tuple, [], [...columns, ...keys]),
+      head,
+      tuple,
+      returning: withReturning(c, trace, '', [], [...columns, ...keys])
+    }
+  }), (plan) => plan === UNPLANNED ? 0 : plan.head.length + plan.tuple.length)
+}
+
+/**
+ * The plan of an edit giving `names` (every one a field the caller may write, none a file field):
+ * `UPDATE t SET ... WHERE <id> AND <updateRule> RETURNING ...`. The updateRule reads `new.<field>`
+ * as the value given, bound where it is written.
+ */
+export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec): EditPlan | typeof UNPLANNED {
+  return cachedPlan(ctx, `edit\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
+    const trace = c.trace!
+    const fields = names.map((name) => c.table.fields.get(name)!)
+    if (c.applyRules && fields.some((f) => f.noUpdate === true)) return UNPLANNED
+    const set = new Map<string, Fragment>()
+    const newValues = new Map<string, Compiled>()
+    for (const field of fields) {
+      const fragment = { sql: c.dialect.placeholder(field), bindings: [trace.token({ path: valueSlot(field.name), field })] }
+      set.set(field.name, fragment)
+      newValues.set(field.name, { kind: 'sql', ...fragment, field })
+    }
+    const updated = c.table.updated
+    if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: c.dialect.now(), bindings: [] })
+    const columns = outputColumns(c, 'returning', returning)
+    // The record id is bound per run; it is never null (lib/crud/context.ts#idValue).
+    const uid = c.table.uid!
+    const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
+    const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
+    if (where === false) return { fields, columns, statement: false }
+    const bindings: unknown[] = []
+    const assignments = [...set].map(([name, f]) => {
+      bindings.push(...f.bindings)
+      return `${c.dialect.quote(name)} = ${f.sql}`
+    })
+    if (where !== true) bindings.push(...where.bindings)
+    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')}${where === true ? '' : ` WHERE ${where.sql}`}`
+    return { fields, columns, statement: withReturning(c, trace, head, bindings, columns) }
+  }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
+}
