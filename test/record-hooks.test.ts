@@ -148,6 +148,9 @@ forEachDialect(t, 'record hooks', async (t, dialect) => {
     t.same((await post('/table/posts/update', { where: `slug == 'keep'`, setValues: { title: 'Kept' }, returning: ['title', 'views'] }, token)).json(), [{ title: 'Kept', views: 42 }], 'a hook sets a noUpdate field')
     t.same((await post('/table/posts/update', { where: `slug == 'keep'`, setValues: { title: 'Locked' } }, token)).json(), { code: 403, message: 'Title locked' })
     t.same((await post('/table/posts/delete', { where: `slug == 'keep'` }, token)).json(), { code: 403, message: 'Kept' })
+    // An edit by id of known plain fields is otherwise run from a compiled write plan: the hook must still run.
+    const [kept] = await tables.posts.select({ where: `slug == 'keep'`, select: ['id'] }, { as: 'system' }) as Array<{ id: string }>
+    t.same((await post(`/table/posts/edit/${kept.id}?returning=views`, { title: 'Edited' }, token)).json(), { views: 42 }, 'an edit by id runs the hook too')
     t.equal((await tables.posts.list({ where: `slug == 'keep'` }, { as: 'system' })).total, 1, 'still there')
   })
 
