@@ -11,8 +11,9 @@ export const RATE_LIMITS = '_fastbase_rate_limits'
 export const IDENTITIES = '_fastbase_identities'
 export const OAUTH_STATES = '_fastbase_oauth_states'
 
-const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
-const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
+/** Columns of fastbase's own tables: text, and epoch seconds. */
+export const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
+export const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
 
 export const authStoreTables: TableData[] = [
   {

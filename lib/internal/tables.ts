@@ -4,13 +4,10 @@
 // claims each run). Times are epoch seconds of the writer's clock.
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
-import { authStoreTables, rateLimitTable, realtimeInterestTable } from '../auth/store-tables.js'
+import { authStoreTables, epoch, rateLimitTable, realtimeInterestTable, text } from '../auth/store-tables.js'
 
 export const INSTANCES_TABLE = '_fastbase_instances'
 export const JOBS_TABLE = '_fastbase_jobs'
-
-const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
-const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
 
 export const operationsTables: TableData[] = [
   {
