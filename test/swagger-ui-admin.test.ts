@@ -7,7 +7,7 @@
 import t from 'tap'
 import { adminToken } from './helper.js'
 import { launch } from './fixtures/panel/browser.js'
-import { ACCOUNT_OPS, ADMIN_OPS, NEEDS_A_LIVE_SECRET, TABLES, TABLE_OPS, authorize, expect2xx, openUi, serveExample } from './fixtures/openapi/swagger-ui.js'
+import { ACCOUNT_OPS, ADMIN_OPS, BACKUP_OPS, NEEDS_A_LIVE_SECRET, TABLES, TABLE_OPS, authorize, expect2xx, openUi, serveExample } from './fixtures/openapi/swagger-ui.js'
 
 t.test('admin routes and the download succeed with their default examples', async (t) => {
   const browser = await launch(t)
@@ -19,12 +19,19 @@ t.test('admin routes and the download succeed with their default examples', asyn
   await expect2xx(t, page, 'files_download', async (block) => {
     await block.locator('tr[data-param-name="path"] input').fill(served.photo)
   })
+  for (const op of BACKUP_OPS.slice(0, 3)) await expect2xx(t, page, op)
+  const listed = await (await fetch(`${served.api}/backups`, { headers: { authorization: `Bearer ${adminToken}` } })).json() as { backups: Array<{ name: string }> }
+  for (const op of BACKUP_OPS.slice(3)) {
+    await expect2xx(t, page, op, async (block) => {
+      await block.locator('tr[data-param-name="name"] input').fill(listed.backups[0].name)
+    })
+  }
 
   // The realtime routes (an event stream and its subscriptions) have tests of their own.
   const doc = await (await fetch(`${served.api}/doc`)).json()
   const all = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId as string))
     .filter((id) => !/^realtime_(stream|subscribe)$/.test(id)).sort()
-  const covered = [...ACCOUNT_OPS, ...ADMIN_OPS, ...Object.keys(NEEDS_A_LIVE_SECRET), ...TABLES.flatMap((table) => TABLE_OPS.map((op) => `${table}_${op}`))].sort()
+  const covered = [...ACCOUNT_OPS, ...ADMIN_OPS, ...BACKUP_OPS, ...Object.keys(NEEDS_A_LIVE_SECRET), ...TABLES.flatMap((table) => TABLE_OPS.map((op) => `${table}_${op}`))].sort()
   t.same(all, covered, 'every operation of the document is run by a Swagger UI test, or needs a live secret')
   t.same(errors, [], 'no uncaught error in the page')
 })

@@ -119,7 +119,7 @@ export class PgBus {
   /** Sends committed changes to the other instances (batched per tick, one statement per batch). */
   publish (changes: Change[]): void {
     if (this.closed) return
-    this.outgoing.push({ changes })
+    this.outgoing.push({ changes: changes.map(leaving) })
     if (!this.flushing) setImmediate(() => { void this.flush() })
   }
 
@@ -230,4 +230,13 @@ function isRevokedSessions (value: unknown): value is RevokedSessions {
   if (typeof value !== 'object' || value === null) return false
   const r = value as Record<string, unknown>
   return typeof r.sid === 'string' || (typeof r.table === 'string' && typeof r.userId === 'string' && (r.keep === undefined || typeof r.keep === 'string'))
+}
+
+/**
+ * A change as it may leave this instance: without the caller and request id that this instance's
+ * after-hooks read. Any database session may LISTEN on the channel, and the caller holds the
+ * session's claims and user record.
+ */
+function leaving ({ caller: _caller, requestId: _requestId, ...change }: Change): Change {
+  return change
 }
