@@ -34,7 +34,7 @@ t.test('superadmin: back up, list, download, delete; viewer: refused', { skip: b
   await rows.first().getByRole('button', { name: 'Delete' }).click()
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click()
   await page.getByText('No backup yet.').waitFor()
-  t.pass('deleted')
+  t.equal(await rows.count(), 0, 'deleted: no backup listed any more')
 
   const viewer = await openPanel(t, browser!, served.panel)
   await signIn(viewer.page, VIEWER_PASSWORD)
