@@ -124,7 +124,7 @@ export const FullTextSearchSchema = Type.Object({
   enabled: Type.Optional(Type.Boolean()),
   fields: Type.Array(Identifier, { minItems: 1 }),
   tokenize: Type.Optional(literalUnion(['unicode61', 'ascii', 'porter', 'trigram'] as const)),
-  prefix: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 999 }), Type.String({ pattern: '^\\s*[1-9][0-9]{0,2}(\\s*[ ,]\\s*[1-9][0-9]{0,2})*\\s*$' })])),
+  prefix: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 999, description: 'SQLite: prefix lengths to index; default 2 and 3, 0 for none' }), Type.String({ pattern: '^\\s*[1-9][0-9]{0,2}(\\s*[ ,]\\s*[1-9][0-9]{0,2})*\\s*$' })])),
   contentless: Type.Optional(Type.Boolean()),
   content_rowid: Type.Optional(Identifier),
   columnsize: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),

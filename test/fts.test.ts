@@ -318,29 +318,39 @@ t.test('compiled SQL per dialect', async (t) => {
   const query = 'to_tsquery(\'simple\', CAST(? AS text))'
   t.match(pg.compiled, {
     kind: 'sql',
-    sql: `("notes".ctid IN (SELECT "fb_search".ctid FROM "notes" AS "fb_search" WHERE ${vector(['title', 'body', 'secret'], '"fb_search".')} @@ ${query} AND ${vector(['title'], '"fb_search".')} @@ ${query}))`,
+    sql: `("notes"."_fastbase_search" @@ ${query} AND ${vector(['title'], '"notes".')} @@ ${query})`,
     bindings: ['(\'Hello\' & \'wor\':*)', '(\'Hello\' & \'wor\':*)'],
     safe: true
   })
   t.same(postgres.search.scores(pg.ranks[0].index, '"notes"', ['title'], pg.ranks[0].query, { where: true, order: '"notes"."id"', limit: 1000 }), {
-    sql: `SELECT "notes".ctid AS "fb_row", ts_rank(${vector(['title'], '"notes".')}, ${query}) AS "fb_score" FROM "notes" ORDER BY "notes"."id" LIMIT 1000`,
+    sql: `SELECT "fb_c"."fb_row", ts_rank(${vector(['title'], '"fb_c".')}, ${query}) AS "fb_score" FROM (SELECT "notes".ctid AS "fb_row", "notes"."title" FROM "notes" ORDER BY "notes"."id" LIMIT 1000) AS "fb_c"`,
     bindings: ['(\'Hello\' & \'wor\':*)']
-  })
+  }, 'scores of some fields: their vector, computed for the candidates once chosen')
+  t.same(postgres.search.scores(pg.ranks[0].index, '"notes"', undefined, pg.ranks[0].query, { where: { sql: '"notes"."owner" = ?', bindings: ['me'] }, order: '"notes"."id"', limit: 1000 }), {
+    sql: `SELECT "fb_c"."fb_row", ts_rank("fb_c"."_fastbase_search", ${query}) AS "fb_score" FROM (SELECT "notes".ctid AS "fb_row", "notes"."_fastbase_search" FROM "notes" WHERE "notes"."owner" = ? ORDER BY "notes"."id" LIMIT 1000) AS "fb_c"`,
+    bindings: ['(\'Hello\' & \'wor\':*)', 'me']
+  }, 'scores of the whole row: the stored vector')
   t.match(sql(postgres, 'title @@ \'a -b\'').compiled, { bindings: ['\'a\'', '(\'a\' & !\'b\')'] }, 'the index is asked without the negations, the field with them')
-  t.match(sql(postgres, 'notes @@ \'x\'').compiled, { bindings: ['\'x\''] }, 'the whole row: the indexed vector alone')
+  t.match(sql(postgres, 'notes @@ \'x\'').compiled, { sql: `("notes"."_fastbase_search" @@ ${query})`, bindings: ['\'x\''] }, 'the whole row: the stored vector alone')
   t.match(sql(postgres, 'notes @@ auth.nothing').compiled, { kind: 'lit', value: null }, 'a null text matches nothing, as in SQL')
 
   const ddl = (dialect: typeof sqlite, table: TableData) => dialect.createTable(table, [table]).slice(1)
   t.same(ddl(sqlite, notes), [
-    'CREATE VIRTUAL TABLE "fts5_notes_idx" USING fts5("title", "body", "secret", content=\'notes\', tokenize=\'unicode61 remove_diacritics 0\')',
+    'CREATE VIRTUAL TABLE "fts5_notes_idx" USING fts5("title", "body", "secret", content=\'notes\', tokenize=\'unicode61 remove_diacritics 0\', prefix=\'2 3\')',
     'INSERT INTO "fts5_notes_idx" (rowid, "title", "body", "secret") SELECT rowid, "title", "body", "secret" FROM "notes"',
     'CREATE TRIGGER "fts5_notes_idx_ai" AFTER INSERT ON "notes" BEGIN\n  INSERT INTO "fts5_notes_idx" (rowid, "title", "body", "secret") VALUES (new.rowid, new."title", new."body", new."secret");\nEND',
     'CREATE TRIGGER "fts5_notes_idx_ad" AFTER DELETE ON "notes" BEGIN\n  INSERT INTO "fts5_notes_idx" ("fts5_notes_idx", rowid, "title", "body", "secret") VALUES (\'delete\', old.rowid, old."title", old."body", old."secret");\nEND',
     'CREATE TRIGGER "fts5_notes_idx_au" AFTER UPDATE OF "title", "body", "secret" ON "notes" BEGIN\n  INSERT INTO "fts5_notes_idx" ("fts5_notes_idx", rowid, "title", "body", "secret") VALUES (\'delete\', old.rowid, old."title", old."body", old."secret");\n  INSERT INTO "fts5_notes_idx" (rowid, "title", "body", "secret") VALUES (new.rowid, new."title", new."body", new."secret");\nEND'
   ])
-  t.same(ddl(postgres, notes), [`CREATE INDEX "fts_notes_idx" ON "notes" USING gin (${vector(['title', 'body', 'secret'], '')})`])
+  t.same(ddl(postgres, notes), [
+    `ALTER TABLE "notes" ADD COLUMN "_fastbase_search" tsvector GENERATED ALWAYS AS (${vector(['title', 'body', 'secret'], '')}) STORED`,
+    'CREATE INDEX "fts_notes_idx" ON "notes" USING gin ("_fastbase_search")',
+    'ANALYZE "notes"'
+  ], 'PostgreSQL: the vector stored in its column, indexed')
+  t.match(ddl(sqlite, { ...notes, fullTextSearch: { fields: ['title'], prefix: 0 } }), [/tokenize='unicode61 remove_diacritics 0'\)$/], 'prefix 0: no prefix index')
+  t.match(ddl(sqlite, { ...notes, fullTextSearch: { fields: ['title'], prefix: '2,4' } }), [/prefix='2 4'\)$/], 'the prefix lengths configured')
   const porter = { ...notes, fullTextSearch: { fields: ['title'], tokenize: 'porter' as const } }
-  t.match(ddl(postgres, porter), [/^DO \$fastbase\$ BEGIN[\s\S]*CREATE TEXT SEARCH CONFIGURATION fastbase_porter/, /to_tsvector\('fastbase_porter'/])
+  t.match(ddl(postgres, porter), [/^DO \$fastbase\$ BEGIN[\s\S]*CREATE TEXT SEARCH CONFIGURATION fastbase_porter/, /GENERATED ALWAYS AS \(to_tsvector\('fastbase_porter'/])
   t.match(ddl(sqlite, porter), [/tokenize='porter unicode61 remove_diacritics 0'/])
   t.same(ddl(sqlite, { ...notes, fullTextSearch: { fields: ['title'], enabled: false } }), [], 'enabled: false builds nothing')
 })

@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 import { planMigrations, type Plan } from '../lib/db/migration-plan.js'
-import { applyEffects, schemaOf } from '../lib/db/schema-model.js'
+import { applyEffects, schemaOf, searchFormatOf } from '../lib/db/schema-model.js'
 import { sqliteDdl } from '../lib/dialects/sqlite-ddl.js'
 import { postgresDdl } from '../lib/dialects/postgres-ddl.js'
 import { forEachDialect, openTestDatabase } from './helper.js'
@@ -595,4 +595,35 @@ void forEachDialect(t, 'a cycle and a self-reference applied to a database', asy
   // Dropping both tables of the cycle.
   await apply(knex, dialect, planMigrations(closed, { ...base, tables: [users] }, dialect))
   t.same(await knex('users').select('*'), [])
+})
+
+t.test('search index layouts (decision D69): a PostgreSQL index of the first layout is made anew, once', async (t) => {
+  const old = withSearch.tables.map(schemaOf)
+  const pg = planMigrations({ ...withSearch, tables: old }, withSearch, 'postgres')
+  t.same(withoutEffects(pg), [{
+    name: 'search_posts',
+    table: 'posts',
+    kind: 'search',
+    destructive: false,
+    sql: [
+      'DROP INDEX IF EXISTS "fts_posts_idx"',
+      'ALTER TABLE "posts" DROP COLUMN IF EXISTS "_fastbase_search"',
+      'ALTER TABLE "posts" ADD COLUMN "_fastbase_search" tsvector GENERATED ALWAYS AS (to_tsvector(\'simple\', regexp_replace(coalesce("title", \'\') COLLATE "C", \'[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]+\', \' \', \'g\'))) STORED',
+      'CREATE INDEX "fts_posts_idx" ON "posts" USING gin ("_fastbase_search")',
+      'ANALYZE "posts"'
+    ]
+  }], 'the expression index goes, the stored column and its index come')
+  const upgraded = applyEffects(old, pg.steps.flatMap((s) => s.effects))
+  t.equal(searchFormatOf(upgraded.find((x) => x.name === 'posts')!), 2, 'the model records the layout')
+  t.same(names(planMigrations({ ...withSearch, tables: upgraded }, withSearch, 'postgres')), [], 'and the next start has nothing to do')
+  t.same(names(planMigrations({ ...withSearch, tables: old }, withSearch, 'sqlite')), [], 'SQLite has one layout: nothing to do')
+
+  const created = planMigrations(undefined, withSearch, 'postgres')
+  const model = applyEffects([], created.steps.flatMap((s) => s.effects))
+  t.same(names(planMigrations({ ...withSearch, tables: model }, withSearch, 'postgres')), [], 'a table created with search records the current layout')
+
+  const retyped = changed((c) => { Object.assign(table(c, 'posts').fields[1], { type: 'json', sqlType: 'json' }) }, withSearch)
+  const step = planMigrations({ ...withSearch, tables: model }, retyped, 'postgres').steps.find((s) => s.name === 'alter_column_type_posts_title')
+  t.match(step?.sql, [/^DROP INDEX IF EXISTS "fts_posts_idx"$/, /DROP COLUMN IF EXISTS "_fastbase_search"$/, /ALTER COLUMN "title" TYPE /, /ADD COLUMN "_fastbase_search" tsvector GENERATED/, /^CREATE INDEX "fts_posts_idx"/, /^ANALYZE/],
+    'PostgreSQL cannot retype a column its stored vector reads: the vector goes first and comes back after')
 })

@@ -110,10 +110,29 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
 function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
   const offset = params.offset ?? 0
   if (ctx.table.key.length > 0 && p.columns.some((c) => c.nested !== undefined)) return withScores(ctx, expandedPage(ctx, p, params, offset), p)
-  let query = ordered(joinScores(baseQuery(ctx, p, params.distinct === true), p), p)
-  query = query.limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
+  const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
+  let query = withinCandidates(p, offset + limit)
+    ? candidatesOnly((ctx.db as Knex).from(ctx.table.name).select(selectList(ctx.db as Knex, ctx, p.columns)), p)
+    : ordered(joinScores(baseQuery(ctx, p, params.distinct === true), p), p)
+  query = query.limit(limit, { skipBinding: true })
   if (offset > 0) query = query.offset(offset, { skipBinding: true })
   return withScores(ctx, query, p)
+}
+
+/**
+ * A ranked search's candidates come first in its order (lib/fts.ts RANK_CANDIDATES): a page that ends
+ * within them, or a search whose every match is a candidate, is made of candidates only.
+ */
+function withinCandidates (p: Plan, end: number): boolean {
+  return p.scores !== undefined && end <= RANK_CANDIDATES
+}
+
+/**
+ * The candidates in rank order: the rows the scores name, and no other. They were chosen under the
+ * condition, so it is not tested again, and no other matching row is read.
+ */
+function candidatesOnly (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+  return ordered(query.joinRaw(`JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores!.rowKey}`), p)
 }
 
 function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
@@ -141,8 +160,10 @@ function expandedPage (ctx: CrudContext, p: Plan, params: ReadParams, offset: nu
   const keys = ctx.table.key.map((f, i) => db.raw(`${ctx.table.quoted}.${ctx.dialect.quote(f.name)} AS ${ctx.dialect.quote(`fb_key_${i}`)}`))
   // The plain columns stay: an order may name their keys.
   const plain = p.columns.filter((c) => c.nested === undefined)
-  const page = ordered(joinScores(applyCondition(db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)]), p.condition as Exclude<Condition, false>), p), p)
-    .limit(limitOf(ctx, params.limit, columnWidth(p.columns)), { skipBinding: true })
+  const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
+  const rows = db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)])
+  const page = (withinCandidates(p, offset + limit) ? candidatesOnly(rows, p) : ordered(joinScores(applyCondition(rows, p.condition as Exclude<Condition, false>), p), p))
+    .limit(limit, { skipBinding: true })
   if (offset > 0) page.offset(offset, { skipBinding: true })
   const pageKeys = db.from(page.as('fb_page')).select(ctx.table.key.map((_, i) => `fb_key_${i}`))
   return ordered(joinScores(db.from(ctx.table.name).select(selectList(db, ctx, p.columns)).whereIn(ctx.table.key.map((f) => `${ctx.table.name}.${f.name}`), pageKeys), p), p)

@@ -15,8 +15,8 @@ import { addForeignKeySql, constraintName, forwardReferences, indexName, referen
 import { sqliteDdl } from '../dialects/sqlite-ddl.js'
 import { postgresDdl } from '../dialects/postgres-ddl.js'
 import { quote } from '../dialects/common.js'
-import { searchIndexOf, ftsTableName } from '../fts.js'
-import { schemaOf, fieldSchemaOf, isInternalTable, type Effect } from './schema-model.js'
+import { searchIndexOf } from '../fts.js'
+import { schemaOf, fieldSchemaOf, isInternalTable, searchFormatOf, withSearchFormat, type Effect } from './schema-model.js'
 import { ftsStatements } from '../dialects/sqlite-fts.js'
 import { searchIndexName, searchStatements } from '../dialects/postgres-fts.js'
 
@@ -121,12 +121,12 @@ function searchSql (table: TableData, dialect: PlanDialect): string[] {
 }
 
 function dropSearchSql (tableName: string, dialect: PlanDialect): string[] {
-  if (dialect === 'postgres') return [`DROP INDEX IF EXISTS ${quote(searchIndexName(tableName))}`]
-  const fts = ftsTableName(tableName)
-  return [
-    ...['ai', 'ad', 'au'].map((s) => `DROP TRIGGER IF EXISTS ${quote(`${fts}_${s}`)}`),
-    `DROP TABLE IF EXISTS ${quote(fts)}`
-  ]
+  return ddlOf(dialect).dropSearch(tableName)
+}
+
+/** A table searched with an index of another layout than this code makes (decision D69): it is made anew. */
+function staleSearch (before: TableData, dialect: PlanDialect): boolean {
+  return searchIndexOf(before) !== undefined && searchFormatOf(before) !== ddlOf(dialect).searchFormat
 }
 
 function dialectTriggers (table: TableData, dialect: PlanDialect): TableTrigger[] {
@@ -252,7 +252,7 @@ function createTableSteps (created: TableData[], tables: TableData[], dialect: P
     const later = dialect === 'postgres' ? forwardReferences(table, created) : []
     const omitted = new Set(later.map((f) => f.name))
     const withoutLater = { ...table, fields: table.fields.map((f) => (omitted.has(f.name) ? { ...f, foreignKey: undefined } : f)) }
-    creates.push({ name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables, omitted), effects: [{ op: 'put_table', table: schemaOf(withoutLater) }] })
+    creates.push({ name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables, omitted), effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(withoutLater), ddlOf(dialect).searchFormat) }] })
     for (const field of later) {
       keys.push({ name: `add_foreign_key_${table.name}_${field.name}`, table: table.name, kind: 'alter_column', destructive: false, sql: [addForeignKeySql(table.name, field)], effects: [{ op: 'patch_field', table: table.name, field: field.name, set: { foreignKey: field.foreignKey } }] })
     }
@@ -284,6 +284,16 @@ function renameTableStep (before: TableData, after: TableData, appliedTables: Ta
     sql.push(...dropTriggerSql(after.name, triggerName(before.name, trigger), dialect), ...triggerStatements(renamed, trigger, appliedTables, dialect))
   }
   return { name: `rename_table_${before.name}_to_${after.name}`, table: after.name, kind: 'rename_table', destructive: false, sql, effects: [{ op: 'rename_table', table: before.name, to: after.name }] }
+}
+
+/**
+ * PostgreSQL refuses to change the type of a column its stored search vector is computed from: the
+ * vector goes first and is computed again after (decision D69).
+ */
+function aroundSearch (change: ColumnChange, after: TableData, dialect: PlanDialect): string[] {
+  const index = searchIndexOf(after)
+  if (index === undefined || !change.what.startsWith('alter_column_type_') || !index.fields.includes(change.field)) return change.sql
+  return [...dropSearchSql(after.name, dialect), ...change.sql, ...searchSql(after, dialect)]
 }
 
 interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[], effects: Effect[] }
@@ -405,15 +415,15 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
   }
   const beforeSearch = searchSql(before, dialect)
   const afterSearch = searchSql(after, dialect)
-  if (!same(beforeSearch, afterSearch)) {
-    pushIndexStep(`search_${t}`, 'search', [...(beforeSearch.length > 0 ? dropSearchSql(t, dialect) : []), ...afterSearch], { op: 'set_search', table: t, search: after.fullTextSearch })
+  if (!same(beforeSearch, afterSearch) || staleSearch(before, dialect)) {
+    pushIndexStep(`search_${t}`, 'search', [...(beforeSearch.length > 0 ? dropSearchSql(t, dialect) : []), ...afterSearch], { op: 'set_search', table: t, search: after.fullTextSearch, format: ddlOf(dialect).searchFormat })
   }
 
   steps.push(...renames, ...adds)
   if (dialect === 'postgres') {
     steps.push(...indexSteps)
     for (const c of changes) {
-      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: c.sql, effects: c.effects })
+      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: aroundSearch(c, after, dialect), effects: c.effects })
     }
     return steps
   }
@@ -431,7 +441,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     destructive,
     ...(destructive ? { reason: reasons.join('; ') } : {}),
     sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined),
-    effects: [{ op: 'put_table', table: schemaOf(after) }]
+    effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(after), ddlOf(dialect).searchFormat) }]
   })
   return steps
 }

@@ -19,7 +19,7 @@ import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
 import { errors } from '../errors.js'
 import { planMigrations, type Plan, type PlanDialect, type Step } from './migration-plan.js'
-import { applyEffects, isInternalTable, schemaOf } from './schema-model.js'
+import { applyEffects, isInternalTable, schemaOf, withSearchFormat } from './schema-model.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
 export const SCHEMA_TABLE = '_fastbase_schema'
@@ -265,6 +265,11 @@ function select (steps: Step[], options: MigrateOptions): { run: Step[], waiting
   return { run: runs, waiting }
 }
 
+/** The config's tables as this code made them: shape, and the layout of their search index (decision D69). */
+function asMade (target: TableData[], ddl: SchemaDialect): TableData[] {
+  return target.map((t) => withSearchFormat(schemaOf(t), ddl.searchFormat))
+}
+
 /** The record's model with this project's tables as `current`, and each project's tables. */
 function nextRecord (view: ProjectView, record: SchemaRecord, project: string, current: TableData[]): SchemaRecord {
   const names = new Set(current.map((t) => t.name))
@@ -316,7 +321,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
       const statements = planned.steps.flatMap((s) => s.sql)
       await run(trx, statements)
       const migration = await insertRecord(trx, INITIAL_MIGRATION, statements)
-      await saveRecord(trx, nextRecord(view, record, project, target), record)
+      await saveRecord(trx, nextRecord(view, record, project, asMade(target, ddl)), record)
       const result = { applied: [migration], pending: [], created: [...created, ...planned.steps.map((s) => s.table)] }
       log.info({ created: result.created }, 'database schema: created')
       return result
@@ -336,7 +341,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
       if (step.kind === 'create_table') created.push(step.table)
     }
     // Once nothing waits, the model is the config's exactly (attributes no step looks at included).
-    if (waiting.length === 0) current = target.map(schemaOf)
+    if (waiting.length === 0) current = asMade(target, ddl)
     // Written only when it changed: a start with nothing to do writes nothing.
     await saveRecord(trx, nextRecord(view, record, project, current), record)
     const pending = waiting.map(({ step, waitsFor }) => pendingOf(step, waitsFor))

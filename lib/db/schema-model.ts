@@ -26,7 +26,22 @@ export type Effect =
   | { op: 'drop_index', table: string, index: TableIndex }
   | { op: 'put_trigger', table: string, trigger: TableTrigger }
   | { op: 'drop_trigger', table: string, trigger: TableTrigger }
-  | { op: 'set_search', table: string, search: TableData['fullTextSearch'] }
+  /** `format`: the layout the search index is made with (decision D69). */
+  | { op: 'set_search', table: string, search: TableData['fullTextSearch'], format: number }
+
+/** A table as the model records it: its shape, and the layout its search index was made with. */
+export type ModelTable = TableData & { searchFormat?: number }
+
+/** The layout of the table's search index (decision D69); a model from before layouts were recorded holds the first. */
+export function searchFormatOf (table: TableData): number {
+  return (table as ModelTable).searchFormat ?? 1
+}
+
+/** The table, recorded as searched with an index of `format` (when it is searched). */
+export function withSearchFormat (table: TableData, format: number): TableData {
+  const recorded: ModelTable = table.fullTextSearch === undefined ? table : { ...table, searchFormat: format }
+  return recorded
+}
 
 function withoutUndefined<T extends object> (value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T
@@ -45,7 +60,8 @@ export function schemaOf (table: TableData): TableData {
     fields: table.fields.map(fieldSchemaOf),
     indexes: table.indexes !== undefined && table.indexes.length > 0 ? structuredClone(table.indexes) : undefined,
     triggers: table.triggers !== undefined && table.triggers.length > 0 ? structuredClone(table.triggers) : undefined,
-    fullTextSearch: table.fullTextSearch === undefined ? undefined : structuredClone(table.fullTextSearch)
+    fullTextSearch: table.fullTextSearch === undefined ? undefined : structuredClone(table.fullTextSearch),
+    searchFormat: table.fullTextSearch === undefined ? undefined : (table as ModelTable).searchFormat
   })
 }
 
@@ -97,7 +113,7 @@ function applyEffect (tables: TableData[], effect: Effect): TableData[] {
     case 'drop_index': return editTable(tables, effect.table, (t) => ({ ...t, indexes: (t.indexes ?? []).filter((i) => !sameIndex(i, effect.index)) }))
     case 'put_trigger': return editTable(tables, effect.table, (t) => ({ ...t, triggers: [...(t.triggers ?? []).filter((tr) => !sameTrigger(tr, effect.trigger)), effect.trigger] }))
     case 'drop_trigger': return editTable(tables, effect.table, (t) => ({ ...t, triggers: (t.triggers ?? []).filter((tr) => !sameTrigger(tr, effect.trigger)) }))
-    case 'set_search': return editTable(tables, effect.table, (t) => ({ ...t, fullTextSearch: effect.search }))
+    case 'set_search': return editTable(tables, effect.table, (t) => withSearchFormat({ ...t, fullTextSearch: effect.search }, effect.format))
   }
 }
 

@@ -25,6 +25,13 @@ export interface SchemaDialect extends DdlDialect {
    * rebuild drops a table others reference; Knex checks `foreign_key_check` before committing).
    */
   schemaChangeTransaction: { enforceForeignCheck?: boolean }
+  /**
+   * Layout of the search index the statements above make (decision D69). The schema model records
+   * the layout each table's index was made with; a table made with another is given a new one.
+   */
+  searchFormat: number
+  /** Statements that remove a table's search index, of any layout this dialect ever made. */
+  dropSearch(table: string): string[]
 }
 
 /** The parts of DDL that differ between dialects. */

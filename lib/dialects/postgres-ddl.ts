@@ -5,7 +5,7 @@
 import { collationsOf, createTableStatements, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
 import { RAISE_FUNCTION, quote } from './common.js'
-import { searchStatements } from './postgres-fts.js'
+import { dropSearchStatements, POSTGRES_SEARCH_FORMAT, searchStatements } from './postgres-fts.js'
 
 const SQL_TYPES: Record<SqlType, string> = {
   text: 'text',
@@ -172,5 +172,7 @@ export const postgresDdl: SchemaDialect = {
   schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
   functions: [CREATE_RAISE],
   tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',
-  schemaChangeTransaction: {}
+  schemaChangeTransaction: {},
+  searchFormat: POSTGRES_SEARCH_FORMAT,
+  dropSearch: dropSearchStatements
 }

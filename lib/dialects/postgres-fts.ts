@@ -1,5 +1,8 @@
-// PostgreSQL full-text search: a GIN index on the tsvector of the searched fields (an expression
-// index: no column is added, and PostgreSQL keeps it in step with every write by itself).
+// PostgreSQL full-text search: the tsvector of the searched fields kept in a stored generated column
+// (SEARCH_COLUMN, never selected: answers name their columns), with a GIN index on it. PostgreSQL
+// keeps it in step with every write by itself. Stored rather than an expression index (decision D69):
+// parsing a row's text into a vector costs tens of microseconds, and a search that matches most rows,
+// a phrase (which rechecks every candidate) or a rank would parse every row again.
 //
 // Same rows as SQLite's FTS5 for the same words: ASCII punctuation becomes spaces before the
 // parser sees the text (PostgreSQL would otherwise keep `john@example.com` or `file.txt` as one
@@ -7,8 +10,8 @@
 // as the unicode61 index is told to; `porter` uses an English snowball stemmer with no stop words
 // (the built-in `english` configuration drops `the`, `a` ..., which SQLite's porter indexes).
 //
-// A match is `ctid IN (SELECT ctid ... @@ ...)`: the index lookup does not depend on the row being
-// tested, so it may be evaluated before the rule (lib/crud/context.ts#ruleFirst).
+// A match tests the row's stored vector: it cannot fail and costs the same on every row, so it may be
+// evaluated before the rule (lib/crud/context.ts#ruleFirst).
 import type { Fragment } from './types.js'
 import { quote } from './common.js'
 import type { SearchIndex, Tokenizer } from '../fts.js'
@@ -36,15 +39,31 @@ function vector (index: SearchIndex, fields: string[], qualifier: string): strin
   return `to_tsvector('${CONFIGS[index.tokenize]}', regexp_replace(${text}, '${ASCII_SEPARATORS}', ' ', 'g'))`
 }
 
+/** The stored vector's column: a name no field may take (decision D69). */
+export const SEARCH_COLUMN = '_fastbase_search'
+
+/** Layout of the search index this code makes (decision D69): 1 was the expression index; 2 the stored column. */
+export const POSTGRES_SEARCH_FORMAT = 2
+
 /** Name of the GIN index (`fts_` cannot meet the `idx_` names of configured indexes). */
 export function searchIndexName (table: string): string {
   return `fts_${table}_idx`.slice(0, 63)
 }
 
-/** The GIN index (and the stemming configuration it may need). */
+/** The stored vector and its GIN index (and the stemming configuration they may need). */
 export function searchStatements (index: SearchIndex): string[] {
-  const create = `CREATE INDEX ${quote(searchIndexName(index.table))} ON ${quote(index.table)} USING gin (${vector(index, index.fields, '')})`
-  return index.tokenize === 'porter' ? [CREATE_PORTER, create] : [create]
+  const table = quote(index.table)
+  const column = `ALTER TABLE ${table} ADD COLUMN ${quote(SEARCH_COLUMN)} tsvector GENERATED ALWAYS AS (${vector(index, index.fields, '')}) STORED`
+  const create = `CREATE INDEX ${quote(searchIndexName(index.table))} ON ${table} USING gin (${quote(SEARCH_COLUMN)})`
+  // Statistics of the new column at once: without them the planner guesses that a few rows match
+  // every search, and sorts every match where it should read the first ones in key order.
+  const analyze = `ANALYZE ${table}`
+  return index.tokenize === 'porter' ? [CREATE_PORTER, column, create, analyze] : [column, create, analyze]
+}
+
+/** Removes the search index of either layout (the expression index of format 1 has no column). */
+export function dropSearchStatements (table: string): string[] {
+  return [`DROP INDEX IF EXISTS ${quote(searchIndexName(table))}`, `ALTER TABLE ${quote(table)} DROP COLUMN IF EXISTS ${quote(SEARCH_COLUMN)}`]
 }
 
 /** tsquery text of the tree: each word quoted (words hold only letters and digits), `<->` between the words of a phrase, `:*` for a prefix. */
@@ -63,30 +82,36 @@ function tsQuery (index: SearchIndex, query: SearchQuery): Fragment {
   return { sql: `to_tsquery('${CONFIGS[index.tokenize]}', CAST(? AS text))`, bindings: [tsQueryText(query)] }
 }
 
-const LOOKUP = '"fb_search"'
-
 const rowKey = (_index: SearchIndex, row: string): string => `${row}.ctid`
 
 export const postgresSearch = {
   match (index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment {
-    // The vector of every field is the indexed one; the vector of `fields` then narrows what the index
-    // found. A row may match in `fields` and hold a negated word elsewhere: the index is asked without the negations.
-    const conditions = fields === undefined
-      ? [{ fields: index.fields, query }]
-      : [{ fields: index.fields, query: positivePart(query) }, { fields, query }]
-    const parts = conditions.map((c) => ({ vector: vector(index, c.fields, `${LOOKUP}.`), query: tsQuery(index, c.query) }))
+    const stored = `${row}.${quote(SEARCH_COLUMN)}`
+    if (fields === undefined) {
+      const q = tsQuery(index, query)
+      return { sql: `(${stored} @@ ${q.sql})`, bindings: q.bindings }
+    }
+    // The stored vector (of every field, indexed) narrows the rows; the vector of `fields` then decides.
+    // A row may match in `fields` and hold a negated word elsewhere: the index is asked without the negations.
+    const all = tsQuery(index, positivePart(query))
+    const some = tsQuery(index, query)
     return {
-      sql: `(${row}.ctid IN (SELECT ${LOOKUP}.ctid FROM ${quote(index.table)} AS ${LOOKUP} WHERE ${parts.map((p) => `${p.vector} @@ ${p.query.sql}`).join(' AND ')}))`,
-      bindings: parts.flatMap((p) => p.query.bindings)
+      sql: `(${stored} @@ ${all.sql} AND ${vector(index, fields, `${row}.`)} @@ ${some.sql})`,
+      bindings: [...all.bindings, ...some.bindings]
     }
   },
   rowKey,
-  // ts_rank with no normalization reads only the row's vector and the query.
+  // ts_rank with no normalization reads only the row's vector and the query: the stored one, unless
+  // some fields are searched. It is computed for the candidates once chosen (PostgreSQL would compute a
+  // select list for every row it sorts).
   scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment {
     const tsquery = tsQuery(index, query)
     const where = candidates.where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${candidates.where.sql}`, bindings: candidates.where.bindings }
+    const read = (fields ?? [SEARCH_COLUMN]).map((f) => `${table}.${quote(f)}`)
+    const scored = fields === undefined ? `"fb_c".${quote(SEARCH_COLUMN)}` : vector(index, fields, '"fb_c".')
     return {
-      sql: `SELECT ${rowKey(index, table)} AS "fb_row", ts_rank(${vector(index, fields ?? index.fields, `${table}.`)}, ${tsquery.sql}) AS "fb_score" FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit}`,
+      sql: `SELECT "fb_c"."fb_row", ts_rank(${scored}, ${tsquery.sql}) AS "fb_score" FROM ` +
+        `(SELECT ${rowKey(index, table)} AS "fb_row", ${read.join(', ')} FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit}) AS "fb_c"`,
       bindings: [...tsquery.bindings, ...where.bindings]
     }
   }

@@ -1,7 +1,7 @@
 // SQLite DDL: teenybase's upper-cased sqlType names (SQLite applies its own affinity rules to them).
 import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { TableField } from '../../schemas/config.js'
-import { ftsStatements } from './sqlite-fts.js'
+import { dropFtsStatements, ftsStatements } from './sqlite-fts.js'
 
 // `date` columns store `YYYY-MM-DD HH:MM:SS.SSS` UTC, the format the app writes; a bare
 // CURRENT_TIMESTAMP default would store `YYYY-MM-DD HH:MM:SS` and sort/compare differently.
@@ -40,5 +40,8 @@ export const sqliteDdl: SchemaDialect = {
   // Registered on each connection instead (sqlite-connection.ts).
   functions: [],
   tablesSql: "SELECT name FROM sqlite_master WHERE type = 'table'",
-  schemaChangeTransaction: { enforceForeignCheck: false }
+  schemaChangeTransaction: { enforceForeignCheck: false },
+  // The FTS5 table is the only layout SQLite has had.
+  searchFormat: 1,
+  dropSearch: dropFtsStatements
 }

@@ -48,6 +48,15 @@ export function ftsStatements (index: SearchIndex): string[] {
   ]
 }
 
+/** Removes the FTS5 table and its triggers. */
+export function dropFtsStatements (table: string): string[] {
+  const fts = ftsTableName(table)
+  return [
+    ...['ai', 'ad', 'au'].map((s) => `DROP TRIGGER IF EXISTS ${quote(`${fts}_${s}`)}`),
+    `DROP TABLE IF EXISTS ${quote(fts)}`
+  ]
+}
+
 /** FTS5 query text of the tree: each word quoted (so no word is an operator), every group in parentheses. */
 export function fts5Query (query: SearchQuery): string {
   switch (query.type) {

@@ -8,8 +8,14 @@ export function checkTableNames (c: DatabaseSettings): string[] {
   return duplicates(tablesOf(c), 'table')
 }
 
+/** Column names fastbase keeps for itself (the stored search vector on PostgreSQL, decision D69). */
+const RESERVED_FIELD_PREFIX = '_fastbase_'
+
 export function checkFieldNames (c: DatabaseSettings): string[] {
-  return tablesOf(c).flatMap((t) => duplicates(fieldsOf(t), 'field'))
+  const reserved = tablesOf(c).flatMap((t) => fieldsOf(t)
+    .filter(({ item }) => typeof item.name === 'string' && item.name.toLowerCase().startsWith(RESERVED_FIELD_PREFIX))
+    .map(({ item, path }) => `${path}.name: "${item.name}" is reserved: names starting with ${RESERVED_FIELD_PREFIX} are fastbase's own columns`))
+  return [...tablesOf(c).flatMap((t) => duplicates(fieldsOf(t), 'field')), ...reserved]
 }
 
 export function checkForeignKeys (c: DatabaseSettings): string[] {
