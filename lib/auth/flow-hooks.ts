@@ -14,6 +14,7 @@ import type { AuthSource, BeforeInsertEvent, BeforeUpdateEvent } from '../crud/r
 import { shownToHooks, withKept } from '../crud/before-hooks.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { ValueError } from '../values.js'
+import { literalText } from '../expr/index.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 
 /** Which flow writes, and for whom (anonymous where nobody is signed in yet). */
@@ -65,8 +66,7 @@ function flowOwned (at: AuthTable): string[] {
 /** The user's row as an expression (`event.where`), for a hook that reads it through `event.tables`. */
 function uidWhere (at: AuthTable, uid: string): string {
   const field = at.fields.uid
-  const numeric = field.type === 'integer' || field.type === 'number'
-  return `${field.name} == ${numeric ? uid : JSON.stringify(uid)}`
+  return `${field.name} == ${literalText(field.type === 'integer' || field.type === 'number' ? Number(uid) : uid)}`
 }
 
 /** Values encoded per column; a hook's unknown column, file or ill-typed value is a 400 naming it. */

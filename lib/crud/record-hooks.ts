@@ -3,7 +3,8 @@
 // panel, which is an HTTP client), and around the auth events sign-up and sign-in.
 // - before-hooks (beforeInsert, beforeUpdate, beforeDelete) run inside the write's transaction,
 //   before its values are encoded: they may change the values or refuse with a FastbaseError
-//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them).
+//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them; lib/auth/flow-hooks.ts, the auth
+//   flows' own writes). SQL-mode actions cannot run them: `on` refuses one such an action would skip.
 // - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
 //   statement left it (a delete: as it was), once the write is committed: this registry is a change
 //   sink, fed by the same capture realtime uses (lib/realtime/changes.ts), so a rolled-back write
