@@ -55,6 +55,8 @@ export interface WriteHooks {
   beforeUpdate: (ctx: HookContext, values: Row) => Promise<UpdateHook>
   /** Fields `set` expressions may not write (a password must be hashed). */
   notSettable: Set<string>
+  /** Names record hooks never see nor set: the password (plaintext in a write), its salt, its confirm and current fields. */
+  hidden: Set<string>
   /** When column `when` is given a different value, column `reset` becomes `to` (a changed email is unverified). */
   resets: Array<{ when: string, reset: string, to: unknown }>
 }

@@ -122,7 +122,7 @@ async function auth (app: FastifyInstance): Promise<void> {
     sessions,
     // Read at each write: the realtime plugin, registered later, sets the executor's sink.
     changes: () => app.fastbase.executor.changes,
-    events: app.fastbase.executor.hooks,
+    hooks: app.fastbase.executor.hooks,
     oneTimeTokens: new OneTimeTokens(db),
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),

@@ -125,6 +125,8 @@ t.test('external sign-ins', async (t) => {
       await fetch(`${origin}/table/users/view/${session.record.id}`, { headers: { authorization: `Bearer ${session.token}` } })
 
     await t.test('one-tap form with the matching CSRF cookie: a session and the auth cookie', async (t) => {
+      const sources: unknown[] = []
+      t.teardown(app.fastbase.hooks.on('users', 'beforeInsert', (event) => { sources.push(event.source) }))
       const res = await oneTapForm(await idToken({ sub: 'g-ada', email: 'ada@example.com', name: 'Ada Lovelace', picture: 'https://img.test/ada.png' }))
       t.equal(res.status, 200, JSON.stringify(res.body))
       t.type(res.body.token, 'string')
@@ -141,6 +143,7 @@ t.test('external sign-ins', async (t) => {
       // The same Google account again: the same user.
       const again = await oneTapForm(await idToken({ sub: 'g-ada', email: 'ada@example.com' }))
       t.equal(again.body.record.id, res.body.record.id)
+      t.same(sources, ['auth:one-tap'], 'the account it created met the beforeInsert hook once, told it is a one-tap sign-in')
       // A stale or foreign auth cookie does not stand in the way of signing in.
       const stale = await oneTapForm(await idToken({ sub: 'g-ada', email: 'ada@example.com' }), 'c1', 'g_csrf_token=c1; __Host-acme_auth=not-a-token')
       t.equal(stale.status, 200)

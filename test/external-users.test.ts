@@ -26,9 +26,10 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   const app = await buildApp(t, config, { dialect })
   const at = app.fastbase.auth.tables.get('users')!
   const services = app.fastbase.auth
+  const signIn = async (identity: ExternalIdentity) => await signInExternal(services, at, identity, 'auth:oauth')
   const db = app.fastbase.db
 
-  const first = await signInExternal(services, at, google('g-1', 'Ada.Lovelace@Example.com', true, 'Ada Lovelace'))
+  const first = await signIn(google('g-1', 'Ada.Lovelace@Example.com', true, 'Ada Lovelace'))
   t.match(first.record, { email: 'ada.lovelace@example.com', email_verified: true, name: 'Ada Lovelace', username: 'Ada_Lovelace' }, 'a new user from the identity')
   t.notOk('password' in first.record)
   const me = await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${first.record.id}`, headers: { authorization: `Bearer ${first.token}` } })
@@ -36,32 +37,32 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   const refreshed = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/refresh-token', headers: { authorization: `Bearer ${first.token}` }, payload: { refresh_token: first.refresh_token } })
   t.equal(refreshed.statusCode, 200, 'and refreshes')
 
-  const again = await signInExternal(services, at, google('g-1', 'changed@example.com', true))
+  const again = await signIn(google('g-1', 'changed@example.com', true))
   t.equal(again.record.id, first.record.id, 'the same account is the same user, whatever its email says now')
 
   const signUp = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/sign-up', payload: { username: 'grace', email: 'grace@example.com', password: 'correct horse battery', name: 'Grace' } })
   t.equal(signUp.statusCode, 200, signUp.body)
-  const linked = await signInExternal(services, at, { provider: 'github', subject: '42', email: 'GRACE@example.com', emailVerified: true, raw: {} })
+  const linked = await signIn({ provider: 'github', subject: '42', email: 'GRACE@example.com', emailVerified: true, raw: {} })
   t.equal(linked.record.id, signUp.json().record.id, 'a verified email finds the password account')
   t.equal(linked.record.email_verified, true, 'and marks its address verified')
 
-  t.equal(await refusal(signInExternal(services, at, { provider: 'other', subject: 'x', email: 'grace@example.com', emailVerified: false, raw: {} })),
+  t.equal(await refusal(signIn({ provider: 'other', subject: 'x', email: 'grace@example.com', emailVerified: false, raw: {} })),
     403, 'an unverified email never signs into an existing account')
-  const unverified = await signInExternal(services, at, { provider: 'other', subject: 'y', email: 'new@example.com', emailVerified: false, raw: {} })
+  const unverified = await signIn({ provider: 'other', subject: 'y', email: 'new@example.com', emailVerified: false, raw: {} })
   t.equal(unverified.record.email_verified, false, 'an unverified new address makes an unverified account')
 
-  t.equal(await refusal(signInExternal(services, at, { provider: 'other', subject: 'z', emailVerified: true, raw: {} })), 400, 'no email for a table that needs one')
-  t.equal(await refusal(signInExternal(services, at, { provider: 'google', subject: '', emailVerified: true, raw: {} })), 401, 'no subject')
+  t.equal(await refusal(signIn({ provider: 'other', subject: 'z', emailVerified: true, raw: {} })), 400, 'no email for a table that needs one')
+  t.equal(await refusal(signIn({ provider: 'google', subject: '', emailVerified: true, raw: {} })), 401, 'no subject')
 
-  const clash = await signInExternal(services, at, google('g-2', 'grace@other.example', true, 'grace'))
+  const clash = await signIn(google('g-2', 'grace@other.example', true, 'grace'))
   t.match(clash.record.username, /^grace_[0-9a-f]{6}$/, 'a taken username gets a suffix')
 
-  const [a, b] = await Promise.all([signInExternal(services, at, google('g-3', 'race@example.com')), signInExternal(services, at, google('g-3', 'race@example.com'))])
+  const [a, b] = await Promise.all([signIn(google('g-3', 'race@example.com')), signIn(google('g-3', 'race@example.com'))])
   t.equal(a.record.id, b.record.id, 'two first sign-ins at once make one user')
   t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-3' })).length, 1, 'and one link')
 
   await db('users').where('id', String(first.record.id)).delete()
-  const afresh = await signInExternal(services, at, google('g-1', 'ada.lovelace@example.com'))
+  const afresh = await signIn(google('g-1', 'ada.lovelace@example.com'))
   t.not(afresh.record.id, first.record.id, 'a deleted user: the link goes, a new account is made')
   t.equal((await db(IDENTITIES).where({ provider: 'google', subject: 'g-1' })).length, 1)
 })
@@ -70,6 +71,7 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
   const app = await buildApp(t, config, { dialect })
   const at = app.fastbase.auth.tables.get('users')!
   const services = app.fastbase.auth
+  const signIn = async (identity: ExternalIdentity) => await signInExternal(services, at, identity, 'auth:oauth')
   const db = app.fastbase.db
   const view = async (session: { token: string, record: Record<string, unknown> }) =>
     (await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${String(session.record.id)}`, headers: { authorization: `Bearer ${session.token}` } })).statusCode
@@ -85,7 +87,7 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
   await db(IDENTITIES).insert({ id: 'planted-link', table_name: 'users', provider: 'acme', subject: 'mallory', user_id: attacker.record.id, email: null, data: null, created_at: 0, last_used_at: 0 })
   const passwordBefore = (await db('users').where('id', attacker.record.id).first()).password
 
-  const victim = await signInExternal(services, at, google('g-victim', 'Victim@example.com', true, 'Victim'))
+  const victim = await signIn(google('g-victim', 'Victim@example.com', true, 'Victim'))
   t.equal(victim.record.id, attacker.record.id, 'the address\'s owner gets the account')
   t.equal(victim.record.email_verified, true)
   t.equal(await view(attacker), 401, 'every session of the attacker ended')
@@ -95,12 +97,12 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
   const login = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'victim@example.com', password: 'attacker pass 1' } })
   t.equal(login.statusCode, 400, 'the attacker\'s password no longer signs in')
   t.same((await db(IDENTITIES).where({ user_id: attacker.record.id })).map((l: { provider: string }) => l.provider), ['google'], 'the attacker\'s provider link is gone')
-  t.equal(await refusal(signInExternal(services, at, { provider: 'acme', subject: 'mallory', email: 'mallory@example.com', emailVerified: true, raw: {} })), 0)
+  t.equal(await refusal(signIn({ provider: 'acme', subject: 'mallory', email: 'mallory@example.com', emailVerified: true, raw: {} })), 0)
   const mallory = await db('users').where('email', 'mallory@example.com').first()
   t.not(mallory?.id, attacker.record.id, 'the attacker\'s provider account now makes an account of its own')
 
   // A verified account is joined as it is: sessions and password stay.
-  const again = await signInExternal(services, at, { provider: 'github', subject: 'victim-gh', email: 'victim@example.com', emailVerified: true, raw: {} })
+  const again = await signIn({ provider: 'github', subject: 'victim-gh', email: 'victim@example.com', emailVerified: true, raw: {} })
   t.equal(again.record.id, victim.record.id)
   t.equal(await view(victim), 200, 'joining a verified account ends no session')
 })

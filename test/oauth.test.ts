@@ -152,6 +152,8 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
   reset()
 
   t.test('the whole flow: start, provider, callback, cookie', async (t) => {
+    const sources: unknown[] = []
+    t.teardown(app.fastbase.hooks.on('users', 'beforeInsert', (event) => { sources.push(event.source) }))
     const flow = await startFlow(base, 'google', '?redirect=/dashboard')
     const { authorize, jar } = flow
     t.equal(`${authorize.origin}${authorize.pathname}`, `${p.issuer}/authorize`)
@@ -195,6 +197,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.equal(second.headers.get('location'), `${APP_URL}/`, 'default redirect: appUrl')
     const list2 = await (await get(`${base}/api/v1/table/users/list`, again.jar)).json() as { items: Array<Record<string, unknown>> }
     t.equal(list2.items[0].id, list.items[0].id, 'same user on the second sign-in')
+    t.same(sources, ['auth:oauth'], 'the account it created met the beforeInsert hook once, told it is an OAuth sign-in')
   })
 
   t.test('refusals', async (t) => {

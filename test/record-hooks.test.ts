@@ -152,6 +152,19 @@ forEachDialect(t, 'record hooks', async (t, dialect) => {
     const [kept] = await tables.posts.select({ where: `slug == 'keep'`, select: ['id'] }, { as: 'system' }) as Array<{ id: string }>
     t.same((await post(`/table/posts/edit/${kept.id}?returning=views`, { title: 'Edited' }, token)).json(), { views: 42 }, 'an edit by id runs the hook too')
     t.equal((await tables.posts.list({ where: `slug == 'keep'` }, { as: 'system' })).total, 1, 'still there')
+
+    // An update OR REPLACE deletes the other rows holding its new unique value: beforeDelete runs for them.
+    await tables.posts.insert({ values: { owner: adaId, title: 'Other', slug: 'other' } }, { as: 'system' })
+    const replace = { where: `slug == 'other'`, setValues: { slug: 'keep' }, or: 'REPLACE' }
+    t.same((await post('/table/posts/update', replace, token)).json(), { code: 403, message: 'Kept' }, 'refused by the beforeDelete hook')
+    t.equal((await tables.posts.list({ where: `slug == 'keep' | slug == 'other'` }, { as: 'system' })).total, 2, 'nothing deleted, nothing changed')
+    offDelete()
+    const doomed: unknown[] = []
+    const offSeen = hooks.on('posts', 'beforeDelete', async (event) => { doomed.push(await event.tables.posts.select({ where: event.where, select: ['title'] }, { as: 'system' })) })
+    t.teardown(offSeen)
+    t.equal((await post('/table/posts/update', replace, token)).statusCode, 200)
+    t.same(doomed, [[{ title: 'Edited' }]], 'once, its `where` naming the row the update replaced')
+    t.same(await tables.posts.select({ where: `slug == 'keep'`, select: ['title'] }, { as: 'system' }), [{ title: 'Other' }])
   })
 
   t.test('a failing after-hook is logged with the request id; the answer stands', async (t) => {

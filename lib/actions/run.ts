@@ -17,6 +17,7 @@ import type { TObject } from '@sinclair/typebox'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
+import type { SqlWrite } from '../crud/record-hooks.js'
 
 type Row = Record<string, unknown>
 
@@ -187,6 +188,17 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
 /** A SQL-mode insert of several rows may take several statements; everything else is one, or manages its own. */
 function atomicAlone (statement: CompiledAction['statements'][number]): boolean {
   return statement.sql === undefined || statement.sql.type !== 'INSERT' || list(statement.sql.values).length <= 1
+}
+
+/** The writes of the SQL-mode statements, for the record hooks they cannot run (lib/crud/record-hooks.ts). */
+export function sqlWritesOf (actions: Map<string, CompiledAction>): SqlWrite[] {
+  const writes: SqlWrite[] = []
+  for (const [name, action] of actions) {
+    for (const { table, sql } of action.statements) {
+      if (sql !== undefined && sql.type !== 'SELECT') writes.push({ action: name, table: table.name, statement: sql.type, or: sql.or })
+    }
+  }
+  return writes
 }
 
 /** The code actions as compiled actions: guards checked like the config's, names unique across both. */

@@ -4,7 +4,9 @@ import { findById, findByIdentity, publicRecord } from './accounts.js'
 import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
 import { openSession, sessionBody, type SessionResponse } from './session-service.js'
-import type { AuthTable, SessionServices } from './types.js'
+import type { AuthTable, Row, SessionServices } from './types.js'
+import { hookedUpdate } from './flow-hooks.js'
+import { ANONYMOUS } from '../auth-context.js'
 import { reportUserWrite } from './user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
@@ -15,12 +17,16 @@ export async function loginWithPassword (services: SessionServices, at: AuthTabl
   // verifyPassword spends the same time on a missing user: no account enumeration by timing.
   const result = await verifyPassword(password, stored, fields.salt === undefined ? undefined : row?.[fields.salt.name] as string | undefined)
   if (row === undefined || !result.ok) throw errors.badRequest('Invalid username or password')
-  if (result.needsRehash) {
-    // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
-    await services.db(at.table.name).where(fields.uid.name, row[fields.uid.name] as string).update(await passwordColumns(fields, password))
-    await reportUserWrite(services, at, services.db, 'update', row[fields.uid.name] as string)
-  }
-  return await openSession(services, at, row)
+  if (!result.needsRehash) return await openSession(services, at, row)
+  // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
+  const uid = String(row[fields.uid.name])
+  const columns = await passwordColumns(fields, password)
+  return await services.db.transaction(async (trx) => {
+    await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, { source: 'auth:password-rehash', caller: ANONYMOUS }, uid, columns))
+    const updated: Row = (await trx(at.table.name).where(fields.uid.name, uid).first())!
+    await reportUserWrite(services, at, trx, 'update', updated)
+    return await openSession(services, at, updated, trx)
+  })
 }
 
 /**

@@ -17,6 +17,9 @@ import { openSession, type SessionResponse } from './session-service.js'
 import { publicRecord } from './accounts.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import { reportUserWrite } from './user-changes.js'
+import { hookedInsert, hookedUpdate, type FlowWrite } from './flow-hooks.js'
+import { ANONYMOUS } from '../auth-context.js'
+import type { AuthSource } from '../crud/record-hooks.js'
 
 export interface ExternalIdentity {
   /** 'google', 'github', a custom provider's name, or the issuer of an external JWT. */
@@ -37,11 +40,18 @@ const MAX_KEPT_DATA = 16 * 1024
 const USERNAME_MAX = 32
 const USERNAME_TRIES = 5
 
-/** Finds or creates the user for `identity`, records the link and opens a session. */
-export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity): Promise<SessionResponse> {
+/** The sign-in that vouches for the identity (record hooks' `event.source`). */
+export type ExternalSource = Extract<AuthSource, 'auth:oauth' | 'auth:one-tap' | 'auth:login-token'>
+
+/**
+ * Finds or creates the user for `identity`, records the link and opens a session. The account it
+ * creates or takes over meets the table's before-hooks (lib/auth/flow-hooks.ts), as anonymous.
+ */
+export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity, source: ExternalSource): Promise<SessionResponse> {
   if (identity.provider === '' || identity.subject === '') throw errors.unauthorized('The identity has no subject')
+  const flow: FlowWrite = { source, caller: ANONYMOUS }
   const attempt = async (): Promise<SessionResponse> => await services.db.transaction(async (trx) => {
-    const row = await linkedUser(trx, at, identity) ?? await userByEmail(services, trx, at, identity) ?? await createUser(services, trx, at, identity)
+    const row = await linkedUser(trx, at, identity) ?? await userByEmail(services, trx, at, identity, flow) ?? await createUser(services, trx, at, identity, flow)
     await recordLink(trx, at, identity, String(row[at.fields.uid.name]))
     return await openSession(services, at, row, trx)
   })
@@ -69,7 +79,7 @@ async function linkedUser (trx: Knex.Transaction, at: AuthTable, identity: Exter
  * existing account; an unverified one that names an existing account is refused rather than given
  * a second account (the email column is unique) or, worse, someone else's.
  */
-async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity): Promise<Row | undefined> {
+async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row | undefined> {
   const email = emailOf(identity)
   if (email === undefined || at.fields.email === undefined) return undefined
   const row: Row | undefined = await trx(at.table.name).where(at.fields.email.name, email).first()
@@ -78,7 +88,7 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
   const verified = at.fields.verified
   // A table without a verified column has proven no address: every account is treated as unproven.
   if (verified !== undefined && (row[verified.name] === true || row[verified.name] === 1)) return row
-  return await takeOver(services, trx, at, identity, row)
+  return await takeOver(services, trx, at, identity, row, flow)
 }
 
 /**
@@ -87,13 +97,13 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
  * with them), its password becomes one nobody knows (a reset to the now-proven address sets a new
  * one), its other provider links go, and its email is verified from now on.
  */
-async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row): Promise<Row> {
+async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row, flow: FlowWrite): Promise<Row> {
   const { fields } = at
   const uid = String(row[fields.uid.name])
   const values: Row = {}
   if (fields.verified !== undefined) values[fields.verified.name] = true
   if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
-  if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(encoded(services, at, values))
+  if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, flow, uid, values))
   await services.sessions.revokeUser(at.table.name, uid, undefined, trx)
   await trx(IDENTITIES).where({ table_name: at.table.name, user_id: uid })
     .whereNot((q) => q.where({ provider: identity.provider, subject: identity.subject })).delete()
@@ -102,15 +112,11 @@ async function takeOver (services: SessionServices, trx: Knex.Transaction, at: A
   return updated
 }
 
-function encoded (services: SessionServices, at: AuthTable, values: Row): Row {
-  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, services.dialect.encode(at.table.fields.get(name)!, value)]))
-}
-
 function emailOf (identity: ExternalIdentity): string | undefined {
   return identity.email === undefined || identity.email === '' ? undefined : normalizeEmail(identity.email)
 }
 
-async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity): Promise<Row> {
+async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row> {
   const { fields } = at
   const email = emailOf(identity)
   if (email === undefined && fields.email?.notNull === true) throw errors.badRequest('The provider did not share an email address, which this app needs to create an account')
@@ -123,10 +129,10 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at, identity.name ?? local ?? 'user')
   // No password anyone knows: the account signs in through its provider until a reset sets one.
   if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
-  await trx(at.table.name).insert(encoded(services, at, values))
+  await trx(at.table.name).insert(await hookedInsert(services, at, trx, flow, values))
   const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
   await reportUserWrite(services, at, trx, 'insert', created)
-  services.events?.signedUp(at.table.name, publicRecord(services.dialect, at, created), trx)
+  services.hooks?.signedUp(at.table.name, publicRecord(services.dialect, at, created), trx)
   return created
 }
 

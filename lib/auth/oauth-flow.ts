@@ -107,7 +107,7 @@ export async function finishFlow (ctx: FlowContext, providerName: string, query:
     // As one-tap and login-token (and teenybase): an account created under an address nobody proved
     // would keep this provider link after the address's owner takes the account over by a reset.
     if (identity.email !== undefined && !identity.emailVerified) throw errors.badRequest('Email not verified')
-    return { session: await signInExternal(ctx.services, ctx.at, identity), redirect: claims.redirect }
+    return { session: await signInExternal(ctx.services, ctx.at, identity, 'auth:oauth'), redirect: claims.redirect }
   } catch (err) {
     // A refusal (the provider's, the token's, the sign-in's) goes back to the app; a 5xx stays one.
     if (err instanceof FastbaseError && err.statusCode < 500) {

@@ -7,6 +7,8 @@ import { checkCurrentPassword, newPassword, passwordColumns } from './password-w
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AccountServices, AuthTable, Row } from './types.js'
 import { reportUserWrite } from './user-changes.js'
+import { hookedUpdate } from './flow-hooks.js'
+import { ANONYMOUS, type AuthContext } from '../auth-context.js'
 
 const DEFAULT_RESET_TOKEN_TTL = 3600
 const DEFAULT_RESET_EMAIL_GAP = 120
@@ -19,13 +21,20 @@ function checkedPassword (at: AuthTable, body: Row): string {
   return password
 }
 
-/** Writes the password only (decision D14) and revokes the user's other sessions. */
-export async function changePassword (services: AccountServices, at: AuthTable, uid: string, sid: string | undefined, body: Row): Promise<void> {
+/**
+ * Writes the password (and what the table's beforeUpdate hooks add: decision D69) and revokes the
+ * user's other sessions, in one transaction. `caller` is the signed-in user.
+ */
+export async function changePassword (services: AccountServices, at: AuthTable, caller: AuthContext & { uid: string }, body: Row): Promise<void> {
+  const { uid } = caller
   const password = checkedPassword(at, body)
   await checkCurrentPassword(services.db, at.table.name, at.fields, uid, body)
-  await services.db(at.table.name).where(at.fields.uid.name, uid).update(await passwordColumns(at.fields, password))
-  await reportUserWrite(services, at, services.db, 'update', uid)
-  await services.sessions.revokeUser(at.table.name, uid, sid)
+  const columns = await passwordColumns(at.fields, password)
+  await services.db.transaction(async (trx) => {
+    await trx(at.table.name).where(at.fields.uid.name, uid).update(await hookedUpdate(services, at, trx, { source: 'auth:password-change', caller }, uid, columns))
+    await reportUserWrite(services, at, trx, 'update', uid)
+    await services.sessions.revokeUser(at.table.name, uid, caller.sid ?? undefined, trx)
+  })
 }
 
 /**
@@ -54,9 +63,9 @@ export async function confirmPasswordReset (services: AccountServices, at: AuthT
   if (owner === undefined) throw errors.badRequest('Invalid or expired token')
   const row = await findById(services.db, at, owner.userId)
   if (row === undefined || row[fields.email!.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
+  const values = { ...await passwordColumns(fields, password), ...fields.verified === undefined ? {} : { [fields.verified.name]: true } }
   return await services.db.transaction(async (trx) => {
-    const verified = fields.verified === undefined ? {} : { [fields.verified.name]: services.dialect.encode(fields.verified, true) }
-    await trx(at.table.name).where(fields.uid.name, owner.userId).update({ ...await passwordColumns(fields, password), ...verified })
+    await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:password-reset', caller: ANONYMOUS }, owner.userId, values))
     await services.sessions.revokeUser(at.table.name, owner.userId, undefined, trx)
     const updated: Row = (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!
     await reportUserWrite(services, at, trx, 'update', updated)

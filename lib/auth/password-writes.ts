@@ -99,8 +99,14 @@ export function passwordWriteHooks (table: string, fields: AuthFields, sessions:
     beforeInsert,
     beforeUpdate,
     notSettable: new Set(pw === undefined ? [] : [pw]),
+    hidden: hiddenFromHooks(fields),
     resets: email === undefined || verified === undefined ? [] : [{ when: email, reset: verified, to: false }]
   }
+}
+
+/** The password, its salt, confirm and current fields: what a record hook may never read nor write (lib/crud/before-hooks.ts). */
+export function hiddenFromHooks (fields: AuthFields): Set<string> {
+  return new Set([fields.password?.name, fields.salt?.name, fields.confirmName, fields.currentName].filter((n): n is string => n !== undefined))
 }
 
 /** The caller's current password, from `<password><Current>` (required unless the suffix is ''). */

@@ -10,7 +10,7 @@ export interface SessionResponse { token: string, refresh_token: string, record:
 export async function openSession (services: SessionServices, at: AuthTable, row: Row, db?: Knex | Knex.Transaction): Promise<SessionResponse> {
   const record = publicRecord(services.dialect, at, row)
   const { sid, refreshToken } = await services.sessions.create(at.table.name, String(record[at.fields.uid.name]), db)
-  services.events?.signedIn(at.table.name, record, db ?? services.db)
+  services.hooks?.signedIn(at.table.name, record, db ?? services.db)
   return sessionBody(services, at, record, sid, refreshToken)
 }
 

@@ -9,7 +9,7 @@ import type { SessionStore } from './sessions.js'
 import type { OneTimeTokens } from './one-time-tokens.js'
 import type { ActionEmailKind } from './mailer.js'
 import type { ChangeSink } from '../realtime/changes.js'
-import type { AuthEvents } from '../crud/record-hooks.js'
+import type { RecordHooks } from '../crud/record-hooks.js'
 
 export type Row = Record<string, unknown>
 
@@ -39,8 +39,8 @@ export interface SessionServices {
   issuer: string
   /** Where the flows' own writes to user rows are reported (realtime), when anyone listens. */
   changes?: () => ChangeSink | undefined
-  /** Where sign-ups and sign-ins are reported (record hooks, lib/hooks/registry.ts). */
-  events?: AuthEvents
+  /** Record hooks (lib/crud/record-hooks.ts): the flows' own writes meet the before-hooks (lib/auth/flow-hooks.ts); sign-ups and sign-ins are reported. */
+  hooks?: RecordHooks
 }
 
 /** What the password-reset and verification flows need besides sessions. */

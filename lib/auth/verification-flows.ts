@@ -4,6 +4,8 @@ import { findById, isVerified, publicRecord } from './accounts.js'
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AccountServices, AuthTable, Row } from './types.js'
 import { reportUserWrite } from './user-changes.js'
+import { hookedUpdate } from './flow-hooks.js'
+import type { AuthContext } from '../auth-context.js'
 
 const DEFAULT_VERIFY_TOKEN_TTL = 3600
 const DEFAULT_VERIFY_EMAIL_GAP = 120
@@ -22,19 +24,21 @@ export async function requestVerification (services: AccountServices, at: AuthTa
 }
 
 /**
- * Marks the address verified. The signed-in owner (`callerUid`) gets the record; a click from the
- * email, with no session, gets a session.
+ * Marks the address verified (with what the table's beforeUpdate hooks add: decision D69). The
+ * signed-in owner gets the record; a click from the email, with no session, gets a session.
  */
-export async function confirmVerification (services: AccountServices, at: AuthTable, token: string, callerUid: string | undefined): Promise<{ record: Row } | SessionResponse> {
+export async function confirmVerification (services: AccountServices, at: AuthTable, token: string, caller: AuthContext): Promise<{ record: Row } | SessionResponse> {
   const { fields } = at
   const owner = await services.oneTimeTokens.consume('verify_email', at.table.name, token)
   if (owner === undefined) throw errors.badRequest('Invalid or expired token')
   const row = await findById(services.db, at, owner.userId)
   // A token sent to an address the user has since changed proves nothing about the new one.
   if (row === undefined || row[fields.email!.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
-  await services.db(at.table.name).where(fields.uid.name, owner.userId).update({ [fields.verified!.name]: services.dialect.encode(fields.verified!, true) })
-  const fresh = (await findById(services.db, at, owner.userId))!
-  await reportUserWrite(services, at, services.db, 'update', fresh)
-  if (callerUid === owner.userId) return { record: publicRecord(services.dialect, at, fresh) }
-  return await openSession(services, at, fresh)
+  return await services.db.transaction(async (trx) => {
+    await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:verify-email', caller }, owner.userId, { [fields.verified!.name]: true }))
+    const fresh: Row = (await trx(at.table.name).where(fields.uid.name, owner.userId).first())!
+    await reportUserWrite(services, at, trx, 'update', fresh)
+    if (caller.cid === at.table.name && caller.uid === owner.userId) return { record: publicRecord(services.dialect, at, fresh) }
+    return await openSession(services, at, fresh, trx)
+  })
 }

@@ -2,11 +2,12 @@
 // come through those). Hooks are the server's own code, so what they set is written the way
 // fastbase's own hooks write a password hash: past noInsert / noUpdate (the caller's values met those
 // flags before any hook ran), yet still typed, encoded and checked per column like every value, and
-// the table's rules are decided on the values as the hooks left them.
+// the table's rules are decided on the values as the hooks left them. A hook never sees a plaintext
+// password (WriteHooks.hidden): those values are kept aside and put back after it ran.
 import type { Knex } from 'knex'
 import type { TableDescriptor } from '../table.js'
 import type { AuthContext } from '../auth-context.js'
-import type { BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './record-hooks.js'
+import type { AuthSource, BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './record-hooks.js'
 
 type Row = Record<string, unknown>
 
@@ -17,6 +18,7 @@ export interface HookedWrite {
   auth: AuthContext
   applyRules: boolean
   hooks?: RecordHooks
+  source?: AuthSource
 }
 
 /** Values a hook set, split into those written as the caller's and those written past the field flags. */
@@ -42,7 +44,23 @@ export async function inHookTransaction<C extends HookedWrite, T> (ctx: C, write
 
 function eventBase (ctx: HookedWrite) {
   const db = ctx.db as Knex.Transaction
-  return { table: ctx.table.name, caller: ctx.auth, db, tables: ctx.hooks!.tablesWithin(db) }
+  return { table: ctx.table.name, caller: ctx.auth, db, tables: ctx.hooks!.tablesWithin(db), source: ctx.source }
+}
+
+/** `values` without the names hidden from hooks (a plaintext password), and those kept aside. */
+export function shownToHooks (table: TableDescriptor, values: Row): { shown: Row, kept: Row } {
+  const hidden = table.writeHooks?.hidden
+  const shown: Row = {}
+  const kept: Row = {}
+  for (const [name, value] of Object.entries(values)) (hidden?.has(name) === true ? kept : shown)[name] = value
+  return { shown, kept }
+}
+
+/** The values the hooks left, with the kept ones back; a hook that wrote a hidden name is a server error naming it. */
+export function withKept (table: TableDescriptor, event: BeforeEvent, hooked: Row, kept: Row): Row {
+  const written = Object.keys(hooked).find((name) => table.writeHooks?.hidden.has(name) === true)
+  if (written !== undefined) throw new Error(`fastbase hooks: a ${event} hook on "${table.name}" set "${written}": passwords are written by callers and the auth flows only`)
+  return { ...hooked, ...kept }
 }
 
 /** The fields a caller could not have written: what a hook sets there goes past the flag. */
@@ -62,9 +80,10 @@ export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hook
   if (hooks === undefined) return undefined
   const result: HookedValues[] = []
   for (const row of rows) {
-    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx), values: { ...row } }
+    const { shown, kept } = shownToHooks(ctx.table, row)
+    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx), values: shown }
     for (const hook of hooks) await (hook as (e: BeforeInsertEvent<Row, unknown>) => unknown)(event)
-    result.push(split(ctx, event.values, 'insert'))
+    result.push(split(ctx, withKept(ctx.table, 'beforeInsert', event.values, kept), 'insert'))
   }
   return result
 }
@@ -76,9 +95,10 @@ export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hook
 export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<{ values?: Row, system: Row } | undefined> {
   const hooks = ctx.hooks?.of(ctx.table.name, 'beforeUpdate')
   if (hooks === undefined) return undefined
-  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx), values: { ...setValues }, set: Object.freeze({ ...set }), where }
+  const { shown, kept } = shownToHooks(ctx.table, setValues ?? {})
+  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx), values: shown, set: Object.freeze({ ...set }), where }
   for (const hook of hooks) await (hook as (e: BeforeUpdateEvent<Row, unknown>) => unknown)(event)
-  const { values, system } = split(ctx, event.values, 'update')
+  const { values, system } = split(ctx, withKept(ctx.table, 'beforeUpdate', event.values, kept), 'update')
   return { values: setValues === undefined && Object.keys(values).length === 0 ? undefined : values, system }
 }
 

@@ -11,7 +11,7 @@ import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
 import type { ChangeSink } from '../realtime/changes.js'
-import type { RecordHooks } from './record-hooks.js'
+import type { AuthSource, RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
   db: Knex | Knex.Transaction
@@ -36,6 +36,8 @@ export interface CrudContext {
   hooks?: RecordHooks
   /** The request this work is for (in the logs of failing after-hooks). */
   requestId?: string
+  /** The auth flow this write is part of (record hooks' `event.source`): sign-up comes through the table's insert. */
+  source?: AuthSource
 }
 
 export type { Condition } from '../expr/index.js'

@@ -3,7 +3,8 @@
 // panel, which is an HTTP client), and around the auth events sign-up and sign-in.
 // - before-hooks (beforeInsert, beforeUpdate, beforeDelete) run inside the write's transaction,
 //   before its values are encoded: they may change the values or refuse with a FastbaseError
-//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them).
+//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them; lib/auth/flow-hooks.ts, the auth
+//   flows' own writes). SQL-mode actions cannot run them: `on` refuses one such an action would skip.
 // - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
 //   statement left it (a delete: as it was), once the write is committed: this registry is a change
 //   sink, fed by the same capture realtime uses (lib/realtime/changes.ts), so a rolled-back write
@@ -25,10 +26,19 @@ export type AfterEvent = typeof AFTER_EVENTS[number]
 export type AuthEvent = typeof AUTH_EVENTS[number]
 export type HookEvent = BeforeEvent | AfterEvent | AuthEvent
 
+/**
+ * The auth flow making a write: its sign-up (the table's insert), a password changed, reset or
+ * rehashed at login, an email verified, and the external sign-ins (a first one creates the account,
+ * one proving an address nobody had proven takes the account over). Undefined for every other write.
+ */
+export type AuthSource = 'auth:sign-up' | 'auth:password-change' | 'auth:password-reset' | 'auth:password-rehash' | 'auth:verify-email' | 'auth:oauth' | 'auth:one-tap' | 'auth:login-token'
+
 interface WriteEventBase<Tables> {
   table: string
-  /** Who is writing, as rules see them (the system: a superadmin with `uid` 'system'). */
+  /** Who is writing, as rules see them (the system: a superadmin with `uid` 'system'; an auth flow nobody is signed in to yet: anonymous). */
   caller: AuthContext
+  /** Which auth flow writes (lib/auth/flow-hooks.ts); undefined for the table API, actions and the in-process API. */
+  source?: AuthSource
   /** The write's transaction: reads and writes through it commit or roll back with the write. */
   db: Knex.Transaction
   /** The in-process table API inside the write's transaction. */
@@ -57,21 +67,17 @@ export interface AfterWriteEvent<R = Row> {
 /** A user signed up (an account was created) or signed in (a session was opened): the record as its owner sees it. */
 export interface AuthHookEvent { table: string, record: Row, requestId?: string }
 
-/** Sign-ups and sign-ins, reported by the flows; what listens acts once `db`'s work is committed. */
-export interface AuthEvents {
-  /** An account was created (`record`: as its owner sees it). */
-  signedUp: (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string) => void
-  /** A session was opened. */
-  signedIn: (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string) => void
-}
+/** A SQL-mode action's statement on a table, and the before-hooks it could not run (its values are SQL). */
+export interface SqlWrite { action: string, table: string, statement: 'INSERT' | 'UPDATE' | 'DELETE', or?: string }
 
 type Hook = (event: never) => unknown
 export interface HookLog { error: (obj: object, msg: string) => void }
 
 const CHANGE_EVENTS: Record<ChangeAction, AfterEvent> = { insert: 'afterInsert', update: 'afterUpdate', delete: 'afterDelete' }
 
-export class RecordHooks implements ChangeSink, AuthEvents {
+export class RecordHooks implements ChangeSink {
   private readonly hooks = new Map<string, Map<HookEvent, Hook[]>>()
+  private readonly sqlWrites: SqlWrite[] = []
   /** The in-process API inside a transaction, for before-hooks' `tables` (set by plugins/table-api.ts). */
   tablesWithin: (trx: Knex.Transaction) => unknown = () => undefined
 
@@ -84,6 +90,7 @@ export class RecordHooks implements ChangeSink, AuthEvents {
     if (!known && !(AUTH_EVENTS as readonly string[]).includes(event)) throw new Error(`fastbase hooks: unknown event "${String(event)}" (one of ${[...BEFORE_EVENTS, ...AFTER_EVENTS, ...AUTH_EVENTS].join(', ')})`)
     if ((AUTH_EVENTS as readonly string[]).includes(event) && !this.authTables.has(table)) throw new Error(`fastbase hooks: ${event} needs an auth table; "${table}" signs nobody in`)
     if (typeof fn !== 'function') throw new TypeError('fastbase hooks: the hook must be a function')
+    this.refuseSqlWriters(table, event)
     let events = this.hooks.get(table)
     if (events === undefined) this.hooks.set(table, events = new Map())
     const list = [...(events.get(event) ?? []), fn]
@@ -94,6 +101,22 @@ export class RecordHooks implements ChangeSink, AuthEvents {
       else events.delete(event)
       if (events.size === 0 && this.hooks.get(table) === events) this.hooks.delete(table)
     }
+  }
+
+  /**
+   * The SQL-mode actions' writes (plugins/actions.ts, while the plugin loads: before any host code can
+   * reach `on`). A before-hook on a table one of them writes could not be handed its values, so `on`
+   * refuses it (decision D69).
+   */
+  writtenBySql (writes: SqlWrite[]): void {
+    this.sqlWrites.push(...writes)
+  }
+
+  private refuseSqlWriters (table: string, event: HookEvent): void {
+    const write = this.sqlWrites.find((w) => w.table === table && sqlEvents(w).includes(event as BeforeEvent))
+    if (write === undefined) return
+    const verb = write.statement === 'INSERT' ? (write.or === 'REPLACE' ? 'inserts or replaces rows of' : 'inserts into') : write.statement === 'UPDATE' ? 'updates' : 'deletes from'
+    throw new Error(`fastbase hooks: ${event} on "${table}" cannot run for the SQL-mode action "${write.action}", which ${verb} "${table}" with values written in SQL; write that action in steps mode or as a code action`)
   }
 
   /** The hooks of `event` on `table`. `on` replaces the list rather than changing it, so a hook that removes itself does not skip the next. */
@@ -132,12 +155,14 @@ export class RecordHooks implements ChangeSink, AuthEvents {
     }
   }
 
-  // AuthEvents: the auth flows report sign-ups and sign-ins here.
+  // The auth flows report sign-ups and sign-ins here; the hooks run once `db`'s work is committed.
 
+  /** An account was created (`record`: as its owner sees it). */
   signedUp (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string): void {
     this.authEvent('afterSignUp', table, record, db, requestId)
   }
 
+  /** A session was opened. */
   signedIn (table: string, record: Row, db: Knex | Knex.Transaction, requestId?: string): void {
     this.authEvent('afterLogin', table, record, db, requestId)
   }
@@ -150,6 +175,15 @@ export class RecordHooks implements ChangeSink, AuthEvents {
         for (const hook of hooks) await this.call(hook, { table, record, requestId }, name)
       })()
     })
+  }
+}
+
+/** The before-hooks a SQL-mode statement would skip: an INSERT OR REPLACE may update, an UPDATE OR REPLACE deletes the rows holding its new values. */
+function sqlEvents (write: SqlWrite): BeforeEvent[] {
+  switch (write.statement) {
+    case 'INSERT': return write.or === 'REPLACE' ? ['beforeInsert', 'beforeUpdate'] : ['beforeInsert']
+    case 'UPDATE': return write.or === 'REPLACE' ? ['beforeUpdate', 'beforeDelete'] : ['beforeUpdate']
+    case 'DELETE': return ['beforeDelete']
   }
 }
 

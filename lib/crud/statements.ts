@@ -8,8 +8,11 @@ import { and, applyCondition, ruleCondition, type CrudContext } from './context.
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
 import { recordChange, type ChangeAction } from '../realtime/changes.js'
+import { beforeDelete, hasBeforeHook } from './before-hooks.js'
+import { literalText } from '../expr/index.js'
 
 type Row = Record<string, unknown>
+type Literal = Parameters<typeof literalText>[0]
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
 /** Column -> the SQL it is set to. */
 export type Assignments = Map<string, Fragment>
@@ -276,23 +279,32 @@ async function updateResolvingConflicts (ctx: CrudContext, trx: Knex.Transaction
         if (violation === undefined) throw error
         if (mode === 'IGNORE') break
         if (attempt > ctx.table.fieldList.length || violation.column === undefined || !a.has(violation.column)) throw errors.forbidden()
-        await deleteHolders(ctx, trx, a, self, violation.column)
+        await deleteHolders(ctx, trx, a, target, violation.column)
       }
     }
   }
   return result
 }
 
-/** Deletes the other rows whose `column` equals the value the update gives row `self`, within the deleteRule. */
-async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, self: Fragment, column: string): Promise<void> {
+/**
+ * Deletes the other rows whose `column` equals the value the update gives row `target`, within the
+ * deleteRule, after the table's beforeDelete hooks (told those rows as an expression).
+ */
+async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assignments, target: Row, column: string): Promise<void> {
+  const self = keyCondition(ctx, [target])
   const field = ctx.table.fields.get(column)!
   const assigned = a.get(column)!
   const [{ v }] = await trx.from(ctx.table.name).select(trx.raw(`${assigned.sql} AS v`, assigned.bindings as Knex.RawBinding[])).whereRaw(self.sql, self.bindings as Knex.RawBinding[])
-  const value = ctx.dialect.literal(ctx.dialect.decode(field, v), field)
+  const decoded = ctx.dialect.decode(field, v)
+  const value = ctx.dialect.literal(decoded, field)
   const holders = { sql: `${ctx.table.quoted}.${ctx.dialect.quote(column)} = ${value.sql} AND NOT (${self.sql})`, bindings: [...value.bindings, ...self.bindings] }
   const allowed = and(holders, ruleCondition(ctx, 'deleteRule'))
-  const deleted = allowed === false ? 0 : (await deleteStatement(ctx, trx, allowed, keyColumns(ctx))).length
-  if (deleted === 0) throw errors.forbidden()
+  if (allowed === false) throw errors.forbidden()
+  if (hasBeforeHook(ctx, 'beforeDelete')) {
+    const key = ctx.table.key.map((f, i) => `${f.name} == ${literalText(ctx.dialect.decode(f, target[`${KEY_ALIAS}${i}`]) as Literal)}`).join(' & ')
+    await beforeDelete({ ...ctx, db: trx }, `${column} == ${literalText(decoded as Literal)} & !(${key})`)
+  }
+  if ((await deleteStatement(ctx, trx, allowed, keyColumns(ctx))).length === 0) throw errors.forbidden()
 }
 
 /** One UPDATE statement; `or` IGNORE/REPLACE resolve unique conflicts the same way on both dialects. */

@@ -1,6 +1,6 @@
 // Entry point of the expression language: parse with a small cache (callers repeat the same filters).
 import { parseExpression, parseList, type Expr, type ListItem } from './parse.js'
-export { identifierPaths } from './parse.js'
+export { identifierPaths, literalText } from './parse.js'
 import { memoize } from '../memo.js'
 
 export { compile, toFragment, toCondition, isFunction, rowidField, AGGREGATES, type Compiled, type Condition, type Scope, type ColumnResolver } from './compile.js'

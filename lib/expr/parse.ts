@@ -292,6 +292,12 @@ function checkLength (src: string): void {
   if (src.length > MAX_EXPRESSION_LENGTH) throw new ExpressionError(`Expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, MAX_EXPRESSION_LENGTH)
 }
 
+/** A value as expression text the tokenizer reads back as that value (a hook's `where` names rows with it). */
+export function literalText (value: string | number | boolean | null): string {
+  if (typeof value === 'string') return `"${value.replace(/[\\"]/g, '\\$&')}"`
+  return String(value)
+}
+
 /** Parses one expression. Throws ExpressionError naming the token and its position. */
 export function parseExpression (src: string): Expr {
   checkLength(src)

@@ -40,10 +40,10 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     }, async (request) => {
       // The ordinary insert path: createRule, noInsert, validation and password hashing all apply.
       const values = Object.fromEntries(Object.entries(request.body).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
-      const [created] = await insert(crudContext(request, at), { values, returning: fields.uid.name })
+      const [created] = await insert({ ...crudContext(request, at), source: 'auth:sign-up' }, { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
-      app.fastbase.auth.events?.signedUp(at.table.name, publicRecord(app.fastbase.dialect, at, row!), db, request.id)
+      app.fastbase.auth.hooks?.signedUp(at.table.name, publicRecord(app.fastbase.dialect, at, row!), db, request.id)
       return await openSession(app.fastbase.auth, at, row!)
     })
 

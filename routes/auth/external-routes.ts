@@ -59,7 +59,7 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
   }, async (request) => {
     const token = bearerOf(request)
     if (token === undefined) throw errors.unauthorized('Authorization header required')
-    return await signInExternal(services, at, vouchedFor(await verifier.verifyExternalToken(token)))
+    return await signInExternal(services, at, vouchedFor(await verifier.verifyExternalToken(token)), 'auth:login-token')
   })
 
   const names = verifier.oneTapNames().filter((name) => {
@@ -113,7 +113,7 @@ function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: I
       if (typeof body.token !== 'string' || body.token === '') throw errors.badRequest('token is required')
       token = body.token
     }
-    const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)))
+    const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)), 'auth:one-tap')
     setAuthCookie(app, reply, session.token, at.tokenDuration)
     return session
   })

@@ -34,7 +34,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
     const auth = callerOf(request)
     // Unverified users may change their password too (decision D29).
     if (auth.cid !== at.table.name || auth.uid === null) throw errors.unauthorized()
-    await changePassword(services, at, auth.uid, auth.sid ?? undefined, request.body)
+    await changePassword(services, at, { ...auth, uid: auth.uid }, request.body)
     return { success: true }
   })
 

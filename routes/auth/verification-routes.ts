@@ -37,8 +37,6 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
       response: { 200: Type.Union([SessionResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
     }
   }, async (request) => {
-    const auth = callerOf(request)
-    const caller = auth.cid === at.table.name && auth.uid !== null ? auth.uid : undefined
-    return await confirmVerification(services, at, request.body.token, caller)
+    return await confirmVerification(services, at, request.body.token, callerOf(request))
   })
 }
