@@ -10,7 +10,9 @@ import { runWriteQuery, runWriteStatement } from '../db/statement.js'
 import { recordChange, type ChangeAction } from '../realtime/changes.js'
 
 type Row = Record<string, unknown>
-export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
+/** What a write does on a unique conflict (the request schemas list the same). */
+export const CONFLICTS = ['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'] as const
+export type Conflict = typeof CONFLICTS[number]
 /** Column -> the SQL it is set to. */
 export type Assignments = Map<string, Fragment>
 
