@@ -1,6 +1,7 @@
 // The API description: OpenAPI 3.1 JSON at <prefix>/doc and Swagger UI at <prefix>/doc/ui, both
-// generated from the TypeBox schemas every route declares. @fastify/swagger collects routes in an
-// onRoute hook, so this plugin must be registered before any route (app.ts does that).
+// generated from the TypeBox schemas every route declares, with what each route declares of itself
+// for clients applied (`x-document`, schemas/openapi/finish.ts, decision D69). @fastify/swagger
+// collects routes in an onRoute hook, so this plugin must be registered before any route (app.ts does that).
 import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
