@@ -147,7 +147,7 @@ export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'>
   // Errors, 5xx and slow requests are logged regardless, with the request id.
   logController: new LogController({ disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true' }),
   // Start-up applies the safe migration steps, and one may rewrite a large table (a search index made
-  // anew, decision D69) for longer than Fastify's 10 s: a start that timed out would roll it back and
+  // anew, decision D71) for longer than Fastify's 10 s: a start that timed out would roll it back and
   // never get further. The start waits for it instead (a host sets its own pluginTimeout).
   pluginTimeout: 0,
   // Ids and file names in paths are checked by their routes (255 characters); the router's own cap sits above that.

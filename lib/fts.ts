@@ -37,7 +37,7 @@ export const RANK_CANDIDATES = 1000
 /**
  * SQLite: the prefix lengths indexed when the config names none (`prefix: 0`: none). A `word*` of 2 or 3
  * letters is then one lookup instead of a merge of every indexed word it starts; the index is about
- * twice as large (decision D69).
+ * twice as large (decision D71).
  */
 export const DEFAULT_PREFIX = '2 3'
 

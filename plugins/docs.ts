@@ -1,6 +1,7 @@
 // The API description: OpenAPI 3.1 JSON at <prefix>/doc and Swagger UI at <prefix>/doc/ui, both
-// generated from the TypeBox schemas every route declares. @fastify/swagger collects routes in an
-// onRoute hook, so this plugin must be registered before any route (app.ts does that).
+// generated from the TypeBox schemas every route declares, with what each route declares of itself
+// for clients applied (`x-document`, schemas/openapi/finish.ts, decision D70). @fastify/swagger
+// collects routes in an onRoute hook, so this plugin must be registered before any route (app.ts does that).
 import fp from 'fastify-plugin'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -8,7 +9,8 @@ import type { FastifyPluginAsync, FastifySchema } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from './types.js'
 import { packageVersion } from '../lib/package.js'
-import { finishDocument } from '../schemas/openapi.js'
+import { documentComponents } from '../schemas/openapi/components.js'
+import { finishDocument } from '../schemas/openapi/finish.js'
 
 export interface DocsOptions {
   /** API prefix, e.g. `/api/v1`. Applied here: a fastify-plugin ignores Fastify's own `prefix`. */
@@ -47,13 +49,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
       const fb = app.fastbase
       // A minimal instance (tests of this plugin alone) has no tables: the routes' own view is kept.
       if (fb.descriptors === undefined) return doc
-      return finishDocument(doc, {
-        prefix,
-        config,
-        tables: [...fb.descriptors.values()],
-        actions: [...(fb.actions?.values() ?? [])].map((a) => ({ ...a.data, code: a.code !== undefined })),
-        version: packageVersion
-      }, fb.limits) as typeof doc
+      return finishDocument(doc, { prefix, config, components: documentComponents(fb), version: packageVersion }) as typeof doc
     }
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })

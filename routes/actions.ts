@@ -8,11 +8,25 @@ import { errors } from '../lib/errors.js'
 import type { TypeBoxApp } from './typebox.js'
 import { requestGlobals } from './request-globals.js'
 import { callerOf } from '../plugins/auth-context.js'
+import { json } from '../schemas/openapi/components.js'
 
 const UnknownActionParams = Type.Object({ name: Type.String() })
 
 const ResultSchema = Type.Array(Type.Array(Type.Record(Type.String(), Type.Unknown())), { description: 'One array of rows per query or step, in order' })
+// What a config action answers, as clients read it: rows of any columns.
+const ROWS = { type: 'array', items: { type: 'array', items: { type: 'object', additionalProperties: true } } }
 const AnyResult = Type.Unknown({ description: 'What the action\'s handler returns' })
+
+/** The body's example: each param's default, else a value of its type (optional ones without a default left out). */
+function paramsExample (action: CompiledAction): Record<string, unknown> {
+  const example: Record<string, unknown> = {}
+  for (const [name, p] of Object.entries(action.data.params ?? {})) {
+    const full = typeof p === 'string' ? { type: p } : p
+    if ((full as { optional?: boolean }).optional === true && (full as { default?: unknown }).default === undefined) continue
+    example[name] = (full as { default?: unknown }).default ?? ({ string: 'example', number: 1, integer: 1, boolean: true } as Record<string, unknown>)[full.type]
+  }
+  return example
+}
 
 /** A config action answers rows per statement; a code action what its handler returns (its `result` schema, else any JSON). */
 function resultSchemaOf (action: CompiledAction): TSchema {
@@ -24,7 +38,14 @@ export default async function actionRoutes (app: TypeBoxApp): Promise<void> {
     app.post(`/action/${name}`, {
       schema: {
         tags: ['actions'],
+        operationId: `action_${name.replace(/[^A-Za-z0-9_]+/g, '_')}`,
         summary: action.data.description ?? `Run the ${name} action`,
+        description: action.data.description ?? `Runs the \`${name}\` action${action.data.requireAuth === true ? ' (a signed-in user is required)' : ''}.`,
+        'x-document': {
+          errors: [400, 401, 403, 404, 413, 415, 500, 503],
+          bodyExample: paramsExample(action),
+          ...(action.code === undefined ? { responses: { 200: { description: 'One array of rows per query or step, in order', content: json(ROWS, [[{ n: 1 }]]) } } } : {})
+        },
         ...(action.data.requireAuth === true ? { security: [{ bearerAuth: [] }] } : {}),
         body: action.schema,
         response: { 200: resultSchemaOf(action), ...errorResponses, 500: errorResponses[400] }

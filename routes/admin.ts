@@ -11,6 +11,7 @@ import type { TypeBoxApp } from './typebox.js'
 import { requireAdmin } from './admin-access.js'
 import { redactSecrets } from '../lib/config/redact.js'
 import { ErrorSchema } from '../schemas/error.js'
+import { json } from '../schemas/openapi/components.js'
 import { callerOf } from '../plugins/auth-context.js'
 
 const SettingsSchema = Type.Object({}, {
@@ -69,7 +70,9 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/settings', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_settings',
       summary: 'The effective config, secrets redacted (any admin)',
+      'x-document': { errors: [401, 403, 500] },
       security: [{ bearerAuth: [] }],
       response: { 200: SettingsSchema, ...accessErrors }
     }
@@ -85,7 +88,10 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.post('/setup-db', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_setup_db',
       summary: 'Create the config and internal tables the database lacks (superadmin)',
+      // Teenybase clients send `{}`: the body is optional and ignored.
+      'x-document': { errors: [401, 403, 413, 415, 500, 503], requestBody: { required: false, content: json({ type: 'object', additionalProperties: false }, {}) } },
       description: 'Idempotent: a second call creates nothing and answers `created: []`.',
       security: [{ bearerAuth: [] }],
       response: { 200: SetupSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
@@ -100,7 +106,9 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/migrations', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_migrations',
       summary: 'Applied and pending schema migrations (any admin)',
+      'x-document': { errors: [401, 403, 500, 503] },
       security: [{ bearerAuth: [] }],
       response: { 200: StatusSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
     }
@@ -112,7 +120,9 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
   app.post('/migrations', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_migrations_apply',
       summary: 'Apply the pending schema migrations (superadmin)',
+      'x-document': { errors: [400, 401, 403, 409, 413, 415, 500, 503], bodyOptional: true, bodyExample: { dryRun: true } },
       description: 'Runs the pending safe migrations in one transaction: all are applied or, when the database refuses one (409), none. ' +
         'Destructive ones (they drop or change data) run only with `{ "allowDestructive": true }`; otherwise they stay in `pending`. ' +
         'A plan that drops every table the config recorded is refused (409 FB_ERR_MIGRATION_REFUSED) unless `allowDropAll` is also true. ' +

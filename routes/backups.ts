@@ -17,8 +17,11 @@ const NameParams = Type.Object({
   name: Type.String({ maxLength: 100, description: 'A backup\'s name, e.g. `fastbase-20261126T030000000Z-1a2b3c`' })
 })
 
+// Its `$id` makes it one component of the API document (`backup`), referenced by the list and the new backup.
+const BackupSchema = { ...BackupRecordSchema, $id: 'backup' }
+
 const ListSchema = Type.Object({
-  backups: Type.Array(BackupRecordSchema, { description: 'Complete backups, newest first' }),
+  backups: Type.Array(BackupSchema, { description: 'Complete backups, newest first' }),
   keep: Type.Integer({ description: 'How many are kept (`backups.keep`)' }),
   schedule: Type.Union([Type.String(), Type.Null()], { description: 'The cron expression (`backups.schedule`), or null for on demand only' }),
   nextScheduled: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -33,7 +36,9 @@ export default async function backupRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/backups', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_backups',
       summary: 'Complete backups, newest first (superadmin)',
+      'x-document': { errors: [401, 403, 500, 503] },
       security: [{ bearerAuth: [] }],
       response: { 200: ListSchema, ...accessErrors, 500: ErrorSchema, 503: ErrorSchema }
     }
@@ -53,10 +58,12 @@ export default async function backupRoutes (app: TypeBoxApp): Promise<void> {
   app.post('/backups', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_backup_create',
       summary: 'Take a backup now (superadmin)',
+      'x-document': { errors: [401, 403, 409, 500, 503] },
       description: 'Snapshots the database while the server keeps serving (SQLite: `VACUUM INTO`; PostgreSQL: `pg_dump`), archives it with the local files, stores it in the backup storage and applies `backups.keep`. Answers when it is stored. 409 while another backup runs on this instance.',
       security: [{ bearerAuth: [] }],
-      response: { 200: BackupRecordSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
+      response: { 200: BackupSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
     }
   }, async (request) => {
     requireAdmin(callerOf(request), SUPERADMINS)
@@ -66,7 +73,18 @@ export default async function backupRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/backups/:name', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_backup_download',
       summary: 'Download a backup\'s archive (superadmin)',
+      'x-document': {
+        errors: [401, 403, 404, 500],
+        responses: {
+          200: {
+            description: 'The archive: a gzipped tar of the database, the local files and manifest.json',
+            headers: { 'X-Content-SHA256': { description: 'The archive\'s SHA-256 (hex), as its record names it', schema: { type: 'string' } } },
+            content: { 'application/gzip': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/gzip' } } }
+          }
+        }
+      },
       description: 'A gzipped tar: the database, the local files and `manifest.json`. Restore it with `fastbase restore <file>`.',
       security: [{ bearerAuth: [] }],
       params: NameParams,
@@ -90,7 +108,9 @@ export default async function backupRoutes (app: TypeBoxApp): Promise<void> {
   app.delete('/backups/:name', {
     schema: {
       tags: ['admin'],
+      operationId: 'admin_backup_delete',
       summary: 'Delete a backup (superadmin)',
+      'x-document': { errors: [401, 403, 404, 500] },
       security: [{ bearerAuth: [] }],
       params: NameParams,
       response: { 200: Type.Object({ deleted: Type.String() }), ...accessErrors, 404: ErrorSchema }

@@ -11,6 +11,8 @@ import { ErrorSchema } from '../schemas/error.js'
 import type { StoredObject } from '../lib/storage/types.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
+import { documentComponents, exampleId, type DocumentComponents } from '../schemas/openapi/components.js'
+import type { OperationDocument } from '../schemas/openapi/operation.js'
 
 // Types a browser may render in place; anything else (HTML, SVG, scripts...) is served as an attachment,
 // so an uploaded page can never run script on the API's origin.
@@ -43,18 +45,52 @@ function notModified (request: FastifyRequest, object: StoredObject): boolean {
   return since !== undefined && Math.floor(object.lastModified.getTime() / 1000) <= Math.floor(Date.parse(since) / 1000)
 }
 
-// `*` is the file's name; schemas/openapi.ts documents it as `{path}`.
+// `*` is the file's name; the document names it `{path}` (see `fileDocument`).
 const FileParams = Type.Object({
   table: Type.String(),
   rid: Type.String({ minLength: 1, maxLength: 255 }),
   '*': Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.\\-+=#]+$' })
 })
 
+const HEADERS = {
+  ETag: { description: 'The file\'s entity tag', schema: { type: 'string' } },
+  'Last-Modified': { description: 'When the file was stored', schema: { type: 'string' } },
+  'Content-Disposition': { description: '`inline` for images, PDF, plain text, audio and video; `attachment` otherwise', schema: { type: 'string' } }
+}
+const BINARY = { '*/*': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The file, with its stored Content-Type' } } }
+
+/** The download as the document shows it: a named `{path}`, the tables with files, binary answers. */
+function fileDocument (b: DocumentComponents): OperationDocument {
+  // Account tables last: the examples name the first table, and an account's files are its own.
+  const tables = [...b.views.values()].filter((v) => v.hasFiles && v.table.uid !== undefined)
+    .sort((x, y) => Number(x.auth !== undefined) - Number(y.auth !== undefined)).map((v) => v.table)
+  return {
+    errors: [400, 401, 404, 416, 500, 503],
+    wildcard: 'path',
+    parameters: {
+      table: { description: 'A table with file fields', ...(tables.length > 0 ? { schema: { type: 'string', enum: tables.map((t) => t.name) }, example: tables[0].name } : {}) },
+      rid: { description: 'The record\'s id', ...(tables.length > 0 ? { example: exampleId(tables[0]) } : {}) },
+      path: { description: 'The stored file name: the value of the record\'s file field', example: 'photo_a1b2c3d4e5f6.png' },
+      Range: { in: 'header', name: 'Range', required: false, description: 'One byte range: `bytes=<start>-<end>`, `bytes=<start>-` or `bytes=-<n>`', schema: { type: 'string' } },
+      'If-None-Match': { in: 'header', name: 'If-None-Match', required: false, description: 'An ETag from an earlier answer: 304 when unchanged', schema: { type: 'string' } }
+    },
+    responses: {
+      200: { description: 'The whole file', headers: HEADERS, content: BINARY },
+      206: { description: 'The requested byte range', headers: { ...HEADERS, 'Content-Range': { description: '`bytes <start>-<end>/<size>`', schema: { type: 'string' } } }, content: BINARY },
+      304: { description: 'Not modified (If-None-Match / If-Modified-Since)' }
+    }
+  }
+}
+
 export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
   app.get('/files/:table/:rid/*', {
     schema: {
       tags: ['files'],
+      operationId: 'files_download',
       summary: 'Download a file stored in a record\'s file field',
+      description: 'A file stored in a record\'s file field: the record must exist, `path` must be the value of one of its file fields, and the caller must pass the table\'s viewRule. ' +
+        'Supports conditional GET (ETag, Last-Modified) and single byte ranges. Types a browser could run (HTML, SVG...) are sent as attachments.',
+      'x-document': fileDocument(documentComponents(app.fastbase)),
       params: FileParams,
       response: { 200: Type.String({ format: 'binary' }), 206: Type.String({ format: 'binary' }), 304: Type.Null(), 404: ErrorSchema, 416: ErrorSchema }
     }

@@ -61,7 +61,9 @@ const health: FastifyPluginAsync = async (app) => {
   app.get('/health/ready', {
     schema: {
       tags: ['meta'],
+      operationId: 'health_ready',
       summary: 'Readiness check (load balancers)',
+      'x-document': { errors: [401, 503] },
       description: 'Answers 200 when this instance can serve: its database answers and has every table and column the config needs. 503 otherwise, with the same counts as `data` (and, from Fastify, while the instance shuts down). Computed at most every 2 seconds.',
       security: [],
       response: { 200: ReadySchema, 503: ErrorSchema }
@@ -78,7 +80,9 @@ const health: FastifyPluginAsync = async (app) => {
   app.get('/health', {
     schema: {
       tags: ['meta'],
+      operationId: 'health',
       summary: 'Health check',
+      'x-document': { errors: [401, 503] },
       description: 'Answers 503 when the database does not answer `select 1`.',
       security: [],
       response: { 200: HealthSchema, 503: UnavailableSchema }

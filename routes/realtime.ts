@@ -14,6 +14,7 @@ const DRAIN_GRACE_MS = 30_000
 
 const ErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })
 const errorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema }
+const ERRORS = [400, 401, 403, 404, 429, 500, 503]
 
 const SubscriptionSchema = Type.Object({
   table: Type.String({ minLength: 1, maxLength: 255 }),
@@ -73,6 +74,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     schema: {
       tags: ['realtime'],
       operationId: 'realtime_stream',
+      'x-document': { errors: ERRORS },
       summary: 'Subscribe to table changes (server-sent events)',
       description: STREAM_DESCRIPTION,
       querystring: streamQueryOf(app.fastbase.descriptors.keys()),
@@ -136,6 +138,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     schema: {
       tags: ['realtime'],
       operationId: 'realtime_subscribe',
+      'x-document': { errors: ERRORS },
       summary: 'Replace the subscriptions of a realtime stream',
       description: 'The caller must be who opened the stream (the same user, admin, or anonymous), else 403. All or nothing: one bad subscription (unknown table 404, forbidden 403, bad where or `@@` 400, a table full of distinct subscriptions on this instance 503) changes nothing.',
       body: SubscribeBody,

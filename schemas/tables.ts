@@ -1,16 +1,14 @@
 // Request/response schemas of the table routes. Query strings are coerced (TypeBox Convert); bodies are not.
-// The request schemas are built at boot from the config, so TypeBox cannot infer what they accept:
-// each builder names its static type once, with Type.Unsafe (the JSON Schema and its TypeBox kind are
-// kept as they are), and the routes take their request types from them (the TypeBox type provider).
-import { Type, type TObject, type TSchema, type TUnsafe } from '@sinclair/typebox'
+// They are the one statement of what a request holds: the routes take their request types from them
+// (the TypeBox type provider), and the compiler checks those against what lib/crud reads.
+import { Type } from '@sinclair/typebox'
 import type { TableData } from './config.js'
 import { insertRecordSchema, updateRecordSchema, recordSchema } from './record.js'
 import { ErrorSchema } from './error.js'
 import type { Limits } from '../lib/limits.js'
-import type { ReadParams } from '../lib/crud/read.js'
-import type { InsertParams, UpdateParams, DeleteParams, EditQuery } from '../lib/crud/write.js'
+import { CONFLICTS } from '../lib/crud/statements.js'
 
-const Conflict = Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'].map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
+const Conflict = Type.Union(CONFLICTS.map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
 
 /** Schema builders bounded by the app's `limits` (decision D38). */
 function bounded (limits: Limits) {
@@ -28,20 +26,14 @@ function bounded (limits: Limits) {
   }
 }
 
-export interface QuerySchemas {
-  read: TUnsafe<ReadParams>
-  view: TUnsafe<Pick<ReadParams, 'select' | 'where'>>
-  edit: TUnsafe<EditQuery>
-}
-
 /**
  * Query (and select/list body) schemas shared by every table's routes. Parameters they do not name are
  * ignored (decision D36: teenybase clients send some, e.g. `list?fields=id`); nothing reads them.
  */
-export function querySchemas (limits: Limits): QuerySchemas {
+export function querySchemas (limits: Limits) {
   const { Expression, Columns, Terms, relations } = bounded(limits)
   return {
-    read: Type.Unsafe<ReadParams>(Type.Object({
+    read: Type.Object({
       where: Type.Optional(Expression('Filter expression, e.g. `views > 10 & title ~ \'%news%\'`')),
       order: Type.Optional(Terms('`-created`, `title`, `created DESC`; comma-separated or array')),
       sort: Type.Optional(Terms('Alias of order')),
@@ -52,31 +44,21 @@ export function querySchemas (limits: Limits): QuerySchemas {
       skipTotal: Type.Optional(Type.Boolean({ description: 'list: skip counting the matching rows (`total` is -1), as PocketBase does; for large tables' })),
       estimateTotal: Type.Optional(Type.Boolean({ description: 'list: on PostgreSQL, `total` is the query planner\'s estimate when that is 10,000 rows or more (exact below; always exact on SQLite), as PostgREST\'s `count=estimated`' })),
       group: Type.Optional(Terms('Columns to group by'))
-    })),
-    view: Type.Unsafe<Pick<ReadParams, 'select' | 'where'>>(Type.Object({
+    }),
+    view: Type.Object({
       select: Type.Optional(Columns(`Columns, \`expr as name\`, or relations such as \`owner(name)\` (${relations})`)),
       where: Type.Optional(Expression('Additional filter'))
-    })),
-    edit: Type.Unsafe<EditQuery>(Type.Object({
+    }),
+    edit: Type.Object({
       returning: Type.Optional(Columns(`Columns to return (relations too: \`owner(name)\`, ${relations}); default: the uid field`)),
-      or: Type.Optional(Type.Union(['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK', 'INSERT'].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
-    }))
+      or: Type.Optional(Type.Union([...CONFLICTS, 'INSERT' as const].map((c) => Type.Literal(c)), { description: 'INSERT creates the record when it does not exist' }))
+    })
   }
 }
 
 export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 255 }) })
 
-export interface TableSchemas {
-  record: TObject
-  insertBody: TUnsafe<InsertParams>
-  updateBody: TUnsafe<UpdateParams>
-  editBody: TUnsafe<Record<string, unknown>>
-  deleteBody: TUnsafe<DeleteParams>
-  list: TSchema
-  records: TSchema
-}
-
-export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
+export function tableSchemas (table: TableData, limits: Limits) {
   const { Expression, Columns, relations } = bounded(limits)
   const Returning = Columns(`Columns to return (\`*\` for all; relations such as \`owner(name)\`, ${relations}); omitted: empty response`)
   const record = recordSchema(table)
@@ -86,23 +68,23 @@ export function tableSchemas (table: TableData, limits: Limits): TableSchemas {
     record,
     records: Type.Array(record),
     list: Type.Object({ items: Type.Array(record), total: Type.Integer() }),
-    insertBody: Type.Unsafe<InsertParams>(Type.Object({
+    insertBody: Type.Object({
       values: Type.Union([insertRecord, Type.Array(insertRecord, { maxItems: limits.writeRows })]),
       returning: Type.Optional(Returning),
       or: Type.Optional(Conflict)
-    }, { additionalProperties: false })),
-    updateBody: Type.Unsafe<UpdateParams>(Type.Object({
+    }, { additionalProperties: false }),
+    updateBody: Type.Object({
       where: Expression('Rows to update', 1),
       setValues: Type.Optional(updateRecord),
       set: Type.Optional(Type.Record(Type.String(), Expression('Expression over the current row, e.g. `views + 1`'), { maxProperties: table.fields.length })),
       returning: Type.Optional(Returning),
       or: Type.Optional(Conflict)
-    }, { additionalProperties: false })),
-    editBody: Type.Unsafe<Record<string, unknown>>(updateRecord),
-    deleteBody: Type.Unsafe<DeleteParams>(Type.Object({
+    }, { additionalProperties: false }),
+    editBody: updateRecord,
+    deleteBody: Type.Object({
       where: Expression('Rows to delete', 1),
       returning: Type.Optional(Returning)
-    }, { additionalProperties: false }))
+    }, { additionalProperties: false })
   }
 }
 

@@ -1,4 +1,4 @@
-// Search index layouts (decision D69): a database made by an earlier fastbase, whose PostgreSQL search
+// Search index layouts (decision D71): a database made by an earlier fastbase, whose PostgreSQL search
 // index was an expression index, is given the stored vector on the next start, keeps its rows and
 // finds the same ones; the stored column never shows in an answer or a filter.
 import t from 'tap'

@@ -597,7 +597,7 @@ void forEachDialect(t, 'a cycle and a self-reference applied to a database', asy
   t.same(await knex('users').select('*'), [])
 })
 
-t.test('search index layouts (decision D69): a PostgreSQL index of the first layout is made anew, once', async (t) => {
+t.test('search index layouts (decision D71): a PostgreSQL index of the first layout is made anew, once', async (t) => {
   const old = withSearch.tables.map(schemaOf)
   const pg = planMigrations({ ...withSearch, tables: old }, withSearch, 'postgres')
   t.same(withoutEffects(pg), [{

@@ -13,7 +13,9 @@ import { literalText } from '../expr/index.js'
 
 type Row = Record<string, unknown>
 type Literal = Parameters<typeof literalText>[0]
-export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'
+/** What a write does on a unique conflict (the request schemas list the same). */
+export const CONFLICTS = ['ABORT', 'FAIL', 'IGNORE', 'REPLACE', 'ROLLBACK'] as const
+export type Conflict = typeof CONFLICTS[number]
 /** Column -> the SQL it is set to. */
 export type Assignments = Map<string, Fragment>
 

@@ -124,7 +124,7 @@ function dropSearchSql (tableName: string, dialect: PlanDialect): string[] {
   return ddlOf(dialect).dropSearch(tableName)
 }
 
-/** A table searched with an index of another layout than this code makes (decision D69): it is made anew. */
+/** A table searched with an index of another layout than this code makes (decision D71): it is made anew. */
 function staleSearch (before: TableData, dialect: PlanDialect): boolean {
   return searchIndexOf(before) !== undefined && searchFormatOf(before) !== ddlOf(dialect).searchFormat
 }
@@ -288,7 +288,7 @@ function renameTableStep (before: TableData, after: TableData, appliedTables: Ta
 
 /**
  * PostgreSQL refuses to change the type of a column its stored search vector is computed from: the
- * vector goes first and is computed again after (decision D69).
+ * vector goes first and is computed again after (decision D71).
  */
 function aroundSearch (change: ColumnChange, after: TableData, dialect: PlanDialect): string[] {
   const index = searchIndexOf(after)

@@ -265,7 +265,7 @@ function select (steps: Step[], options: MigrateOptions): { run: Step[], waiting
   return { run: runs, waiting }
 }
 
-/** The config's tables as this code made them: shape, and the layout of their search index (decision D69). */
+/** The config's tables as this code made them: shape, and the layout of their search index (decision D71). */
 function asMade (target: TableData[], ddl: SchemaDialect): TableData[] {
   return target.map((t) => withSearchFormat(schemaOf(t), ddl.searchFormat))
 }

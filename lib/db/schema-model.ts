@@ -26,13 +26,13 @@ export type Effect =
   | { op: 'drop_index', table: string, index: TableIndex }
   | { op: 'put_trigger', table: string, trigger: TableTrigger }
   | { op: 'drop_trigger', table: string, trigger: TableTrigger }
-  /** `format`: the layout the search index is made with (decision D69). */
+  /** `format`: the layout the search index is made with (decision D71). */
   | { op: 'set_search', table: string, search: TableData['fullTextSearch'], format: number }
 
 /** A table as the model records it: its shape, and the layout its search index was made with. */
 export type ModelTable = TableData & { searchFormat?: number }
 
-/** The layout of the table's search index (decision D69); a model from before layouts were recorded holds the first. */
+/** The layout of the table's search index (decision D71); a model from before layouts were recorded holds the first. */
 export function searchFormatOf (table: TableData): number {
   return (table as ModelTable).searchFormat ?? 1
 }

@@ -26,7 +26,7 @@ export interface SchemaDialect extends DdlDialect {
    */
   schemaChangeTransaction: { enforceForeignCheck?: boolean }
   /**
-   * Layout of the search index the statements above make (decision D69). The schema model records
+   * Layout of the search index the statements above make (decision D71). The schema model records
    * the layout each table's index was made with; a table made with another is given a new one.
    */
   searchFormat: number

@@ -1,6 +1,6 @@
 // PostgreSQL full-text search: the tsvector of the searched fields kept in a stored generated column
 // (SEARCH_COLUMN, never selected: answers name their columns), with a GIN index on it. PostgreSQL
-// keeps it in step with every write by itself. Stored rather than an expression index (decision D69):
+// keeps it in step with every write by itself. Stored rather than an expression index (decision D71):
 // parsing a row's text into a vector costs tens of microseconds, and a search that matches most rows,
 // a phrase (which rechecks every candidate) or a rank would parse every row again.
 //
@@ -39,10 +39,10 @@ function vector (index: SearchIndex, fields: string[], qualifier: string): strin
   return `to_tsvector('${CONFIGS[index.tokenize]}', regexp_replace(${text}, '${ASCII_SEPARATORS}', ' ', 'g'))`
 }
 
-/** The stored vector's column: a name no field may take (decision D69). */
+/** The stored vector's column: a name no field may take (decision D71). */
 export const SEARCH_COLUMN = '_fastbase_search'
 
-/** Layout of the search index this code makes (decision D69): 1 was the expression index; 2 the stored column. */
+/** Layout of the search index this code makes (decision D71): 1 was the expression index; 2 the stored column. */
 export const POSTGRES_SEARCH_FORMAT = 2
 
 /** Name of the GIN index (`fts_` cannot meet the `idx_` names of configured indexes). */

@@ -27,7 +27,7 @@ const LoginBody = Type.Union([
 ])
 
 export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
-  const { base, tags, limited, crudContext } = kit
+  const { base, tags, limited, crudContext, doc } = kit
   const { fields } = at
   const db = app.fastbase.db
 
@@ -36,7 +36,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     const signUpBody = Type.Object(insertRecordSchema(at.table.data).properties, { title: `${at.table.name} sign-up` })
     app.post(`${base}/sign-up`, {
       config: limited(),
-      schema: { tags, summary: `Create a ${at.table.name} account`, body: signUpBody, response: { 200: SessionResponseSchema, ...errorResponses } }
+      schema: { tags, summary: `Create a ${at.table.name} account`, ...doc.signUp(), body: signUpBody, response: { 200: SessionResponseSchema, ...errorResponses } }
     }, async (request) => {
       // The ordinary insert path: createRule, noInsert, validation and password hashing all apply.
       const values = Object.fromEntries(Object.entries(request.body).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
@@ -52,6 +52,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
       schema: {
         tags,
         summary: 'Log in with an email or username and a password',
+        ...doc.loginPassword(),
         body: LoginBody,
         response: { 200: SessionResponseSchema, ...errorResponses }
       }
@@ -67,6 +68,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     schema: {
       tags,
       summary: 'Exchange a refresh token for new tokens (the refresh token is rotated)',
+      ...doc.refreshToken(),
       body: Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
@@ -77,7 +79,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
 
   app.post(`${base}/logout`, {
     config: { allowExpiredToken: true },
-    schema: { tags, summary: 'End the current session and clear the auth cookie', security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
+    schema: { tags, summary: 'End the current session and clear the auth cookie', ...doc.logout(), security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request, reply) => {
     const auth = callerOf(request)
     if (auth.cid !== at.table.name || auth.sid === null) throw errors.unauthorized()

@@ -12,6 +12,9 @@ export function adminLoginRoute (app: TypeBoxApp, limited: () => object): void {
     schema: {
       tags: ['admin'],
       summary: 'Exchange the service token or an admin password for a short-lived admin token',
+      operationId: 'admin_login',
+      // `limited()` is empty when rate limits are off.
+      'x-document': { errors: [400, 401, 413, 415, 500, ...('rateLimit' in limited() ? [429] : [])] },
       body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }),
       response: { 200: Type.Object({ token: Type.String(), role: Type.String(), expiresIn: Type.Integer() }), ...errorResponses }
     }

@@ -42,7 +42,7 @@ function verifierOf (app: FastifyInstance): Promise<IdTokenVerifier> {
 }
 
 export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): Promise<void> {
-  const { base, tags, limited } = kit
+  const { base, tags, limited, doc } = kit
   const verifier = await verifierOf(app)
   const services = app.fastbase.auth
 
@@ -52,6 +52,7 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
     schema: {
       tags,
       summary: 'Exchange an external JWT (Authorization: Bearer) from a trusted issuer for a session',
+      ...doc.loginToken(),
       description: 'The issuer must be configured in authProviders with a secret (HS256) or a jwksUrl; exp is required, aud must name the clientId when one is configured.',
       security: [{ bearerAuth: [] }],
       response: { 200: SessionResponseSchema, ...errorResponses }
@@ -76,7 +77,7 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
 }
 
 function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
-  const { base, tags, limited } = kit
+  const { base, tags, limited, doc } = kit
   const { appUrl, allowedRedirectUrls, allowedOrigins } = app.fastbase.config
   // The app's pages (appUrl, the allowed origins, the places sign-ins may return to) and the provider's own (redirect mode).
   const trusted = originsOf([appUrl, ...allowedOrigins ?? [], ...app.fastbase.options.allowedOrigins, ...allowedRedirectUrls ?? [], ...verifier.oneTapIssuers(name)])
@@ -86,6 +87,7 @@ function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: I
     schema: {
       tags,
       summary: `Sign in with a ${name} ID token (one-tap)`,
+      ...doc.oneTap(name),
       description: `A form post (credential, g_csrf_token equal to the ${CSRF_COOKIE} cookie) as Google Identity Services sends it, or JSON { token }. Sets the auth cookie when authCookie is configured. ` +
         'A browser\'s post must come from appUrl\'s origin, an allowedRedirectUrls origin or the provider\'s (Origin, else Sec-Fetch-Site: same-origin); a form post that states neither is refused too.',
       consumes: [FORM, 'application/json'],

@@ -15,6 +15,8 @@ import { adminLoginRoute } from './admin-login.js'
 import { SuccessSchema } from './session-response.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { callerOf } from '../../plugins/auth-context.js'
+import { documentComponents } from '../../schemas/openapi/components.js'
+import { authDocument } from './document.js'
 
 export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   const { auth } = app.fastbase
@@ -24,7 +26,7 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   }
   const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, callerOf(request), { requestId: request.id })
   for (const at of auth.tables.values()) {
-    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf }
+    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf, doc: authDocument(documentComponents(app.fastbase), at.table) }
     accountRoutes(app, at, kit)
     passwordRoutes(app, at, kit)
     verificationRoutes(app, at, kit)
@@ -33,7 +35,7 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   }
 
   app.post('/auth/logout', {
-    schema: { tags: ['auth'], summary: 'Clear the auth cookie (sessions are ended by /table/{table}/auth/logout)', response: { 200: SuccessSchema } }
+    schema: { tags: ['auth'], operationId: 'auth_logout', summary: 'Clear the auth cookie (sessions are ended by /table/{table}/auth/logout)', response: { 200: SuccessSchema }, 'x-document': { errors: [401, 500] } }
   }, async (_request, reply) => {
     clearAuthCookie(app, reply)
     return { success: true }

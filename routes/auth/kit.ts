@@ -3,6 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
 import type { CrudContext } from '../../lib/crud/context.js'
+import type { AuthDocument } from './document.js'
 
 export interface RouteKit {
   base: string
@@ -10,6 +11,8 @@ export interface RouteKit {
   /** Route config with this table's rate limit (none when `rateLimit: false`). */
   limited: () => { rateLimit?: { max: number, timeWindow: number } }
   crudContext: (request: FastifyRequest, at: AuthTable) => CrudContext
+  /** What the API document says of this table's auth routes. */
+  doc: AuthDocument
 }
 
 /**

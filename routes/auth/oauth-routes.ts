@@ -47,7 +47,7 @@ function providersOf (app: FastifyInstance): OAuthProviders {
 }
 
 export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
-  const { base, tags, limited } = kit
+  const { base, tags, limited, doc } = kit
   const { config } = app.fastbase
   const providers = providersOf(app)
   if (providers.names().length === 0) return
@@ -75,6 +75,7 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
     schema: {
       tags,
       summary: 'Start signing in with an OAuth provider (redirects to it)',
+      ...doc.oauth(),
       description: `Redirects (302) to the provider's authorization page with a signed state and a PKCE challenge, and sets the state cookie (${stateCookie.name}). ` +
         '`redirect` (after sign-in) must be under appUrl or an allowedRedirectUrls entry; without it the provider\'s redirectUrl, else appUrl. ' +
         `Register \`<appUrl's origin>/api/v1${base}/oauth/<provider>/callback\` at the provider: the redirect_uri is built from appUrl, never from the request's Host, ` +
@@ -99,6 +100,7 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
     schema: {
       tags,
       summary: 'Finish signing in with an OAuth provider (the provider redirects here)',
+      ...doc.oauthCallback(),
       description: 'Checks the state and the state cookie, exchanges the code, reads the user and signs them in. With authCookie configured: sets it and redirects (302) ' +
         'to the flow\'s redirect; a refusal after the state was verified redirects there too, with `error` and `error_description` query parameters. ' +
         'Without authCookie: answers the session as JSON. A missing, tampered, expired or used state is a 400, a state cookie that is missing or from another sign-in a 403.',

@@ -11,7 +11,7 @@ import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
 export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
-  const { base, tags, limited } = kit
+  const { base, tags, limited, doc } = kit
   const { fields } = at
   if (fields.password === undefined) return
   const services = app.fastbase.auth
@@ -26,6 +26,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
     schema: {
       tags,
       summary: 'Change the password; the user\'s other sessions are revoked',
+      ...doc.changePassword(),
       security: [{ bearerAuth: [] }],
       body: passwordBody(fields.currentName === undefined ? {} : { [fields.currentName]: Type.String() }),
       response: { 200: SuccessSchema, ...errorResponses }
@@ -45,6 +46,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
     schema: {
       tags,
       summary: 'Email a password reset link (always answers success: no account enumeration)',
+      ...doc.requestPasswordReset(),
       body: Type.Object({ [fields.email.name]: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SuccessSchema, ...errorResponses }
     }
@@ -60,6 +62,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
     schema: {
       tags,
       summary: 'Set a new password with a reset token; every session is revoked and a new one returned',
+      ...doc.confirmPasswordReset(),
       body: passwordBody({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SessionResponseSchema, ...errorResponses }
     }

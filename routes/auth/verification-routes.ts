@@ -11,13 +11,13 @@ import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
 export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
-  const { base, tags, limited } = kit
+  const { base, tags, limited, doc } = kit
   if (at.fields.verified === undefined || at.fields.email === undefined) return
   const services = app.fastbase.auth
 
   app.post(`${base}/request-verification`, {
     config: limited(),
-    schema: { tags, summary: 'Email a verification link to the signed-in user', security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
+    schema: { tags, summary: 'Email a verification link to the signed-in user', ...doc.requestVerification(), security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request) => {
     const auth = callerOf(request)
     // No credentials is 401 (sign in first); a caller signed in as someone else (another table's
@@ -33,6 +33,7 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
     schema: {
       tags,
       summary: 'Confirm an email address with a verification token',
+      ...doc.confirmVerification(),
       body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: Type.Union([SessionResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
     }

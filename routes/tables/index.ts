@@ -12,6 +12,8 @@ import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { requestGlobals } from '../request-globals.js'
 import { callerOf } from '../../plugins/auth-context.js'
+import { documentComponents } from '../../schemas/openapi/components.js'
+import { tableDocument } from './document.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
@@ -55,6 +57,7 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
   for (const table of tables.values()) {
     const base = `/table/${table.name}`
     const s = tableSchemas(table.data, limits)
+    const doc = tableDocument(documentComponents(app.fastbase), table)
     const tags = [table.name]
     const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
     // Every table's writes take multipart bodies (`@jsonPayload` and plain fields, as teenybase
@@ -72,20 +75,20 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     // select and list take the same parameters as a query string (GET, which has no body) or as a
     // body (POST: JSON or a form; validated, so always there).
     const reads = [
-      ['select', `Select ${table.name} records`, s.records, select],
-      ['list', `List ${table.name} records with the total`, s.list, list]
+      ['select', `Select ${table.name} records`, s.records, select, doc.select],
+      ['list', `List ${table.name} records with the total`, s.list, list, doc.list]
     ] as const
-    for (const [op, summary, response, run] of reads) {
+    for (const [op, summary, response, run, declared] of reads) {
       app.get(`${base}/${op}`, {
-        schema: { ...read(summary, response), querystring: q.read }
+        schema: { ...read(summary, response), ...declared('get'), querystring: q.read }
       }, async (request, reply) => {
         inListOrder(reply, request.query.select)
         return await run(context(request, table, false), request.query)
       })
     }
-    for (const [op, summary, response, run] of reads) {
+    for (const [op, summary, response, run, declared] of reads) {
       app.post(`${base}/${op}`, {
-        schema: { ...read(summary, response), body: q.read, consumes: ['application/json', FORM] }
+        schema: { ...read(summary, response), ...declared('post'), body: q.read, consumes: ['application/json', FORM] }
       }, async (request, reply) => {
         inListOrder(reply, request.body.select)
         return await run(context(request, table, false), request.body)
@@ -93,21 +96,21 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     }
     app.post(`${base}/insert`, {
       ...writeOptions(() => ['createRule']),
-      schema: { ...read(`Insert ${table.name} records`, s.records), body: s.insertBody, ...consumes }
+      schema: { ...read(`Insert ${table.name} records`, s.records), ...doc.insert(), body: s.insertBody, ...consumes }
     }, async (request, reply) => {
       inListOrder(reply, request.body.returning)
       return await insert(context(request, table, true), request.body)
     })
     app.post(`${base}/update`, {
       ...writeOptions(() => ['updateRule']),
-      schema: { ...read(`Update ${table.name} records`, s.records), body: s.updateBody, ...consumes }
+      schema: { ...read(`Update ${table.name} records`, s.records), ...doc.update(), body: s.updateBody, ...consumes }
     }, async (request, reply) => {
       inListOrder(reply, request.body.returning)
       return await update(context(request, table, true), request.body)
     })
     app.post(`${base}/delete`, {
       ...writeOptions(() => ['deleteRule']),
-      schema: { ...read(`Delete ${table.name} records`, s.records), body: s.deleteBody, consumes: ['application/json', FORM] }
+      schema: { ...read(`Delete ${table.name} records`, s.records), ...doc.delete(), body: s.deleteBody, consumes: ['application/json', FORM] }
     }, async (request, reply) => {
       inListOrder(reply, request.body.returning)
       return await remove(context(request, table, true), request.body)
@@ -115,14 +118,14 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
 
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
-      schema: { ...read(`View one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.view }
+      schema: { ...read(`View one ${table.name} record`, s.record), ...doc.view(), params: IdParamsSchema, querystring: q.view }
     }, async (request, reply) => {
       inListOrder(reply, request.query.select)
       return await view(context(request, table, false), request.params.id, request.query)
     })
     app.post(`${base}/edit/:id`, {
       ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
-      schema: { ...read(`Edit one ${table.name} record`, s.record), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
+      schema: { ...read(`Edit one ${table.name} record`, s.record), ...doc.edit(), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
     }, async (request, reply) => {
       inListOrder(reply, request.query.returning)
       return await edit(context(request, table, true), request.params.id, request.body ?? {}, request.query)

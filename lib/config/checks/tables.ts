@@ -8,7 +8,7 @@ export function checkTableNames (c: DatabaseSettings): string[] {
   return duplicates(tablesOf(c), 'table')
 }
 
-/** Column names fastbase keeps for itself (the stored search vector on PostgreSQL, decision D69). */
+/** Column names fastbase keeps for itself (the stored search vector on PostgreSQL, decision D71). */
 const RESERVED_FIELD_PREFIX = '_fastbase_'
 
 export function checkFieldNames (c: DatabaseSettings): string[] {
