@@ -85,5 +85,11 @@ forEachDialect(t, 'search rank', async (t, dialect) => {
     }
     t.same(await page(0), [key(3), key(0), key(1)], 'the best scored candidate first, then the others by key')
     t.same(await page(RANK_CANDIDATES), [key(RANK_CANDIDATES), key(RANK_CANDIDATES + 1), key(RANK_CANDIDATES + 2)], 'after the candidates: key order, whatever they score')
+    // A page within the candidates is read from them alone (decision D71); one that crosses their end
+    // reads every match. Both give the same rows in the same places.
+    t.same(await page(RANK_CANDIDATES - 3), [key(RANK_CANDIDATES - 3), key(RANK_CANDIDATES - 2), key(RANK_CANDIDATES - 1)], 'the last page within the candidates')
+    t.same(await page(RANK_CANDIDATES - 2), [key(RANK_CANDIDATES - 2), key(RANK_CANDIDATES - 1), key(RANK_CANDIDATES)], 'a page across their end: the same rows in the same places')
+    const list = await app.inject({ method: 'GET', url: '/api/v1/table/many/list', query: { where: 'many @@ \'kiwi\'', select: 'id', limit: '2' } })
+    t.same(list.json(), { items: [{ id: key(3) }, { id: key(0) }], total: RANK_CANDIDATES + 5 }, 'a list from the candidates counts every match')
   })
 })

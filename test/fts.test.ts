@@ -306,9 +306,10 @@ t.test('compiled SQL per dialect', async (t) => {
   })
   t.same(lite.ranks.map((r) => [r.fields, r.query]), [[undefined, { type: 'and', include: [{ type: 'phrase', words: ['Hello'], prefix: false }, { type: 'phrase', words: ['wor'], prefix: true }], exclude: [] }]])
   t.same(sqlite.search.scores(lite.ranks[0].index, '"notes"', ['title', 'body'], lite.ranks[0].query, { where: { sql: '"notes"."owner" = ?', bindings: ['me'] }, order: '"notes"."id"', limit: 1000 }), {
-    sql: 'SELECT "fts5_notes_idx".rowid AS "fb_row", coalesce(length(highlight("fts5_notes_idx", 0, char(1), \'\')) - length("fts5_notes_idx"."title"), 0) + coalesce(length(highlight("fts5_notes_idx", 1, char(1), \'\')) - length("fts5_notes_idx"."body"), 0) AS "fb_score" ' +
-      'FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ? AND +"fts5_notes_idx".rowid IN (SELECT "notes".rowid FROM "notes" WHERE "notes"."owner" = ? ORDER BY "notes"."id" LIMIT 1000)',
-    bindings: ['{title body} : (("Hello" AND "wor"*))', 'me']
+    sql: 'WITH "fb_c" AS MATERIALIZED (SELECT "notes".rowid AS "fb_row" FROM "notes" WHERE "notes"."owner" = ? ORDER BY "notes"."id" LIMIT 1000) ' +
+      'SELECT "fts5_notes_idx".rowid AS "fb_row", coalesce(length(highlight("fts5_notes_idx", 0, char(1), \'\')) - length("fts5_notes_idx"."title"), 0) + coalesce(length(highlight("fts5_notes_idx", 1, char(1), \'\')) - length("fts5_notes_idx"."body"), 0) AS "fb_score" ' +
+      'FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ? AND "fts5_notes_idx".rowid >= (SELECT min("fb_row") FROM "fb_c") AND "fts5_notes_idx".rowid <= (SELECT max("fb_row") FROM "fb_c") AND +"fts5_notes_idx".rowid IN (SELECT "fb_row" FROM "fb_c")',
+    bindings: ['me', '{title body} : (("Hello" AND "wor"*))']
   }, 'scores: the hits in the fields searched, of the first candidates only')
   t.match(sql(sqlite, 'title @@ auth.q').compiled, { bindings: ['{title} : (("from" AND "auth"))'] }, 'a global is folded into the query')
   t.match(sql(sqlite, 'notes @@ \'x\'', false).compiled, { bindings: ['{title body} : ("x")'] }, 'a caller who cannot see `secret` does not search it')

@@ -95,16 +95,19 @@ export const sqliteSearch = {
    * Score: how many passages of the searched fields match (FTS5's highlight() marks each with one
    * character), which reads only the row's text; bm25 would weigh words by the whole index, rows
    * the caller may not see included. `+rowid` keeps SQLite from handing the candidates to FTS5 one
-   * rowid lookup at a time (each would run the whole query again).
+   * rowid lookup at a time (each would run the whole query again); the range of the candidates'
+   * rowids lets FTS5 read only that part of each word's list (decision D71: rows are usually
+   * inserted in key order, so the first candidates lie close together).
    */
   scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment {
     const fts = quote(ftsTableName(index.table))
     const hits = (fields ?? index.fields).map((f) => `coalesce(length(highlight(${fts}, ${index.fields.indexOf(f)}, char(1), '')) - length(${fts}.${quote(f)}), 0)`)
     const where = candidates.where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${candidates.where.sql}`, bindings: candidates.where.bindings }
     return {
-      sql: `SELECT ${fts}.rowid AS "fb_row", ${hits.join(' + ')} AS "fb_score" FROM ${fts} WHERE ${fts} MATCH ? AND +${fts}.rowid IN ` +
-        `(SELECT ${rowKey(index, table)} FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit})`,
-      bindings: [matchText(query, fields), ...where.bindings]
+      sql: `WITH "fb_c" AS MATERIALIZED (SELECT ${rowKey(index, table)} AS "fb_row" FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit}) ` +
+        `SELECT ${fts}.rowid AS "fb_row", ${hits.join(' + ')} AS "fb_score" FROM ${fts} WHERE ${fts} MATCH ? ` +
+        `AND ${fts}.rowid >= (SELECT min("fb_row") FROM "fb_c") AND ${fts}.rowid <= (SELECT max("fb_row") FROM "fb_c") AND +${fts}.rowid IN (SELECT "fb_row" FROM "fb_c")`,
+      bindings: [...where.bindings, matchText(query, fields)]
     }
   }
 }
