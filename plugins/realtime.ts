@@ -11,7 +11,6 @@ import { bothSinks } from '../lib/crud/record-hooks.js'
 import { PgBus } from '../lib/realtime/pg-bus.js'
 import { FleetInterest, RENEW_MS } from '../lib/realtime/interest.js'
 import { realtimeSettings } from '../lib/realtime/settings.js'
-import { isPostgresUrl } from '../lib/dialects/postgres-connection.js'
 import realtimeRoutes from '../routes/realtime.js'
 
 declare module './types.js' {
@@ -28,7 +27,7 @@ const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
   const { enabled, ...settings } = realtimeSettings(config.realtime)
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)
-  if (isPostgresUrl(options.databaseUrl)) {
+  if (executor.dialect.sharedByInstances) {
     const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)

@@ -17,8 +17,9 @@
 import type { Knex } from 'knex'
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
+import type { DialectName } from '../dialects/types.js'
 import { errors } from '../errors.js'
-import { planMigrations, type Plan, type PlanDialect, type Step } from './migration-plan.js'
+import { planMigrations, type Plan, type Step } from './migration-plan.js'
 import { applyEffects, isInternalTable, schemaOf } from './schema-model.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
@@ -66,7 +67,7 @@ export interface MigrationLog {
 export interface MigrationDatabase {
   knex: Knex
   ddl: SchemaDialect
-  dialect: PlanDialect
+  dialect: DialectName
   log: MigrationLog
 }
 
@@ -272,7 +273,7 @@ function nextRecord (view: ProjectView, record: SchemaRecord, project: string, c
   return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners }
 }
 
-async function plan (db: Knex.Transaction | Knex, dialect: PlanDialect, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
+async function plan (db: Knex.Transaction | Knex, dialect: DialectName, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
   const record = await readRecord(db, existing)
   const view = projectView(record, project)
   const base = baseline(view.own, history.length > 0, existing, tables, view.others.length > 0)

@@ -72,8 +72,10 @@ function timestamp (arg: string | undefined): string {
 }
 
 export const postgres: Dialect = {
-  name: 'postgres',
   ...postgresDdl,
+  label: 'PostgreSQL',
+  sharedByInstances: true,
+  synchronous: false,
   quote,
   rowEstimate: {
     explain: (sql) => `EXPLAIN (FORMAT JSON) ${sql}`,

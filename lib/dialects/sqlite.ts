@@ -64,8 +64,11 @@ function affinityOf (field: TableField): string | undefined {
 const DATE_FORMATS: Record<string, string> = { datetime: '%Y-%m-%d %H:%M:%S', date: '%Y-%m-%d', time: '%H:%M:%S' }
 
 export const sqlite: Dialect = {
-  name: 'sqlite',
   ...sqliteDdl,
+  label: 'SQLite',
+  // One file, one process (better-sqlite3 runs each statement synchronously).
+  sharedByInstances: false,
+  synchronous: true,
   quote,
   like: (l, r, negate) => `(${l} ${negate ? 'NOT LIKE' : 'LIKE'} ${r} ESCAPE '\\')`,
   isDistinct: (l, r, equal) => `(${l} IS ${equal ? '' : 'NOT '}${r})`,

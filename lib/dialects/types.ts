@@ -1,6 +1,7 @@
-// Everything that differs between SQLite and PostgreSQL is behind this interface.
-// `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only implementations; nothing
-// else in the code base branches on the dialect name.
+// Everything that differs between SQLite and PostgreSQL is behind this interface (and the DDL side,
+// SchemaDialect in ddl.ts). `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only
+// implementations; nothing else in the code base branches on the dialect name: what differs is a
+// capability or a method here.
 import type { TableField, TableData } from '../../schemas/config.js'
 import type { SearchIndex } from '../fts.js'
 import type { SearchQuery } from '../fts-query.js'
@@ -35,6 +36,18 @@ export interface DdlDialect {
 
 export interface Dialect extends DdlDialect {
   readonly name: DialectName
+  /** The database's name for people (messages). */
+  readonly label: string
+  /**
+   * Several instances may serve one database: what they must agree on (rate-limit counters, realtime
+   * interest and changes) goes through the database rather than staying in one process's memory.
+   */
+  readonly sharedByInstances: boolean
+  /**
+   * Statements run synchronously in this process (the driver blocks the event loop while one runs):
+   * work that may be long runs on a thread of its own.
+   */
+  readonly synchronous: boolean
 
   /** Quotes a (validated) identifier. */
   quote(name: string): string

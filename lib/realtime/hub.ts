@@ -168,7 +168,7 @@ export class RealtimeHub implements ChangeSink {
     readonly settings: RealtimeSettings,
     readonly log: { warn: (obj: object, msg: string) => void, debug?: (obj: object, msg: string) => void }
   ) {
-    this.evaluator = executor.dialect.name === 'sqlite' ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
+    this.evaluator = executor.dialect.synchronous ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
     this.timers.push(setInterval(() => this.heartbeat(), settings.heartbeatMs).unref())
     this.timers.push(setInterval(() => { void this.recheckSessions() }, settings.sessionCheckMs).unref())
   }
