@@ -4,7 +4,8 @@
 // re-checks its condition on the rows it deletes, so a row another instance changed meanwhile (a hit
 // starting a new rate-limit window) is left alone, and a row another instance deleted counts once.
 import type { Knex } from 'knex'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS, OAUTH_STATES } from './store-tables.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES } from './store-tables.js'
+import { RATE_LIMITS } from './rate-limit-store.js'
 import { nowSeconds } from './sessions.js'
 import { schemaDialectOf } from '../dialects/index.js'
 

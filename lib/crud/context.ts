@@ -10,7 +10,7 @@ import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
-import type { ChangeSink } from '../realtime/changes.js'
+import type { ChangeSink } from './changes-port.js'
 import type { RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {

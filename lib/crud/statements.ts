@@ -7,7 +7,7 @@ import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
-import { recordChange, type ChangeAction } from '../realtime/changes.js'
+import { recordChange, type ChangeAction } from './changes-port.js'
 
 type Row = Record<string, unknown>
 export type Conflict = 'ABORT' | 'FAIL' | 'IGNORE' | 'REPLACE' | 'ROLLBACK'

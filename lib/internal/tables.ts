@@ -1,10 +1,14 @@
-// fastbase's own tables, all of them: each concern's (auth state, rate limits and realtime interest
-// in lib/auth/store-tables.ts) and those for running in production, declared here: which instances
+// fastbase's own tables, all of them: each concern's, declared beside its code (auth state in
+// lib/auth/store-tables.ts, rate limits in lib/auth/rate-limit-store.ts, realtime interest in
+// lib/realtime/interest.ts), and those for running in production, declared here: which instances
 // are alive (a restore refuses while one is) and which scheduled job ran when (one instance of a fleet
 // claims each run). Times are epoch seconds of the writer's clock.
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import { dialectFor, type DialectName } from '../dialects/index.js'
-import { authStoreTables, epoch, rateLimitTable, realtimeInterestTable, text } from '../auth/store-tables.js'
+import { authStoreTables } from '../auth/store-tables.js'
+import { rateLimitTable } from '../auth/rate-limit-store.js'
+import { realtimeInterestTable } from '../realtime/interest.js'
+import { epoch, text } from '../db/internal-columns.js'
 
 export const INSTANCES_TABLE = '_fastbase_instances'
 export const JOBS_TABLE = '_fastbase_jobs'

@@ -19,7 +19,7 @@ import { errors } from '../errors.js'
 import type { ConditionEvaluator } from './evaluate.js'
 import { SqlEvaluator } from './evaluate-sql.js'
 import { SqliteEvaluator } from './evaluate-sqlite.js'
-import type { Change, ChangeAction, ChangeSink } from './changes.js'
+import type { Change, ChangeAction, ChangeSink } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 
 type Row = Record<string, unknown>
