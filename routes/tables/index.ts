@@ -10,7 +10,7 @@ import { insert, update, edit, remove } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import type { TypeBoxApp } from '../typebox.js'
-import { requestGlobals } from '../request-globals.js'
+import { requestGlobals } from '../../lib/request-globals.js'
 import { callerOf } from '../../plugins/auth-context.js'
 
 const FORM = 'application/x-www-form-urlencoded'
