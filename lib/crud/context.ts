@@ -182,7 +182,7 @@ export function whereOf (ctx: CrudContext, where: string | undefined, extra: Par
 }
 
 export function applyCondition<T extends Knex.QueryBuilder> (query: T, condition: Fragment | true): T {
-  return condition === true ? query : query.whereRaw(condition.sql, condition.bindings as Knex.RawBinding[]) as T
+  return condition === true ? query : query.whereRaw(condition.sql, condition.bindings) as T
 }
 
 /** Where a planned statement binds the record id (no expression can name it). */

@@ -2,16 +2,20 @@
 // SchemaDialect in ddl.ts). `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only
 // implementations; nothing else in the code base branches on the dialect name: what differs is a
 // capability or a method here.
+import type { Knex } from 'knex'
 import type { TableField, TableData } from '../../schemas/config.js'
 import type { SearchIndex } from '../fts.js'
 import type { SearchQuery } from '../fts-query.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
+/** A value bound to a `?` placeholder (what Knex's raw() takes). */
+export type Binding = Knex.RawBinding
+
 /** A SQL fragment with `?` placeholders and the values bound to them, in order. */
 export interface Fragment {
   sql: string
-  bindings: unknown[]
+  bindings: Binding[]
 }
 
 export type ConstraintKind = 'unique' | 'not_null' | 'foreign_key' | 'check' | 'trigger'
@@ -111,7 +115,7 @@ export interface Dialect extends DdlDialect {
 
   // ---- values ----
   /** JSON value from a request -> value bound for this column. Throws ValueError with a message on bad input. */
-  encode(field: TableField, value: unknown): unknown
+  encode(field: TableField, value: unknown): Binding
   /** Value read from the driver -> JSON value for responses (decision D1). */
   decode(field: TableField | undefined, value: unknown): unknown
   /** Rows of a `knex.raw` result (drivers shape them differently). */
