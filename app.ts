@@ -27,6 +27,7 @@ import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
 import adminRoutes from './routes/admin.js'
 import backupRoutes from './routes/backups.js'
+import realtimeRoutes from './routes/realtime.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
@@ -71,7 +72,9 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     await app.register(tableApiPlugin)
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
-    await app.register(realtimePlugin, { prefix })
+    await app.register(realtimePlugin)
+    // GET and POST <prefix>/realtime, unless realtime is off.
+    if (app.fastbase.realtime !== undefined) await app.register(realtimeRoutes, { prefix })
     await app.register(api, { prefix })
     if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
     instance = app.fastbase

@@ -62,7 +62,7 @@ const NUMBER_TEXT = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/
  * refused, so `views == 'abc'` is the same 400 on both databases (PostgreSQL would fail the cast,
  * SQLite would quietly compare text with numbers).
  */
-export function numberInput (value: unknown, integer = false): unknown {
+export function numberInput (value: unknown, integer = false): number {
   const number = typeof value === 'number' ? value : typeof value === 'string' && NUMBER_TEXT.test(value.trim()) ? Number(value) : undefined
   if (number === undefined || !Number.isFinite(number)) throw new ValueError('must be a number')
   // Past 64 bits PostgreSQL's cast fails, and only when a row reaches it: refused up front on both.

@@ -53,7 +53,7 @@ async function auth (app: FastifyInstance): Promise<void> {
   const { config, options, db } = app.fastbase
   await app.register(cookiePlugin)
   const limits = config.rateLimit
-  await app.register(rateLimitPlugin, limits !== false && app.fastbase.dialect.name === 'postgres' ? { store: sharedRateLimits(app) } : {})
+  await app.register(rateLimitPlugin, limits !== false && app.fastbase.dialect.sharedByInstances ? { store: sharedRateLimits(app) } : {})
 
   // Tokens are signed with one algorithm and only that one verifies: a token re-signed with another
   // HMAC (HS512 with the same key) is refused, whatever its header claims.

@@ -1,8 +1,8 @@
 // Realtime subscriptions (docs/realtime.md): the hub (lib/realtime/hub.ts) is the executor's change
 // sink, so every write made through fastbase is reported to it after its commit; on PostgreSQL a
 // LISTEN/NOTIFY bus (lib/realtime/pg-bus.ts) carries changes between the instances sharing the
-// database. Registers GET and POST `<prefix>/realtime` (routes/realtime.ts). Streams end before the
-// app closes (preClose), so `app.close()` never waits on a client.
+// database. app.ts registers its routes (routes/realtime.ts) when the hub is set. Streams end before
+// the app closes (preClose), so `app.close()` never waits on a client.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import type {} from './types.js'
@@ -11,8 +11,6 @@ import { bothSinks } from '../lib/crud/record-hooks.js'
 import { PgBus } from '../lib/realtime/pg-bus.js'
 import { FleetInterest, RENEW_MS } from '../lib/realtime/interest.js'
 import { realtimeSettings } from '../lib/realtime/settings.js'
-import { isPostgresUrl } from '../lib/dialects/postgres-connection.js'
-import realtimeRoutes from '../routes/realtime.js'
 
 declare module './types.js' {
   interface Fastbase {
@@ -23,12 +21,12 @@ declare module './types.js' {
   }
 }
 
-const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
+const realtime: FastifyPluginAsync = async (app) => {
   const { config, executor, descriptors: tables, options } = app.fastbase
   const { enabled, ...settings } = realtimeSettings(config.realtime)
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)
-  if (isPostgresUrl(options.databaseUrl)) {
+  if (executor.dialect.sharedByInstances) {
     const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)
@@ -51,7 +49,6 @@ const realtime: FastifyPluginAsync<{ prefix: string }> = async (app, opts) => {
   app.fastbase.auth.sessions.onRevoked((revoked) => hub.sessionsRevoked(revoked))
   app.fastbase.realtime = hub
   app.addHook('preClose', (done) => { hub.close(); done() })
-  await app.register(realtimeRoutes, { prefix: opts.prefix })
 }
 
 export default fp(realtime, { fastify: '5.x', name: 'fastbase-realtime', dependencies: ['fastbase-auth-context'] })

@@ -11,7 +11,7 @@ import { adminContext, type AuthContext } from '../lib/auth-context.js'
 import { callerForUser } from '../lib/auth/user-context.js'
 import { withinTransaction } from '../lib/crud/context.js'
 import { errors } from '../lib/errors.js'
-import { requestGlobals } from '../routes/request-globals.js'
+import { requestGlobals } from '../lib/request-globals.js'
 
 /** Server code acting as itself: a superadmin past every rule and field flag. */
 const SYSTEM: ActingCaller = Object.freeze({ auth: Object.freeze(adminContext('superadmin', 'system')), applyRules: false })

@@ -6,7 +6,7 @@ import type { CompiledAction } from '../lib/actions/run.js'
 import { errorResponses } from '../schemas/tables.js'
 import { errors } from '../lib/errors.js'
 import type { TypeBoxApp } from './typebox.js'
-import { requestGlobals } from './request-globals.js'
+import { requestGlobals } from '../lib/request-globals.js'
 import { callerOf } from '../plugins/auth-context.js'
 import { json } from '../schemas/openapi/components.js'
 

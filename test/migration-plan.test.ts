@@ -268,6 +268,49 @@ t.test('drop a column, drop a table: destructive', async (t) => {
   t.same(names(planMigrations(base, changed((c) => { c.tables = [] }), 'sqlite')), ['drop_table_posts', 'drop_table_users'])
 })
 
+t.test('a table with a search index and a trigger: renamed, then dropped, with what belongs to it', async (t) => {
+  const trigger = { name: 'stamp', event: 'INSERT' as const, seq: 'AFTER' as const, body: { q: 'UPDATE posts SET title = title WHERE id = NEW.id' } }
+  const searched = changed((c) => { Object.assign(table(c, 'posts'), { indexes: [], triggers: [trigger], fullTextSearch: { fields: ['title'] } }) })
+  const renamed = changed((c) => { Object.assign(table(c, 'posts'), { name: 'articles', lastName: 'posts' }) }, searched)
+  const articles = table(renamed, 'articles')
+  const created = (ddl: typeof sqliteDdl) => ddl.createTable(articles, renamed.tables).slice(1)
+  // SQLite makes the FTS5 table (with its triggers) and the trigger anew under the new name.
+  const fts = ['ai', 'ad', 'au'].map((s) => `DROP TRIGGER IF EXISTS "fts5_posts_idx_${s}"`)
+  t.same(planOf(searched, renamed, 'sqlite'), [{
+    name: 'rename_table_posts_to_articles',
+    table: 'articles',
+    kind: 'rename_table',
+    destructive: false,
+    sql: ['ALTER TABLE "posts" RENAME TO "articles"', ...fts, 'DROP TABLE IF EXISTS "fts5_posts_idx"', ...created(sqliteDdl).slice(1), 'DROP TRIGGER IF EXISTS "tgr_posts_stamp"', ...created(sqliteDdl).slice(0, 1)]
+  }])
+  // PostgreSQL renames the search index; the trigger's function names the table, so it is made anew.
+  t.same(planOf(searched, renamed, 'postgres'), [{
+    name: 'rename_table_posts_to_articles',
+    table: 'articles',
+    kind: 'rename_table',
+    destructive: false,
+    sql: [
+      'ALTER TABLE "posts" RENAME TO "articles"',
+      'ALTER TABLE "articles" RENAME CONSTRAINT "posts_owner_fkey" TO "articles_owner_fkey"',
+      'ALTER INDEX IF EXISTS "fts_posts_idx" RENAME TO "fts_articles_idx"',
+      'DROP TRIGGER IF EXISTS "tgr_posts_stamp" ON "articles"',
+      'DROP FUNCTION IF EXISTS "tgr_posts_stamp"()',
+      ...created(postgresDdl).slice(0, 2)
+    ]
+  }])
+  const gone = changed((c) => { c.tables = c.tables.filter((x) => x.name !== 'articles') }, renamed)
+  const reason = 'table articles is no longer in the config: dropping it deletes its rows'
+  // SQLite's FTS5 table outlives the table it indexes; a PostgreSQL trigger's function does.
+  t.same(planOf(renamed, gone, 'sqlite'), [{
+    name: 'drop_table_articles', table: 'articles', kind: 'drop_table', destructive: true, reason,
+    sql: [...fts.map((s) => s.replace('posts', 'articles')), 'DROP TABLE IF EXISTS "fts5_articles_idx"', 'DROP TABLE "articles"']
+  }])
+  t.same(planOf(renamed, gone, 'postgres'), [{
+    name: 'drop_table_articles', table: 'articles', kind: 'drop_table', destructive: true, reason,
+    sql: ['DROP TABLE "articles"', 'DROP FUNCTION IF EXISTS "tgr_articles_stamp"()']
+  }])
+})
+
 t.test('type change, notNull added, unique added: destructive', async (t) => {
   const typed = changed((c) => { table(c, 'posts').fields[1] = { name: 'title', type: 'integer', sqlType: 'integer' } })
   t.same(planOf(base, typed, 'postgres'), [{

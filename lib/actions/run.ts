@@ -145,7 +145,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   const params = action.validate(input ?? {})
   const checkGuard = async (trx: Knex.Transaction): Promise<void> => {
     if (guard === true) return
-    const rows = runtime.executor.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings as Knex.RawBinding[]))
+    const rows = runtime.executor.dialect.rawRows(await trx.raw(`SELECT CASE WHEN ${guard.sql} THEN 1 ELSE 0 END AS ok`, guard.bindings))
     if (Number(rows[0]?.ok) !== 1) throw errors.forbidden()
   }
   const code = action.code

@@ -3,7 +3,7 @@
 // `noSelect` fields from non-admins (decision D19).
 import type { Knex } from 'knex'
 import type { ActionSqlQuery, SqlQuery } from '../../schemas/config.js'
-import type { Fragment } from '../dialects/types.js'
+import type { Binding, Fragment } from '../dialects/types.js'
 import type { CrudContext } from '../crud/context.js'
 import { applyCondition } from '../crud/context.js'
 import { selectList, decodeRow, type OutputColumn } from '../crud/columns.js'
@@ -26,7 +26,7 @@ function paramValue (action: string, name: string, params: Row, local?: Record<s
 export function template (ctx: CrudContext, action: string, query: SqlQuery | string, params: Row): Fragment {
   const text = rewriteRaise(typeof query === 'string' ? query : query.q)
   const local = typeof query === 'string' ? undefined : query.p
-  const bindings: unknown[] = []
+  const bindings: Binding[] = []
   const sql = text.replace(PLACEHOLDER, (_m, name: string) => {
     const bound = ctx.dialect.literal(paramValue(action, name, params, local))
     bindings.push(...bound.bindings)

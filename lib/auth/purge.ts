@@ -4,9 +4,10 @@
 // re-checks its condition on the rows it deletes, so a row another instance changed meanwhile (a hit
 // starting a new rate-limit window) is left alone, and a row another instance deleted counts once.
 import type { Knex } from 'knex'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, RATE_LIMITS, OAUTH_STATES } from './store-tables.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES } from './store-tables.js'
+import { RATE_LIMITS } from './rate-limit-store.js'
 import { nowSeconds } from './sessions.js'
-import { LIFT_STATEMENT_TIMEOUT } from '../dialects/postgres-ddl.js'
+import { schemaDialectOf } from '../dialects/index.js'
 
 /**
  * How long sessions and one-time tokens are kept past their expiry. Nothing accepts them then, but
@@ -40,13 +41,13 @@ function purges (knex: Knex): Purge[] {
 }
 
 async function deleteInBatches (knex: Knex, { table, key, expired }: Purge, batch: number): Promise<number> {
-  // On PostgreSQL each batch lifts the statement_timeout callers run under: a slow database delays
-  // the purge, it must not cancel it.
-  const lift = knex.client.dialect === 'postgresql'
+  // Each batch lifts the statement timeout callers run under (where there is one): a slow database
+  // delays the purge, it must not cancel it.
+  const { longWork } = schemaDialectOf(knex)
   let total = 0
   for (;;) {
     const deleted = await knex.transaction(async (trx): Promise<number> => {
-      if (lift) await trx.raw(LIFT_STATEMENT_TIMEOUT)
+      for (const statement of longWork) await trx.raw(statement)
       return await expired(trx(table)).whereIn(key, expired(trx(table).select(key)).limit(batch)).del()
     })
     total += deleted

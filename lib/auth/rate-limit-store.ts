@@ -2,8 +2,26 @@
 // database counts the same hits, so `max` holds for the whole fleet instead of per process.
 // One atomic upsert per hit, timed by the database clock, so instances whose clocks differ still agree.
 import type { Knex } from 'knex'
+import type { TableData } from '../../schemas/config.js'
 import { type FastbaseError, errors } from '../errors.js'
-import { RATE_LIMITS } from './store-tables.js'
+import { text } from '../db/internal-columns.js'
+
+export const RATE_LIMITS = '_fastbase_rate_limits'
+
+/**
+ * Rate-limit counters (a database-clock timestamp), one row per route and caller (the store below). PostgreSQL only:
+ * a SQLite file has one process, which counts in memory. Created by plugins/auth.ts, whether or not a
+ * table has the auth extension (admin sign-in is limited too).
+ */
+export const rateLimitTable: TableData = {
+  name: RATE_LIMITS,
+  fields: [
+    text('key', { primary: true, notNull: true }),
+    { name: 'hits', type: 'integer', sqlType: 'integer', notNull: true },
+    { name: 'reset_at', type: 'date', sqlType: 'timestamp', notNull: true }
+  ],
+  indexes: [{ fields: ['reset_at'] }]
+}
 
 export interface Hits { current: number, ttl: number }
 export type HitsCallback = (error: Error | null, result?: Hits) => void

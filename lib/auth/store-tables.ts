@@ -1,19 +1,13 @@
 // fastbase's own tables for auth state. They live in the database (not in process memory) so every
-// instance sharing it sees the same sessions, one-time tokens and (PostgreSQL) rate-limit counters.
-// Times are epoch seconds, except the rate limits' database-clock timestamps.
+// instance sharing it sees the same sessions and one-time tokens. Times are epoch seconds.
 import type { TableData } from '../../schemas/config.js'
-import { INTEREST_TABLE } from '../realtime/interest.js'
+import { epoch, text } from '../db/internal-columns.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
 export const ONE_TIME_TOKENS = '_fastbase_tokens'
-export const RATE_LIMITS = '_fastbase_rate_limits'
 export const IDENTITIES = '_fastbase_identities'
 export const OAUTH_STATES = '_fastbase_oauth_states'
-
-/** Columns of fastbase's own tables: text, and epoch seconds. */
-export const text = (name: string, extra: object = {}) => ({ name, type: 'text' as const, sqlType: 'text' as const, ...extra })
-export const epoch = (name: string, notNull = true) => ({ name, type: 'integer' as const, sqlType: 'integer' as const, notNull })
 
 export const authStoreTables: TableData[] = [
   {
@@ -80,33 +74,3 @@ export const authStoreTables: TableData[] = [
     indexes: [{ fields: ['expires_at'] }]
   }
 ]
-
-/**
- * Rate-limit counters, one row per route and caller (lib/auth/rate-limit-store.ts). PostgreSQL only:
- * a SQLite file has one process, which counts in memory. Created by plugins/auth.ts, whether or not a
- * table has the auth extension (admin sign-in is limited too).
- */
-export const rateLimitTable: TableData = {
-  name: RATE_LIMITS,
-  fields: [
-    text('key', { primary: true, notNull: true }),
-    { name: 'hits', type: 'integer', sqlType: 'integer', notNull: true },
-    { name: 'reset_at', type: 'date', sqlType: 'timestamp', notNull: true }
-  ],
-  indexes: [{ fields: ['reset_at'] }]
-}
-
-/**
- * Which instance has realtime subscribers for which table (lib/realtime/interest.ts). PostgreSQL
- * only: instances send changes to each other only for tables someone subscribes to.
- */
-export const realtimeInterestTable: TableData = {
-  name: INTEREST_TABLE,
-  fields: [
-    text('key', { primary: true, notNull: true }),
-    text('instance', { notNull: true }),
-    text('table_name', { notNull: true }),
-    { name: 'expires_at', type: 'date', sqlType: 'timestamp', notNull: true }
-  ],
-  indexes: [{ fields: ['table_name'] }]
-}

@@ -8,7 +8,7 @@ import type { AuthFields } from './fields.js'
 import type { SessionStore } from './sessions.js'
 import type { OneTimeTokens } from './one-time-tokens.js'
 import type { ActionEmailKind } from './mailer.js'
-import type { ChangeSink } from '../realtime/changes.js'
+import type { ChangeSink } from '../crud/changes-port.js'
 import type { RecordHooks } from '../crud/record-hooks.js'
 
 export type Row = Record<string, unknown>

@@ -2,7 +2,7 @@
 // created by an external sign-in) reported to realtime like any table write (lib/realtime/changes.ts):
 // after the commit, with the row as it was written.
 import type { Knex } from 'knex'
-import { recordChange, type ChangeAction } from '../realtime/changes.js'
+import { recordChange, type ChangeAction } from '../crud/changes-port.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 
 /** Reports the write of `row` (as read from the database, or its uid to read it) made on `db`. */

@@ -2,6 +2,7 @@
 // and loads the user's visible fields for `auth.<field>`, so a logout or password change takes effect
 // on every instance at once, and a deleted user's token stops working.
 import type { Knex } from 'knex'
+import type { Binding } from '../dialects/types.js'
 import type { AuthContext } from '../auth-context.js'
 import type { AuthTable } from './types.js'
 import { ANONYMOUS } from '../auth-context.js'
@@ -41,7 +42,7 @@ export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt:
 const SID = '\u0000session-id'
 const NOW = '\u0000now'
 
-interface SessionCheck { statement: Statement, bindings: readonly unknown[] }
+interface SessionCheck { statement: Statement, bindings: readonly Binding[] }
 const checks = new WeakMap<AuthTable, SessionCheck>()
 
 /** The session check of an auth table, its text built once (every user token request runs it). */

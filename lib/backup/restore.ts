@@ -8,7 +8,7 @@ import { cp, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Knex } from 'knex'
 import type { DatabaseSettings } from '../../schemas/config.js'
-import { connect, dialectOfUrl, schemaDialect } from '../dialects/index.js'
+import { connect, dialectFor, dialectOfUrl, schemaDialect } from '../dialects/index.js'
 import { internalTablesFor } from '../internal/tables.js'
 import { migrationStatus, projectOf, type PendingMigration } from '../db/migrations.js'
 import { errors } from '../errors.js'
@@ -45,7 +45,7 @@ export async function restoreBackup (archiveFile: string, target: RestoreTarget)
   try {
     const manifest = await readArchive(archiveFile, staging)
     if (manifest.dialect !== dialect) {
-      throw errors.restoreRefused(`the archive holds a ${manifest.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'} database and DATABASE_URL names a ${dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL'} one`)
+      throw errors.restoreRefused(`the archive holds a ${dialectFor(manifest.dialect).label} database and DATABASE_URL names a ${dialectFor(dialect).label} one`)
     }
     const connection = connect(target.databaseUrl, target.dataDir)
     let pending: PendingMigration[] = []

@@ -6,8 +6,7 @@ import { createInterface } from 'node:readline/promises'
 import { migrate as runMigrations, dropsEveryTableMessage, projectOf, type MigrateOptions, type MigrateResult, type MigrationDatabase, type PendingMigration } from '../db/migrations.js'
 import { internalTablesFor } from '../internal/tables.js'
 import { safeDatabaseUrl } from '../config/locations.js'
-import { connect, schemaDialect } from '../dialects/index.js'
-import { isPostgresUrl } from '../dialects/postgres-connection.js'
+import { connect, dialectOfUrl, schemaDialect } from '../dialects/index.js'
 import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
 
@@ -50,7 +49,7 @@ applied), 2 usage error.`,
     const { file, env, databaseUrl, dataDir, result } = await loadCheckedConfig(positionals[0], values['env-file'])
     if (!reportProblems(file, result) || result.config === undefined) return EXIT.failed
     const config = result.config
-    const dialect = isPostgresUrl(databaseUrl) ? 'postgres' : 'sqlite'
+    const dialect = dialectOfUrl(databaseUrl)
     const connection = connect(databaseUrl, dataDir)
     const log = { info: () => {}, warn: () => {} }
     try {

@@ -6,7 +6,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { TSchema } from '@sinclair/typebox'
 import { DatabaseSettingsSchema, SqlValueSchema } from '../../schemas/config.js'
 import { formatPath } from './paths.js'
-import { isObject } from './plain.js'
+import { isObject } from '../plain.js'
 
 /** TypeBox's JSON pointer (`/tables/1/name`) as segments, numbers where the value is an array. */
 function pointerSegments (pointer: string, root: unknown): (string | number)[] {

@@ -4,7 +4,7 @@
 // `appUrl: '$APP_URL'`). Only those positions are resolved: elsewhere `$` is ordinary text (e.g.
 // teenybase's `jwtIssuer: '$db'`).
 // Problems name the config path and the variable, never a value.
-import { clonePlain, isPlainObject } from './plain.js'
+import { clonePlain, isPlainObject } from '../plain.js'
 import { formatPath } from './paths.js'
 
 export type Env = Record<string, string | undefined>

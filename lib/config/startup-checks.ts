@@ -79,6 +79,6 @@ function schemaProblems (config: DatabaseSettings, dialect: DialectName): string
     planMigrations(undefined, { tables: [...internalTablesFor(config, dialect), ...config.tables] }, dialect)
     return []
   } catch (error) {
-    return [`tables: the ${dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} schema cannot be created: ${(error as Error).message}`]
+    return [`tables: the ${dialectFor(dialect).label} schema cannot be created: ${(error as Error).message}`]
   }
 }

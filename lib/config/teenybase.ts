@@ -3,6 +3,7 @@
 // (decision D35). Runs on the plain copy of the config, before schema validation, so what is left
 // is validated strictly: a key neither knows is an error with "did you mean".
 import { formatPath } from './paths.js'
+import { isObject as isPlain } from '../plain.js'
 
 type Plain = Record<string, unknown>
 
@@ -36,8 +37,6 @@ const IGNORED_EMAIL: Record<string, string> = {
   resend: 'fastbase sends mail over SMTP: set `email.smtp` or SMTP_URL (Resend offers SMTP)',
   mock: 'without an SMTP transport fastbase already logs each email instead of sending it'
 }
-
-const isPlain = (value: unknown): value is Plain => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Rewrites `config` (a private copy) in place. */
 export function adaptTeenybaseKeys (config: unknown): Adaptation {

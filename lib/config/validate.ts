@@ -8,7 +8,7 @@ import type { DatabaseSettings } from '../../schemas/config.js'
 import { adaptTeenybaseKeys } from './teenybase.js'
 import { schemaProblems } from './explain.js'
 import { CROSS_CHECKS } from './checks/index.js'
-import { clonePlain, isObject } from './plain.js'
+import { clonePlain, isObject } from '../plain.js'
 
 export { ConfigError } from '../errors.js'
 

@@ -161,7 +161,7 @@ function nestedColumn (ctx: CrudContext, call: Call, arg: Expr, depth: number): 
 }
 
 export function selectList (db: Knex, ctx: CrudContext, columns: OutputColumn[]): Knex.Raw[] {
-  return columns.map((c) => db.raw(`${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`, c.fragment.bindings as Knex.RawBinding[]))
+  return columns.map((c) => db.raw(`${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`, c.fragment.bindings))
 }
 
 export function decodeRow (ctx: CrudContext, columns: OutputColumn[], row: Record<string, unknown>): Record<string, unknown> {

@@ -10,7 +10,7 @@ import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
-import type { ChangeSink } from '../realtime/changes.js'
+import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
@@ -184,7 +184,7 @@ export function whereOf (ctx: CrudContext, where: string | undefined, extra: Par
 }
 
 export function applyCondition<T extends Knex.QueryBuilder> (query: T, condition: Fragment | true): T {
-  return condition === true ? query : query.whereRaw(condition.sql, condition.bindings as Knex.RawBinding[]) as T
+  return condition === true ? query : query.whereRaw(condition.sql, condition.bindings) as T
 }
 
 /** Where a planned statement binds the record id (no expression can name it). */

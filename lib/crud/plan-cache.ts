@@ -11,6 +11,7 @@ import { Trace, globalAt, typeClass, type Slot } from '../expr/trace.js'
 import { ValueError } from '../values.js'
 import { errors } from '../errors.js'
 import type { TableDescriptor } from '../table.js'
+import type { Binding } from '../dialects/types.js'
 import { globalsOf, ID_SLOT, type CrudContext } from './context.js'
 
 interface Shape { reads: Map<string, boolean>, plans: Map<string, Cached>, bytes: number }
@@ -108,7 +109,7 @@ const VALUE_PREFIX = '$value.'
  * A plan's bindings for this run: slots take the caller's values (the record id, the values a
  * write gives its fields, the globals), each encoded for the column it meets.
  */
-export function fillSlots (ctx: CrudContext, bindings: ReadonlyArray<unknown>, id?: string | number, values?: Record<string, unknown>): unknown[] {
+export function fillSlots (ctx: CrudContext, bindings: readonly Binding[], id?: string | number, values?: Record<string, Binding>): Binding[] {
   let globals: Record<string, unknown> | undefined
   return bindings.map((b) => {
     if (!isSlot(b)) return b
@@ -123,7 +124,7 @@ export function isSlot (binding: unknown): binding is Slot {
   return binding !== null && typeof binding === 'object' && typeof (binding as Slot).path === 'string'
 }
 
-function bind (ctx: CrudContext, slot: Slot, value: unknown): unknown {
+function bind (ctx: CrudContext, slot: Slot, value: unknown): Binding {
   try {
     return ctx.dialect.literal(value, slot.field).bindings[0]
   } catch (error) {

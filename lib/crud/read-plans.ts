@@ -1,7 +1,8 @@
 // Read plans: select, list and view compiled once per shape and caller class (plan-cache.ts): the
 // SQL text in both forms, where each binding comes from, the output columns and their decoders.
 import type { Knex } from 'knex'
-import { slotOf, type Slot } from '../expr/trace.js'
+import { slotOf } from '../expr/trace.js'
+import type { Binding } from '../dialects/types.js'
 import { compileStatement, runStatement, type Statement } from '../db/statement.js'
 import type { OutputColumn } from './columns.js'
 import type { CrudContext } from './context.js'
@@ -11,8 +12,8 @@ export { planCacheSize } from './plan-cache.js'
 
 type Row = Record<string, unknown>
 
-/** A statement and its bindings: constants, and slots filled per run. */
-export interface PlannedStatement { statement: Statement, bindings: ReadonlyArray<unknown | Slot> }
+/** A statement and its bindings: constants, and slots (lib/expr/trace.ts) filled per run. */
+export interface PlannedStatement { statement: Statement, bindings: readonly Binding[] }
 
 export interface ReadPlan {
   columns: OutputColumn[]

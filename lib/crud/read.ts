@@ -136,12 +136,12 @@ function candidatesOnly (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
 }
 
 function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
-  return p.order === undefined ? query : query.orderByRaw(p.order.sql, p.order.bindings as Knex.RawBinding[])
+  return p.order === undefined ? query : query.orderByRaw(p.order.sql, p.order.bindings)
 }
 
 /** The search scores as a materialized CTE of the whole statement: computed once, not once per row. */
 function withScores (ctx: CrudContext, query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
-  return p.scores === undefined ? query : query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings as Knex.RawBinding[]))
+  return p.scores === undefined ? query : query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings))
 }
 
 /** The scores next to each row, for an order that reads them (any query of the statement may). */

@@ -13,7 +13,7 @@
 // An empty registry costs a write one Map look-up per statement.
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth-context.js'
-import type { Change, ChangeAction, ChangeSink } from '../realtime/changes.js'
+import type { Change, ChangeAction, ChangeSink } from './changes-port.js'
 import { afterCommit } from '../db/after-commit.js'
 
 type Row = Record<string, unknown>

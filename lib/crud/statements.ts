@@ -1,13 +1,13 @@
 // The statements every write is made of, shared by the table API (write.ts) and SQL-mode actions:
 // multi-row inserts with conflict handling, updates (with IGNORE/REPLACE resolution) and deletes.
 import type { Knex } from 'knex'
-import type { Fragment } from '../dialects/types.js'
+import type { Binding, Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
-import { recordChange, type ChangeAction } from '../realtime/changes.js'
+import { recordChange, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
 
@@ -56,7 +56,7 @@ export function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, act
 
 
 export function raw (db: Knex, fragment: Fragment): Knex.Raw {
-  return db.raw(fragment.sql, fragment.bindings as Knex.RawBinding[])
+  return db.raw(fragment.sql, fragment.bindings)
 }
 
 
@@ -115,8 +115,8 @@ export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, 
 }
 
 /** The SQL text of a value made with `raw`; its bindings are appended to `bindings`. */
-function sqlOf (value: Knex.Raw, bindings: unknown[]): string {
-  const fragment = value as unknown as { sql: string, bindings?: unknown[] }
+function sqlOf (value: Knex.Raw, bindings: Binding[]): string {
+  const fragment = value as unknown as { sql: string, bindings?: Binding[] }
   bindings.push(...(fragment.bindings ?? []))
   return fragment.sql
 }
@@ -128,7 +128,7 @@ function sqlOf (value: Knex.Raw, bindings: unknown[]): string {
  */
 function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[]): Promise<Row[]> {
   const q = ctx.dialect.quote
-  const bindings: unknown[] = []
+  const bindings: Binding[] = []
   const tuples = rows.map((row) => `(${names.map((name) => sqlOf(row[name], bindings)).join(', ')})`)
   return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings)
 }
@@ -190,7 +190,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
 
 /** `key` columns equal to the values `row` gives them, as a condition. */
 export function matchCondition (ctx: CrudContext, row: Record<string, Knex.Raw>, key: string[]): Fragment {
-  const bindings: unknown[] = []
+  const bindings: Binding[] = []
   const sql = key.map((name) => `${ctx.table.quoted}.${ctx.dialect.quote(name)} = ${sqlOf(row[name], bindings)}`).join(' AND ')
   return { sql: `(${sql})`, bindings }
 }
@@ -199,7 +199,7 @@ export function matchCondition (ctx: CrudContext, row: Record<string, Knex.Raw>,
 async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], keyCapture: OutputColumn[]): Promise<Set<string>> {
   const matches = rows.map((row) => matchCondition(ctx, row, target))
   const list = keyCapture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
-  const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.map((m) => m.sql).join(' OR ')}`, matches.flatMap((m) => m.bindings) as Knex.RawBinding[]))
+  const found = ctx.dialect.rawRows(await trx.raw(`SELECT ${list} FROM ${ctx.table.quoted} WHERE ${matches.map((m) => m.sql).join(' OR ')}`, matches.flatMap((m) => m.bindings)))
   return new Set(found.map((row) => JSON.stringify(keyCapture.map((c) => ctx.dialect.decode(c.field, row[c.key])))))
 }
 
@@ -208,7 +208,7 @@ export async function metKey (ctx: CrudContext, trx: Knex.Transaction, row: Reco
   const matches = keys.map((key) => matchCondition(ctx, row, key))
   const bindings = matches.flatMap((m) => m.bindings)
   const sql = `SELECT CASE ${matches.map((m, i) => `WHEN ${m.sql} THEN ${i}`).join(' ')} END AS k FROM ${ctx.table.quoted} WHERE ${matches.map((m) => m.sql).join(' OR ')} LIMIT 2`
-  const met = ctx.dialect.rawRows(await trx.raw(sql, [...bindings, ...bindings] as Knex.RawBinding[])).map((r) => Number(r.k))
+  const met = ctx.dialect.rawRows(await trx.raw(sql, [...bindings, ...bindings])).map((r) => Number(r.k))
   if (met.length > 1) throw constraintError('unique', keys[Math.max(...met)][0])
   return met.length === 0 ? undefined : keys[met[0]]
 }
@@ -230,7 +230,7 @@ export function keptColumns (ctx: CrudContext, target: string[]): Set<string | u
 
 
 async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
-  const bindings: unknown[] = []
+  const bindings: Binding[] = []
   const assignments = [...set].map(([name, f]) => {
     bindings.push(...f.bindings)
     return `${ctx.dialect.quote(name)} = ${f.sql}`
@@ -244,7 +244,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
 }
 
 /** ` RETURNING a AS "a", ...` (empty without columns); its bindings are appended to `bindings`. */
-export function returningSql (ctx: CrudContext, columns: OutputColumn[], bindings: unknown[]): string {
+export function returningSql (ctx: CrudContext, columns: OutputColumn[], bindings: Binding[]): string {
   if (columns.length === 0) return ''
   for (const c of columns) bindings.push(...c.fragment.bindings)
   return ` RETURNING ${columns.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')}`
@@ -296,7 +296,7 @@ async function deleteHolders (ctx: CrudContext, trx: Knex.Transaction, a: Assign
   const self = keyCondition(ctx, [target])
   const field = ctx.table.fields.get(column)!
   const assigned = a.get(column)!
-  const [{ v }] = await trx.from(ctx.table.name).select(trx.raw(`${assigned.sql} AS v`, assigned.bindings as Knex.RawBinding[])).whereRaw(self.sql, self.bindings as Knex.RawBinding[])
+  const [{ v }] = await trx.from(ctx.table.name).select(trx.raw(`${assigned.sql} AS v`, assigned.bindings)).whereRaw(self.sql, self.bindings)
   const decoded = ctx.dialect.decode(field, v)
   const value = ctx.dialect.literal(decoded, field)
   const holders = { sql: `${ctx.table.quoted}.${ctx.dialect.quote(column)} = ${value.sql} AND NOT (${self.sql})`, bindings: [...value.bindings, ...self.bindings] }

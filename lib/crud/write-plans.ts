@@ -6,8 +6,8 @@
 // Everything the text depends on is in the shape: the names of the fields given, in order, the
 // returning list and the caller's class; the values never are (null is bound like any value).
 import type { TableField } from '../../schemas/config.js'
-import type { Fragment } from '../dialects/types.js'
-import { slotOf, type Slot, type Trace } from '../expr/trace.js'
+import type { Binding, Fragment } from '../dialects/types.js'
+import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { outputColumns, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
@@ -16,7 +16,7 @@ import { cachedPlan, valueSlot } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
 /** A statement's text and bindings (slots filled per run), without or with the realtime capture columns. */
-export type PlannedWrite = (captured: boolean) => { sql: string, bindings: ReadonlyArray<unknown | Slot> }
+export type PlannedWrite = (captured: boolean) => { sql: string, bindings: readonly Binding[] }
 
 export interface InsertPlan {
   /** The fields of the values given, in the order given. */
@@ -70,7 +70,7 @@ function unlessRefused<P> (build: () => P | typeof UNPLANNED): P | typeof UNPLAN
 }
 
 /** Bindings as a plan keeps them: a token of the trace becomes its slot. */
-function slotted (trace: Trace, bindings: readonly unknown[]): Array<unknown | Slot> {
+function slotted (trace: Trace, bindings: readonly Binding[]): Binding[] {
   return bindings.map((b) => slotOf(trace, b) ?? b)
 }
 
@@ -79,7 +79,7 @@ function condition (trace: Trace, rule: Condition): Condition {
 }
 
 /** A statement `head` followed by its RETURNING clause; each of its two texts is written when first asked for. */
-function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindings: readonly unknown[], columns: OutputColumn[]): PlannedWrite {
+function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindings: readonly Binding[], columns: OutputColumn[]): PlannedWrite {
   const texts: Array<ReturnType<PlannedWrite> | undefined> = [undefined, undefined]
   return (captured) => {
     const i = captured ? 1 : 0
@@ -167,7 +167,7 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
     if (where === false) return { fields, columns, statement: false }
-    const bindings: unknown[] = []
+    const bindings: Binding[] = []
     const assignments = [...set].map(([name, f]) => {
       bindings.push(...f.bindings)
       return `${c.dialect.quote(name)} = ${f.sql}`

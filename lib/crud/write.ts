@@ -1,7 +1,7 @@
 // insert, update, edit and delete: each one transaction, rules enforced, values typed per column.
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
-import type { Fragment } from '../dialects/types.js'
+import type { Binding, Fragment } from '../dialects/types.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
@@ -222,7 +222,7 @@ function plannedNames (ctx: CrudContext, params: InsertParams, inputs: Row[]): s
 }
 
 /** A value bound for `field`, encoded; one that does not fit is recorded as a field error. */
-function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): unknown {
+function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): Binding {
   if (value === undefined || value === null) return null
   try {
     return ctx.dialect.encode(field, value)
@@ -237,7 +237,7 @@ function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErro
 async function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams, inputs: Row[]): Promise<Row[]> {
   if (plan.createRule === false) throw errors.forbidden()
   const fieldErrors: FieldErrors = {}
-  const values: unknown[] = []
+  const values: Binding[] = []
   for (const row of inputs) {
     const start = values.length
     for (const field of plan.fields) values.push(encoded(ctx, field, row[field.name], fieldErrors))
@@ -535,7 +535,7 @@ async function releaseFiles (ctx: CrudContext, trx: Knex.Transaction, condition:
   const seen = new Set(ctx.table.visibleFields(ctx.auth.admin).map((f) => f.name))
   const viewable = ctx.table.rules.viewRule === null && !ctx.auth.admin && ctx.applyRules ? false : ruleCondition(ctx, 'viewRule')
   const select: Array<Record<string, string> | Knex.Raw> = fields.map((f) => ({ [f.name]: f.name }))
-  if (typeof viewable === 'object') select.push(trx.raw(`CASE WHEN ${viewable.sql} THEN 1 ELSE 0 END AS ${ctx.dialect.quote(SHOWN_ALIAS)}`, viewable.bindings as Knex.RawBinding[]))
+  if (typeof viewable === 'object') select.push(trx.raw(`CASE WHEN ${viewable.sql} THEN 1 ELSE 0 END AS ${ctx.dialect.quote(SHOWN_ALIAS)}`, viewable.bindings))
   const rows: Row[] = await applyCondition(trx.from(ctx.table.name).select(select), condition)
   ctx.files.release(ctx.table, rows.flatMap((row) => {
     const shown = viewable === true || (typeof viewable === 'object' && Number(row[SHOWN_ALIAS]) === 1)
@@ -559,7 +559,7 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
   if (query.or === 'INSERT') {
     return await transaction(ctx, [body], async (trx) => {
       const tctx = withDb(ctx, trx)
-      const exists = await trx.from(ctx.table.name).select(trx.raw('1 AS one')).whereRaw(byId.sql, byId.bindings as Knex.RawBinding[]).limit(1)
+      const exists = await trx.from(ctx.table.name).select(trx.raw('1 AS one')).whereRaw(byId.sql, byId.bindings).limit(1)
       if (exists.length === 0) {
         // A conflict on another unique key (a slug, an email) updates the row holding it, as insert's
         // REPLACE does (decision D36); not with files, which an upsert could not release.
@@ -588,7 +588,7 @@ async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, re
   const plan = editPlan(ctx, names, returning)
   if (plan === UNPLANNED) return undefined
   const fieldErrors: FieldErrors = {}
-  const values: Row = {}
+  const values: Record<string, Binding> = {}
   for (const field of plan.fields) values[field.name] = encoded(ctx, field, body[field.name], fieldErrors)
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()

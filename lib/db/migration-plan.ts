@@ -11,16 +11,11 @@
 // pieces of a table (a column definition, an index, a trigger) are taken from the CREATE statements
 // of a table reduced to that piece, so names and quoting are the ones ddl.ts uses.
 import type { DatabaseSettings, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
-import { addForeignKeySql, constraintName, forwardReferences, indexName, referencedField, sortByDependencies, triggerName, type SchemaDialect } from '../dialects/ddl.js'
-import { sqliteDdl } from '../dialects/sqlite-ddl.js'
-import { postgresDdl } from '../dialects/postgres-ddl.js'
+import { addForeignKeySql, constraintName, forwardReferences, indexName, referencedField, sortByDependencies, triggerName, triggersOf, type SchemaDialect } from '../dialects/ddl.js'
+import { schemaDialect, type DialectName } from '../dialects/index.js'
 import { quote } from '../dialects/common.js'
 import { searchIndexOf } from '../fts.js'
 import { schemaOf, fieldSchemaOf, isInternalTable, searchFormatOf, withSearchFormat, type Effect } from './schema-model.js'
-import { ftsStatements } from '../dialects/sqlite-fts.js'
-import { searchIndexName, searchStatements } from '../dialects/postgres-fts.js'
-
-export type PlanDialect = 'sqlite' | 'postgres'
 
 export type StepKind =
   | 'create_table' | 'drop_table' | 'rename_table'
@@ -66,17 +61,13 @@ export interface PlanOptions {
 /** What the planner reads of a config: its tables (a whole config will do). */
 export type SchemaTables = Pick<DatabaseSettings, 'tables'>
 
-function ddlOf (dialect: PlanDialect): SchemaDialect {
-  return dialect === 'sqlite' ? sqliteDdl : postgresDdl
-}
-
 // ---- pieces of a table's DDL ----
 
 interface CreateParts { before: string[], create: string, after: string[] }
 
 /** The table's CREATE statements split around the CREATE TABLE itself. */
-function createParts (table: TableData, tables: TableData[], dialect: PlanDialect): CreateParts {
-  const statements = ddlOf(dialect).createTable(table, tables)
+function createParts (table: TableData, tables: TableData[], ddl: SchemaDialect): CreateParts {
+  const statements = ddl.createTable(table, tables)
   const at = statements.findIndex((s) => s.startsWith('CREATE TABLE '))
   return { before: statements.slice(0, at), create: statements[at], after: statements.slice(at + 1) }
 }
@@ -86,56 +77,42 @@ function bare (table: TableData): TableData {
 }
 
 /** Column definition of `field` in `table` (`"c" TYPE ... constraints`) and its prerequisites. */
-function columnDefinition (tableName: string, field: TableField, tables: TableData[], dialect: PlanDialect): { before: string[], definition: string } {
-  const parts = createParts({ name: tableName, fields: [field] }, tables, dialect)
+function columnDefinition (tableName: string, field: TableField, tables: TableData[], ddl: SchemaDialect): { before: string[], definition: string } {
+  const parts = createParts({ name: tableName, fields: [field] }, tables, ddl)
   const head = `CREATE TABLE ${quote(tableName)} (\n  `
   return { before: parts.before, definition: parts.create.slice(head.length, -'\n)'.length) }
 }
 
 /** `TYPE [COLLATE ...]` of a column. A PostgreSQL foreign key takes the type of what it references. */
-function columnTypeSql (tableName: string, field: TableField, tables: TableData[], dialect: PlanDialect): string {
-  const base = dialect === 'postgres' ? (referencedField(field, tables) ?? field) : field
+function columnTypeSql (tableName: string, field: TableField, tables: TableData[], ddl: SchemaDialect): string {
+  const base = ddl.migration.foreignKeyTakesReferencedType ? (referencedField(field, tables) ?? field) : field
   const stripped: TableField = { name: field.name, type: base.type, sqlType: base.sqlType, ...(field.collate ? { collate: field.collate } : {}) }
-  return columnDefinition(tableName, stripped, tables, dialect).definition.slice(quote(field.name).length + 1)
+  return columnDefinition(tableName, stripped, tables, ddl).definition.slice(quote(field.name).length + 1)
 }
 
 /** The definition of one constraint clause alone (`CONSTRAINT "n" ...`, or ` DEFAULT ...`). */
-function clauseOf (tableName: string, field: TableField, extra: Partial<TableField>, tables: TableData[], dialect: PlanDialect, marker: string): string {
+function clauseOf (tableName: string, field: TableField, extra: Partial<TableField>, tables: TableData[], ddl: SchemaDialect, marker: string): string {
   const stripped: TableField = { name: field.name, type: field.type, sqlType: field.sqlType, ...(field.collate ? { collate: field.collate } : {}), ...extra }
-  const definition = columnDefinition(tableName, stripped, tables, dialect).definition
+  const definition = columnDefinition(tableName, stripped, tables, ddl).definition
   return definition.slice(definition.indexOf(marker) + marker.length)
 }
 
-function indexStatement (table: TableData, index: TableIndex, tables: TableData[], dialect: PlanDialect): string {
-  return createParts({ ...bare(table), indexes: [index] }, tables, dialect).after[0]
+function indexStatement (table: TableData, index: TableIndex, tables: TableData[], ddl: SchemaDialect): string {
+  return createParts({ ...bare(table), indexes: [index] }, tables, ddl).after[0]
 }
 
-function triggerStatements (table: TableData, trigger: TableTrigger, tables: TableData[], dialect: PlanDialect): string[] {
-  return createParts({ ...bare(table), triggers: [trigger] }, tables, dialect).after
+function triggerStatements (table: TableData, trigger: TableTrigger, tables: TableData[], ddl: SchemaDialect): string[] {
+  return createParts({ ...bare(table), triggers: [trigger] }, tables, ddl).after
 }
 
-function searchSql (table: TableData, dialect: PlanDialect): string[] {
+function searchSql (table: TableData, ddl: SchemaDialect): string[] {
   const index = searchIndexOf(table)
-  if (index === undefined) return []
-  return dialect === 'sqlite' ? ftsStatements(index) : searchStatements(index)
-}
-
-function dropSearchSql (tableName: string, dialect: PlanDialect): string[] {
-  return ddlOf(dialect).dropSearch(tableName)
+  return index === undefined ? [] : ddl.migration.search(index)
 }
 
 /** A table searched with an index of another layout than this code makes (decision D71): it is made anew. */
-function staleSearch (before: TableData, dialect: PlanDialect): boolean {
-  return searchIndexOf(before) !== undefined && searchFormatOf(before) !== ddlOf(dialect).searchFormat
-}
-
-function dialectTriggers (table: TableData, dialect: PlanDialect): TableTrigger[] {
-  return (table.triggers ?? []).filter((t) => t.dialect === undefined || t.dialect === dialect)
-}
-
-function dropTriggerSql (tableName: string, name: string, dialect: PlanDialect): string[] {
-  if (dialect === 'sqlite') return [`DROP TRIGGER IF EXISTS ${quote(name)}`]
-  return [`DROP TRIGGER IF EXISTS ${quote(name)} ON ${quote(tableName)}`, `DROP FUNCTION IF EXISTS ${quote(name)}()`]
+function staleSearch (before: TableData, ddl: SchemaDialect): boolean {
+  return searchIndexOf(before) !== undefined && searchFormatOf(before) !== ddl.migration.searchFormat
 }
 
 // ---- matching ----
@@ -157,18 +134,16 @@ function primaryKey (table: TableData): Array<[string, boolean]> {
   return table.fields.filter(isPrimary).map((f) => [f.name, f.autoIncrement === true])
 }
 
-// A constant SQLite may take as the default of an added column: a number, a string, NULL, TRUE/FALSE.
-const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|FALSE)$/i
-
 // ---- the planner ----
 
 /**
  * Steps that take a database from the `applied` config to `next` (from nothing when `applied` is
  * undefined). The same config twice gives no steps.
  */
-export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: PlanDialect, options: PlanOptions = {}): Plan {
+export function planMigrations (applied: SchemaTables | undefined, next: SchemaTables, dialect: DialectName, options: PlanOptions = {}): Plan {
+  const ddl = schemaDialect(dialect)
   const nextTables = sortByDependencies(next.tables)
-  if (applied === undefined) return { steps: createTableSteps(nextTables, next.tables, dialect) }
+  if (applied === undefined) return { steps: createTableSteps(nextTables, next.tables, ddl) }
   const appliedTables = applied.tables
   const steps: Step[] = []
   const pairs: Array<{ before: TableData, after: TableData }> = []
@@ -180,21 +155,21 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
   }
   // 1. table renames, 2. new tables (referenced first), 3. changes per table, 4. dropped tables.
   for (const { before, after } of pairs) {
-    if (before.name !== after.name) steps.push(renameTableStep(before, after, appliedTables, dialect))
+    if (before.name !== after.name) steps.push(renameTableStep(before, after, appliedTables, ddl))
   }
-  steps.push(...createTableSteps(created, next.tables, dialect))
+  steps.push(...createTableSteps(created, next.tables, ddl))
   // After the renames, a renamed table is its applied shape under its new name, and a foreign key
   // names what it references by the new names (the database follows renames by itself).
   const follow = renamesFollower(pairs)
-  for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, dialect, follow))
+  for (const { before, after } of pairs) steps.push(...tableSteps({ ...before, name: after.name }, after, appliedTables, next.tables, ddl, follow))
   const kept = new Set(pairs.map((p) => p.before.name))
   const gone = appliedTables.filter((t) => !kept.has(t.name))
   for (const table of gone.filter((t) => options.shared?.has(t.name) === true)) steps.push(releaseTableStep(table.name))
   const dropOrder = sortByDependencies(gone.filter((t) => options.shared?.has(t.name) !== true))
   const dropped = [...dropOrder].reverse()
   for (const table of dropped) {
-    // In a cycle, a table dropped later still references this one: PostgreSQL drops that key first.
-    const referrers = dialect === 'postgres'
+    // In a cycle, a table dropped later still references this one: where a key needs its table, that key goes first.
+    const referrers = ddl.migration.foreignKeyNeedsTable
       ? dropOrder.flatMap((other) => forwardReferences(other, dropOrder).filter((f) => f.foreignKey?.table === table.name).map((field) => ({ table: other.name, field: field.name })))
       : []
     steps.push({
@@ -206,10 +181,7 @@ export function planMigrations (applied: SchemaTables | undefined, next: SchemaT
       effects: [...referrers.map((r): Effect => ({ op: 'patch_field', table: r.table, field: r.field, set: { foreignKey: undefined } })), { op: 'drop_table', table: table.name }],
       sql: [
         ...referrers.map((r) => `ALTER TABLE ${quote(r.table)} DROP CONSTRAINT IF EXISTS ${quote(constraintName(r.table, r.field, 'fkey'))}`),
-        ...(searchIndexOf(table) !== undefined && dialect === 'sqlite' ? dropSearchSql(table.name, dialect) : []),
-        `DROP TABLE ${quote(table.name)}`,
-        // PostgreSQL trigger functions outlive their table.
-        ...(dialect === 'postgres' ? dialectTriggers(table, dialect).map((tr) => `DROP FUNCTION IF EXISTS ${quote(triggerName(table.name, tr))}()`) : [])
+        ...ddl.migration.dropTable(table)
       ]
     })
   }
@@ -245,14 +217,14 @@ function renamesFollower (pairs: Array<{ before: TableData, after: TableData }>)
  * CREATE TABLE, so the keys of a cycle that point at a table created later are added once every
  * table exists; SQLite takes them inline.
  */
-function createTableSteps (created: TableData[], tables: TableData[], dialect: PlanDialect): Step[] {
+function createTableSteps (created: TableData[], tables: TableData[], ddl: SchemaDialect): Step[] {
   const creates: Step[] = []
   const keys: Step[] = []
   for (const table of created) {
-    const later = dialect === 'postgres' ? forwardReferences(table, created) : []
+    const later = ddl.migration.foreignKeyNeedsTable ? forwardReferences(table, created) : []
     const omitted = new Set(later.map((f) => f.name))
     const withoutLater = { ...table, fields: table.fields.map((f) => (omitted.has(f.name) ? { ...f, foreignKey: undefined } : f)) }
-    creates.push({ name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddlOf(dialect).createTable(table, tables, omitted), effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(withoutLater), ddlOf(dialect).searchFormat) }] })
+    creates.push({ name: `create_table_${table.name}`, table: table.name, kind: 'create_table', destructive: false, sql: ddl.createTable(table, tables, omitted), effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(withoutLater), ddl.migration.searchFormat) }] })
     for (const field of later) {
       keys.push({ name: `add_foreign_key_${table.name}_${field.name}`, table: table.name, kind: 'alter_column', destructive: false, sql: [addForeignKeySql(table.name, field)], effects: [{ op: 'patch_field', table: table.name, field: field.name, set: { foreignKey: field.foreignKey } }] })
     }
@@ -260,28 +232,27 @@ function createTableSteps (created: TableData[], tables: TableData[], dialect: P
   return [...creates, ...keys]
 }
 
-function renameTableStep (before: TableData, after: TableData, appliedTables: TableData[], dialect: PlanDialect): Step {
+function renameTableStep (before: TableData, after: TableData, appliedTables: TableData[], ddl: SchemaDialect): Step {
   const renamed = { ...before, name: after.name }
   const sql = [`ALTER TABLE ${quote(before.name)} RENAME TO ${quote(after.name)}`]
   // Constraints, indexes, triggers and the search index carry the table's name (ddl.ts): they follow
   // the new one, so the table is exactly what its config would create under that name. (The error
   // mapping finds a violated column by its constraint's name.)
-  if (dialect === 'postgres') {
+  if (ddl.migration.renamesConstraints) {
     for (const field of before.fields) {
       for (const [suffix, present] of [['key', field.unique], ['check', field.check !== undefined], ['fkey', field.foreignKey]] as const) {
         if (present) sql.push(`ALTER TABLE ${quote(after.name)} RENAME CONSTRAINT ${quote(constraintName(before.name, field.name, suffix))} TO ${quote(constraintName(after.name, field.name, suffix))}`)
       }
     }
     for (const index of before.indexes ?? []) sql.push(`ALTER INDEX IF EXISTS ${quote(indexName(before.name, index))} RENAME TO ${quote(indexName(after.name, index))}`)
-    if (searchIndexOf(before) !== undefined) sql.push(`ALTER INDEX IF EXISTS ${quote(searchIndexName(before.name))} RENAME TO ${quote(searchIndexName(after.name))}`)
   } else {
-    // SQLite cannot rename an index or a virtual table's shadow tables: they are made anew.
-    for (const index of before.indexes ?? []) sql.push(`DROP INDEX IF EXISTS ${quote(indexName(before.name, index))}`, indexStatement(renamed, index, appliedTables, dialect))
-    if (searchIndexOf(before) !== undefined) sql.push(...dropSearchSql(before.name, dialect), ...searchSql(renamed, dialect))
+    for (const index of before.indexes ?? []) sql.push(`DROP INDEX IF EXISTS ${quote(indexName(before.name, index))}`, indexStatement(renamed, index, appliedTables, ddl))
   }
-  // Triggers are made anew on both: a PostgreSQL trigger function's body names the table.
-  for (const trigger of dialectTriggers(before, dialect)) {
-    sql.push(...dropTriggerSql(after.name, triggerName(before.name, trigger), dialect), ...triggerStatements(renamed, trigger, appliedTables, dialect))
+  const search = searchIndexOf(renamed)
+  if (search !== undefined) sql.push(...ddl.migration.renameSearch(before.name, search))
+  // Triggers are made anew in every dialect: a PostgreSQL trigger function's body names the table.
+  for (const trigger of triggersOf(before, ddl.name)) {
+    sql.push(...ddl.migration.dropTrigger(after.name, triggerName(before.name, trigger)), ...triggerStatements(renamed, trigger, appliedTables, ddl))
   }
   return { name: `rename_table_${before.name}_to_${after.name}`, table: after.name, kind: 'rename_table', destructive: false, sql, effects: [{ op: 'rename_table', table: before.name, to: after.name }] }
 }
@@ -290,16 +261,16 @@ function renameTableStep (before: TableData, after: TableData, appliedTables: Ta
  * PostgreSQL refuses to change the type of a column its stored search vector is computed from: the
  * vector goes first and is computed again after (decision D71).
  */
-function aroundSearch (change: ColumnChange, after: TableData, dialect: PlanDialect): string[] {
+function aroundSearch (change: ColumnChange, after: TableData, ddl: SchemaDialect): string[] {
   const index = searchIndexOf(after)
   if (index === undefined || !change.what.startsWith('alter_column_type_') || !index.fields.includes(change.field)) return change.sql
-  return [...dropSearchSql(after.name, dialect), ...change.sql, ...searchSql(after, dialect)]
+  return [...ddl.migration.dropSearch(after.name), ...change.sql, ...searchSql(after, ddl)]
 }
 
 interface ColumnChange { field: string, what: string, destructive: boolean, reason?: string, sql: string[], effects: Effect[] }
 
 /** Steps for a table kept (and possibly renamed already): `before` is its applied shape. */
-function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect, follow: (fk: ForeignKey) => ForeignKey): Step[] {
+function tableSteps (before: TableData, after: TableData, appliedTables: TableData[], tables: TableData[], ddl: SchemaDialect, follow: (fk: ForeignKey) => ForeignKey): Step[] {
   const t = after.name
   const steps: Step[] = []
   const renames: Step[] = []
@@ -313,7 +284,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     matched.set(old.name, field)
     if (old.name !== field.name) {
       const sql = [`ALTER TABLE ${quote(t)} RENAME COLUMN ${quote(old.name)} TO ${quote(field.name)}`]
-      if (dialect === 'postgres') {
+      if (ddl.migration.renamesConstraints) {
         for (const [suffix, present] of [['key', old.unique], ['check', old.check !== undefined], ['fkey', old.foreignKey]] as const) {
           // The table was renamed first (with its constraints).
           if (present) sql.push(`ALTER TABLE ${quote(t)} RENAME CONSTRAINT ${quote(constraintName(t, old.name, suffix))} TO ${quote(constraintName(t, field.name, suffix))}`)
@@ -327,7 +298,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
   let rebuildAdds: ColumnChange[] = []
   for (const field of after.fields) {
     if (findMatch(field, before.fields) !== undefined) continue
-    const { before: prereq, definition } = columnDefinition(t, { ...field, primary: undefined }, tables, dialect)
+    const { before: prereq, definition } = columnDefinition(t, { ...field, primary: undefined }, tables, ddl)
     const addSql = [...prereq, `ALTER TABLE ${quote(t)} ADD COLUMN ${definition}`]
     const hasDefault = field.default !== undefined
     const needsValue = field.notNull === true && !hasDefault
@@ -335,14 +306,10 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     const reason = isPrimary(field)
       ? `column ${field.name} changes the primary key of ${t}`
       : needsValue ? `column ${field.name} is NOT NULL without a default: existing rows have no value for it` : undefined
-    let sqliteRebuild = false
-    if (dialect === 'sqlite') {
-      const defaultSql = hasDefault ? clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ') : 'NULL'
-      // SQLite's ADD COLUMN refuses a PRIMARY KEY or UNIQUE column, a non-constant default and NOT NULL without a default.
-      sqliteRebuild = isPrimary(field) || field.unique === true || needsValue || !CONSTANT.test(defaultSql.trim())
-    }
+    const rebuild = ddl.migration.rebuildsTables &&
+      !ddl.migration.addsColumnInPlace(field, hasDefault ? clauseOf(t, field, { default: field.default }, tables, ddl, ' DEFAULT ') : 'NULL')
     const effects: Effect[] = [{ op: 'put_field', table: t, field: fieldSchemaOf(field) }]
-    if (sqliteRebuild) rebuildAdds.push({ field: field.name, what: `add_column_${t}_${field.name}`, destructive, reason, sql: [], effects })
+    if (rebuild) rebuildAdds.push({ field: field.name, what: `add_column_${t}_${field.name}`, destructive, reason, sql: [], effects })
     else {
       addedByAlter.push(field.name)
       adds.push({ name: `add_column_${t}_${field.name}`, table: t, kind: 'add_column', destructive, ...(reason ? { reason } : {}), sql: addSql, effects })
@@ -365,7 +332,7 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
   for (const field of after.fields) {
     const old = beforeByNext.get(field.name)
     if (old === undefined) continue
-    changes.push(...columnChanges(t, old, field, appliedTables, tables, dialect, follow))
+    changes.push(...columnChanges(t, old, field, appliedTables, tables, ddl, follow))
   }
   const beforePk = before.fields.filter(isPrimary).map((f) => [matched.get(f.name)?.name ?? f.name, f.autoIncrement === true])
   if (!same(beforePk, primaryKey(after))) {
@@ -389,8 +356,8 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     const waits = waitingAdds.length > 0 && !kind.startsWith('drop_')
     indexSteps.push({ name, table: t, kind, destructive: false, sql, ...(waits ? { requires: waitingAdds } : {}), effects: [effect] })
   }
-  const beforeIndexes = (before.indexes ?? []).map((i) => ({ index: i, name: indexName(before.name, i), sql: indexStatement(before, i, appliedTables, dialect) }))
-  const afterIndexes = (after.indexes ?? []).map((i) => ({ index: i, name: indexName(t, i), sql: indexStatement(after, i, tables, dialect) }))
+  const beforeIndexes = (before.indexes ?? []).map((i) => ({ index: i, name: indexName(before.name, i), sql: indexStatement(before, i, appliedTables, ddl) }))
+  const afterIndexes = (after.indexes ?? []).map((i) => ({ index: i, name: indexName(t, i), sql: indexStatement(after, i, tables, ddl) }))
   for (const { index, name, sql } of beforeIndexes) {
     if (afterIndexes.find((a) => a.name === name)?.sql !== sql) {
       pushIndexStep(`drop_index_${t}_${name}`, 'drop_index', [`DROP INDEX IF EXISTS ${quote(name)}`], { op: 'drop_index', table: t, index })
@@ -401,11 +368,11 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
       pushIndexStep(`add_index_${t}_${name}`, 'add_index', [sql], { op: 'put_index', table: t, index })
     }
   }
-  const beforeTriggers = dialectTriggers(before, dialect).map((tr) => ({ trigger: tr, name: triggerName(before.name, tr), sql: triggerStatements(before, tr, appliedTables, dialect) }))
-  const afterTriggers = dialectTriggers(after, dialect).map((tr) => ({ trigger: tr, name: triggerName(t, tr), sql: triggerStatements(after, tr, tables, dialect) }))
+  const beforeTriggers = triggersOf(before, ddl.name).map((tr) => ({ trigger: tr, name: triggerName(before.name, tr), sql: triggerStatements(before, tr, appliedTables, ddl) }))
+  const afterTriggers = triggersOf(after, ddl.name).map((tr) => ({ trigger: tr, name: triggerName(t, tr), sql: triggerStatements(after, tr, tables, ddl) }))
   for (const { trigger, name, sql } of beforeTriggers) {
     if (!same(afterTriggers.find((a) => a.name === name)?.sql, sql)) {
-      pushIndexStep(`drop_trigger_${t}_${name}`, 'drop_trigger', dropTriggerSql(t, name, dialect), { op: 'drop_trigger', table: t, trigger })
+      pushIndexStep(`drop_trigger_${t}_${name}`, 'drop_trigger', ddl.migration.dropTrigger(t, name), { op: 'drop_trigger', table: t, trigger })
     }
   }
   for (const { trigger, name, sql } of afterTriggers) {
@@ -413,21 +380,21 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
       pushIndexStep(`add_trigger_${t}_${name}`, 'add_trigger', sql, { op: 'put_trigger', table: t, trigger })
     }
   }
-  const beforeSearch = searchSql(before, dialect)
-  const afterSearch = searchSql(after, dialect)
-  if (!same(beforeSearch, afterSearch) || staleSearch(before, dialect)) {
-    pushIndexStep(`search_${t}`, 'search', [...(beforeSearch.length > 0 ? dropSearchSql(t, dialect) : []), ...afterSearch], { op: 'set_search', table: t, search: after.fullTextSearch, format: ddlOf(dialect).searchFormat })
+  const beforeSearch = searchSql(before, ddl)
+  const afterSearch = searchSql(after, ddl)
+  if (!same(beforeSearch, afterSearch) || staleSearch(before, ddl)) {
+    pushIndexStep(`search_${t}`, 'search', [...(beforeSearch.length > 0 ? ddl.migration.dropSearch(t) : []), ...afterSearch], { op: 'set_search', table: t, search: after.fullTextSearch, format: ddl.migration.searchFormat })
   }
 
   steps.push(...renames, ...adds)
-  if (dialect === 'postgres') {
+  if (!ddl.migration.rebuildsTables) {
     steps.push(...indexSteps)
     for (const c of changes) {
-      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: aroundSearch(c, after, dialect), effects: c.effects })
+      steps.push({ name: c.what, table: t, kind: kindOf(c.what), destructive: c.destructive, ...(c.reason ? { reason: c.reason } : {}), sql: aroundSearch(c, after, ddl), effects: c.effects })
     }
     return steps
   }
-  // SQLite: everything ALTER cannot do becomes one rebuild of the table, which recreates its
+  // Everything ALTER cannot do becomes one rebuild of the table, which recreates its
   // indexes, triggers and search index as the config has them.
   rebuildAdds = rebuildAdds.concat(changes)
   if (rebuildAdds.length === 0) return [...steps, ...indexSteps]
@@ -440,8 +407,8 @@ function tableSteps (before: TableData, after: TableData, appliedTables: TableDa
     kind: rebuildAdds.length === 1 ? kindOf(rebuildAdds[0].what) : 'rebuild_table',
     destructive,
     ...(destructive ? { reason: reasons.join('; ') } : {}),
-    sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined),
-    effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(after), ddlOf(dialect).searchFormat) }]
+    sql: rebuildSql(after, tables, copied, searchIndexOf(before) !== undefined || searchIndexOf(after) !== undefined, ddl),
+    effects: [{ op: 'put_table', table: withSearchFormat(schemaOf(after), ddl.migration.searchFormat) }]
   })
   return steps
 }
@@ -453,13 +420,13 @@ function kindOf (what: string): StepKind {
 }
 
 /** Changes of one kept column; SQL is PostgreSQL's (SQLite rebuilds the table instead). */
-function columnChanges (t: string, old: TableField, field: TableField, appliedTables: TableData[], tables: TableData[], dialect: PlanDialect, follow: (fk: ForeignKey) => ForeignKey): ColumnChange[] {
+function columnChanges (t: string, old: TableField, field: TableField, appliedTables: TableData[], tables: TableData[], ddl: SchemaDialect, follow: (fk: ForeignKey) => ForeignKey): ColumnChange[] {
   const c = field.name
   const alter = `ALTER TABLE ${quote(t)}`
   const out: ColumnChange[] = []
   const patch = (set: Partial<TableField>): Effect[] => [{ op: 'patch_field', table: t, field: c, set }]
-  const oldType = columnTypeSql(t, old, appliedTables, dialect)
-  const newType = columnTypeSql(t, field, tables, dialect)
+  const oldType = columnTypeSql(t, old, appliedTables, ddl)
+  const newType = columnTypeSql(t, field, tables, ddl)
   if (oldType !== newType) {
     const type = newType.replace(/ COLLATE .*$/, '')
     out.push({ field: c, what: `alter_column_type_${t}_${c}`, destructive: true, reason: `column ${c} changes type (${oldType} -> ${newType}): existing values are converted`, sql: [`${alter} ALTER COLUMN ${quote(c)} TYPE ${newType} USING ${quote(c)}::${type}`], effects: patch({ type: field.type, sqlType: field.sqlType, collate: field.collate }) })
@@ -477,7 +444,7 @@ function columnChanges (t: string, old: TableField, field: TableField, appliedTa
   }
   const check = quote(constraintName(t, c, 'check'))
   if (!same(old.check, field.check)) {
-    const add = field.check === undefined ? [] : [`${alter} ADD CONSTRAINT ${clauseOf(t, field, { check: field.check }, tables, dialect, 'CONSTRAINT ')}`]
+    const add = field.check === undefined ? [] : [`${alter} ADD CONSTRAINT ${clauseOf(t, field, { check: field.check }, tables, ddl, 'CONSTRAINT ')}`]
     out.push(field.check === undefined
       ? { field: c, what: `drop_check_${t}_${c}`, destructive: false, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`], effects: patch({ check: undefined }) }
       : { field: c, what: `set_check_${t}_${c}`, destructive: true, reason: `column ${c} gets a new CHECK: fails if a row does not pass it`, sql: [`${alter} DROP CONSTRAINT IF EXISTS ${check}`, ...add], effects: patch({ check: field.check }) })
@@ -497,7 +464,7 @@ function columnChanges (t: string, old: TableField, field: TableField, appliedTa
       destructive: false,
       sql: [field.default === undefined
         ? `${alter} ALTER COLUMN ${quote(c)} DROP DEFAULT`
-        : `${alter} ALTER COLUMN ${quote(c)} SET DEFAULT ${clauseOf(t, field, { default: field.default }, tables, dialect, ' DEFAULT ')}`],
+        : `${alter} ALTER COLUMN ${quote(c)} SET DEFAULT ${clauseOf(t, field, { default: field.default }, tables, ddl, ' DEFAULT ')}`],
       effects: patch({ default: field.default })
     })
   }
@@ -512,13 +479,13 @@ function columnChanges (t: string, old: TableField, field: TableField, appliedTa
  * transaction): the executor turns it off before and on after, and fails the migration when
  * foreign_key_check answers any row.
  */
-function rebuildSql (table: TableData, tables: TableData[], copied: string[], hadSearch: boolean): string[] {
+function rebuildSql (table: TableData, tables: TableData[], copied: string[], hadSearch: boolean, ddl: SchemaDialect): string[] {
   const t = quote(table.name)
   const tmp = quote(`${table.name}__new`)
-  const parts = createParts(table, tables, 'sqlite')
+  const parts = createParts(table, tables, ddl)
   const list = copied.join(', ')
   return [
-    ...(hadSearch ? dropSearchSql(table.name, 'sqlite') : []),
+    ...(hadSearch ? ddl.migration.dropSearch(table.name) : []),
     ...parts.before,
     parts.create.replace(`CREATE TABLE ${t} (`, `CREATE TABLE ${tmp} (`),
     ...(copied.length > 0 ? [`INSERT INTO ${tmp} (${list}) SELECT ${list} FROM ${t}`] : []),

@@ -17,8 +17,9 @@
 import type { Knex } from 'knex'
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
+import type { DialectName } from '../dialects/types.js'
 import { errors } from '../errors.js'
-import { planMigrations, type Plan, type PlanDialect, type Step } from './migration-plan.js'
+import { planMigrations, type Plan, type Step } from './migration-plan.js'
 import { applyEffects, isInternalTable, schemaOf, withSearchFormat } from './schema-model.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
@@ -66,7 +67,7 @@ export interface MigrationLog {
 export interface MigrationDatabase {
   knex: Knex
   ddl: SchemaDialect
-  dialect: PlanDialect
+  dialect: DialectName
   log: MigrationLog
 }
 
@@ -267,7 +268,7 @@ function select (steps: Step[], options: MigrateOptions): { run: Step[], waiting
 
 /** The config's tables as this code made them: shape, and the layout of their search index (decision D71). */
 function asMade (target: TableData[], ddl: SchemaDialect): TableData[] {
-  return target.map((t) => withSearchFormat(schemaOf(t), ddl.searchFormat))
+  return target.map((t) => withSearchFormat(schemaOf(t), ddl.migration.searchFormat))
 }
 
 /** The record's model with this project's tables as `current`, and each project's tables. */
@@ -277,7 +278,7 @@ function nextRecord (view: ProjectView, record: SchemaRecord, project: string, c
   return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners }
 }
 
-async function plan (db: Knex.Transaction | Knex, dialect: PlanDialect, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
+async function plan (db: Knex.Transaction | Knex, dialect: DialectName, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
   const record = await readRecord(db, existing)
   const view = projectView(record, project)
   const base = baseline(view.own, history.length > 0, existing, tables, view.others.length > 0)

@@ -3,26 +3,27 @@
 // the connection's direct runner or goes through Knex; the runners themselves are per dialect.
 import type { Knex } from 'knex'
 import type { DirectRunner, Row, Statement } from '../dialects/connection.js'
+import type { Binding } from '../dialects/types.js'
 
 export type { Statement } from '../dialects/connection.js'
 
 /** From a built Knex query: its text in both forms and its bindings in order. */
-export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statement: Statement, bindings: readonly unknown[] } {
+export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statement: Statement, bindings: readonly Binding[] } {
   const compiled = query.toSQL()
   const native = compiled.toNative()
   return { statement: { sql: compiled.sql, native: native.sql }, bindings: native.bindings }
 }
 
 /** Rows of a read: on the direct runner outside transactions when it takes it, else through Knex. */
-export async function runStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, statement: Statement, bindings: readonly unknown[]): Promise<Row[]> {
+export async function runStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, statement: Statement, bindings: readonly Binding[]): Promise<Row[]> {
   const rows = db.isTransaction === true ? undefined : direct?.read(statement, bindings)
-  return rows ?? rowsOf(await db.raw(statement.sql, bindings as Knex.RawBinding[]))
+  return rows ?? rowsOf(await db.raw(statement.sql, bindings))
 }
 
 /** A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause. */
-export async function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+export async function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[]): Promise<Row[]> {
   const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings)
-  return rows ?? rowsOf(await db.raw(sql, bindings as Knex.RawBinding[]))
+  return rows ?? rowsOf(await db.raw(sql, bindings))
 }
 
 /** A write built with Knex (conflict handling): compiled and run the same way. */

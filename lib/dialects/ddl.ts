@@ -8,6 +8,7 @@ import { searchIndexOf, type SearchIndex } from '../fts.js'
 
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {
+  readonly name: DialectName
   /**
    * Statements run first inside the schema-change transaction so that two instances starting at once
    * on one database wait for each other instead of both creating the same tables.
@@ -26,12 +27,54 @@ export interface SchemaDialect extends DdlDialect {
    */
   schemaChangeTransaction: { enforceForeignCheck?: boolean }
   /**
-   * Layout of the search index the statements above make (decision D71). The schema model records
-   * the layout each table's index was made with; a table made with another is given a new one.
+   * Statements run first in a transaction of fastbase's own long work (schema changes, the purge), so
+   * that the statement timeout callers run under does not cancel it.
+   */
+  longWork: string[]
+  /** How the migration planner changes tables that exist. */
+  migration: MigrationSyntax
+}
+
+/**
+ * What differs when a table that exists changes (lib/db/migration-plan.ts): which changes ALTER TABLE
+ * makes in place, and the statements that are not pieces of a CREATE.
+ */
+export interface MigrationSyntax {
+  /**
+   * Constraints and indexes can be renamed: when their table or column is renamed, they are renamed
+   * to the names `constraintName` and `indexName` give (else indexes are dropped and made anew, and
+   * constraints have no names to follow).
+   */
+  renamesConstraints: boolean
+  /** A foreign key column has the type of the column it references, so it changes type with it. */
+  foreignKeyTakesReferencedType: boolean
+  /**
+   * A foreign key needs the table it references to exist: a cycle's keys are added once every table
+   * exists, and a key still pointing at a table being dropped is dropped first.
+   */
+  foreignKeyNeedsTable: boolean
+  /**
+   * ALTER TABLE cannot change a kept column (type, constraints, default, primary key): all such
+   * changes of a table, and the added columns `addsColumnInPlace` refuses, become one rebuild of it.
+   */
+  rebuildsTables: boolean
+  /** ADD COLUMN can add `field`, whose default renders as `defaultSql` (`NULL` without one). */
+  addsColumnInPlace(field: TableField, defaultSql: string): boolean
+  /** Statements that make the full-text index (the table's own CREATE statements end with them). */
+  search(index: SearchIndex): string[]
+  /**
+   * Layout of the search index `search` makes (decision D71). The schema model records the layout
+   * each table's index was made with; a table made with another is given a new one.
    */
   searchFormat: number
-  /** Statements that remove a table's search index, of any layout this dialect ever made. */
+  /** Statements that remove the full-text index of table `table`, of any layout this dialect ever made. */
   dropSearch(table: string): string[]
+  /** Statements that move the full-text index of `table` to the table `renamed` now names (already renamed). */
+  renameSearch(table: string, renamed: SearchIndex): string[]
+  /** Statements that remove the trigger `name` of `table`. */
+  dropTrigger(table: string, name: string): string[]
+  /** Statements that drop `table` with what belongs to it (foreign keys pointing at it excepted). */
+  dropTable(table: TableData): string[]
 }
 
 /** The parts of DDL that differ between dialects. */
@@ -273,11 +316,14 @@ export function createTableStatements (table: TableData, tables: TableData[], sy
   if (primaries.length > 1) columns.push(`PRIMARY KEY (${primaries.map((f) => quote(f.name)).join(', ')})`)
   const create = `CREATE TABLE ${quote(table.name)} (\n  ${columns.join(',\n  ')}\n)`
   const indexes = (table.indexes ?? []).map((i) => createIndex(table, i, tables, syntax))
-  const triggers = (table.triggers ?? [])
-    .filter((t) => t.dialect === undefined || t.dialect === dialect)
-    .flatMap((t) => triggerStatements(table, t, syntax))
+  const triggers = triggersOf(table, dialect).flatMap((t) => triggerStatements(table, t, syntax))
   const index = searchIndexOf(table)
   return [...syntax.prerequisites(table), create, ...indexes, ...triggers, ...(index === undefined ? [] : syntax.search(index))]
+}
+
+/** The triggers of `table` a database of kind `dialect` gets (those of no dialect and its own). */
+export function triggersOf (table: TableData, dialect: DialectName): TableTrigger[] {
+  return (table.triggers ?? []).filter((t) => t.dialect === undefined || t.dialect === dialect)
 }
 
 /** Every collation name used by a table's fields and index columns. */

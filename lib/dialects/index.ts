@@ -1,5 +1,6 @@
 // The one registry of dialects: the SQL dialect, the DDL dialect and the connection of each.
 import { join } from 'node:path'
+import type { Knex } from 'knex'
 import type { Dialect, DialectName } from './types.js'
 import type { SchemaDialect } from './ddl.js'
 import { sqlite } from './sqlite.js'
@@ -25,6 +26,11 @@ export function dialectFor (name: DialectName): Dialect {
 /** The DDL dialect schema sync uses for a database of this kind. */
 export function schemaDialect (name: DialectName): SchemaDialect {
   return dialects[name].ddl
+}
+
+/** The DDL dialect of the database `knex` talks to (for code handed a Knex instance alone). */
+export function schemaDialectOf (knex: Knex): SchemaDialect {
+  return schemaDialect(knex.client.dialect === 'postgresql' ? 'postgres' : 'sqlite')
 }
 
 /** The kind of database a URL names: postgres:// (or postgresql://) is PostgreSQL, anything else a SQLite file. */

@@ -2,10 +2,10 @@
 // json, date), so that the API answers the same on both dialects; otherwise the sqlType.
 // Raw `{q}` SQL in defaults, checks, index `where` and trigger bodies is passed as written: a
 // SQLite-only function there is the config author's business (CURRENT_TIMESTAMP works on both).
-import { collationsOf, createTableStatements, referencedField, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
+import { collationsOf, createTableStatements, referencedField, triggerName, triggersOf, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
 import { RAISE_FUNCTION, quote } from './common.js'
-import { dropSearchStatements, POSTGRES_SEARCH_FORMAT, searchStatements } from './postgres-fts.js'
+import { dropSearchStatements, POSTGRES_SEARCH_FORMAT, searchIndexName, searchStatements } from './postgres-fts.js'
 
 const SQL_TYPES: Record<SqlType, string> = {
   text: 'text',
@@ -166,13 +166,32 @@ CREATE FUNCTION ${RAISE_FUNCTION}(message text) RETURNS text LANGUAGE plpgsql VO
 BEGIN RAISE EXCEPTION USING MESSAGE = coalesce(message, 'The write was refused by a trigger.'), ERRCODE = 'triggered_action_exception'; END $fn$;
 END IF; END $do$`
 
+// PostgreSQL's ALTER TABLE changes columns in place. Its constraints and indexes are named after
+// their table and column (ddl.ts), and renamed with them so a table is exactly what its config would
+// create under its name (the error mapping finds a violated column by its constraint's name).
+const migration: MigrationSyntax = {
+  renamesConstraints: true,
+  foreignKeyTakesReferencedType: true,
+  foreignKeyNeedsTable: true,
+  rebuildsTables: false,
+  addsColumnInPlace: () => true,
+  search: searchStatements,
+  searchFormat: POSTGRES_SEARCH_FORMAT,
+  dropSearch: dropSearchStatements,
+  renameSearch: (table, renamed) => [`ALTER INDEX IF EXISTS ${quote(searchIndexName(table))} RENAME TO ${quote(searchIndexName(renamed.table))}`],
+  dropTrigger: (table, name) => [`DROP TRIGGER IF EXISTS ${quote(name)} ON ${quote(table)}`, `DROP FUNCTION IF EXISTS ${quote(name)}()`],
+  // The search index goes with the table; trigger functions outlive it.
+  dropTable: (table) => [`DROP TABLE ${quote(table.name)}`, ...triggersOf(table, 'postgres').map((tr) => `DROP FUNCTION IF EXISTS ${quote(triggerName(table.name, tr))}()`)]
+}
+
 export const postgresDdl: SchemaDialect = {
+  name: 'postgres',
   createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'postgres', omitForeignKeys),
   columnType,
   schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
   functions: [CREATE_RAISE],
   tablesSql: 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()',
   schemaChangeTransaction: {},
-  searchFormat: POSTGRES_SEARCH_FORMAT,
-  dropSearch: dropSearchStatements
+  longWork: [LIFT_STATEMENT_TIMEOUT],
+  migration
 }

@@ -1,5 +1,5 @@
 // PostgreSQL: everything the rest of the code must not know about PostgreSQL.
-import type { Dialect, Fragment, ConstraintKind } from './types.js'
+import type { Binding, Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { postgresDdl } from './postgres-ddl.js'
 import { postgresSearch } from './postgres-fts.js'
@@ -31,7 +31,7 @@ function placeholder (field: TableField): string {
   return text
 }
 
-function encode (field: TableField, value: unknown): unknown {
+function encode (field: TableField, value: unknown): Binding {
   if (value === null || value === undefined) return null
   switch (field.type) {
     case 'bool': return value === true || value === 1 ? true : value === false || value === 0 ? false : invalid('must be true or false')
@@ -39,7 +39,8 @@ function encode (field: TableField, value: unknown): unknown {
     case 'json': return jsonText(value)
     case 'date': return toDate(value).toISOString()
     case 'integer': case 'number': return numberInput(value, field.type === 'integer')
-    default: return value
+    // Text and what a field of another type takes as it is: a JSON value, which the driver binds.
+    default: return value as Binding
   }
 }
 
@@ -72,8 +73,10 @@ function timestamp (arg: string | undefined): string {
 }
 
 export const postgres: Dialect = {
-  name: 'postgres',
   ...postgresDdl,
+  label: 'PostgreSQL',
+  sharedByInstances: true,
+  synchronous: false,
   quote,
   rowEstimate: {
     explain: (sql) => `EXPLAIN (FORMAT JSON) ${sql}`,
@@ -125,7 +128,7 @@ export const postgres: Dialect = {
     if (value === null) return { sql: 'NULL', bindings: [] }
     if (field !== undefined) return { sql: placeholder(field), bindings: [encode(field, value)] }
     if (typeof value === 'object') return { sql: 'CAST(? AS jsonb)', bindings: [JSON.stringify(value)] }
-    return { sql: `CAST(? AS ${castFor(value)})`, bindings: [value] }
+    return { sql: `CAST(? AS ${castFor(value)})`, bindings: [value as Binding] }
   },
   search: postgresSearch,
   encode,

@@ -1,7 +1,9 @@
 // SQLite DDL: teenybase's upper-cased sqlType names (SQLite applies its own affinity rules to them).
-import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
+import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { TableField } from '../../schemas/config.js'
 import { dropFtsStatements, ftsStatements } from './sqlite-fts.js'
+import { quote } from './common.js'
+import { searchIndexOf } from '../fts.js'
 
 // `date` columns store `YYYY-MM-DD HH:MM:SS.SSS` UTC, the format the app writes; a bare
 // CURRENT_TIMESTAMP default would store `YYYY-MM-DD HH:MM:SS` and sort/compare differently.
@@ -30,7 +32,31 @@ const syntax: DdlSyntax = {
   search: ftsStatements
 }
 
+// A constant SQLite may take as the default of an added column: a number, a string, NULL, TRUE/FALSE.
+const CONSTANT = /^(?:[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?|'(?:[^']|'')*'|NULL|TRUE|FALSE)$/i
+
+// SQLite's ALTER TABLE renames a table or a column and adds a plain column; anything else rebuilds the
+// table (lib/db/migration-plan.ts#rebuildSql). Constraints have no names of their own to follow a
+// rename, and an index or a virtual table's shadow tables cannot be renamed: they are made anew.
+const migration: MigrationSyntax = {
+  renamesConstraints: false,
+  foreignKeyTakesReferencedType: false,
+  foreignKeyNeedsTable: false,
+  rebuildsTables: true,
+  // ADD COLUMN refuses a PRIMARY KEY or UNIQUE column, a non-constant default and NOT NULL without a default.
+  addsColumnInPlace: (field, defaultSql) =>
+    !(field.primary === true || field.autoIncrement === true || field.unique === true || (field.notNull === true && field.default === undefined) || !CONSTANT.test(defaultSql.trim())),
+  search: ftsStatements,
+  // The FTS5 table is the only layout SQLite has had.
+  searchFormat: 1,
+  dropSearch: dropFtsStatements,
+  renameSearch: (table, renamed) => [...dropFtsStatements(table), ...ftsStatements(renamed)],
+  dropTrigger: (_table, name) => [`DROP TRIGGER IF EXISTS ${quote(name)}`],
+  dropTable: (table) => [...(searchIndexOf(table) !== undefined ? dropFtsStatements(table.name) : []), `DROP TABLE ${quote(table.name)}`]
+}
+
 export const sqliteDdl: SchemaDialect = {
+  name: 'sqlite',
   createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'sqlite', omitForeignKeys),
   columnType,
   // A write as the first statement of a transaction takes SQLite's write lock up front (like
@@ -41,7 +67,7 @@ export const sqliteDdl: SchemaDialect = {
   functions: [],
   tablesSql: "SELECT name FROM sqlite_master WHERE type = 'table'",
   schemaChangeTransaction: { enforceForeignCheck: false },
-  // The FTS5 table is the only layout SQLite has had.
-  searchFormat: 1,
-  dropSearch: dropFtsStatements
+  // No statement timeout to lift: a SQLite statement runs to its end.
+  longWork: [],
+  migration
 }

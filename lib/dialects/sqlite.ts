@@ -1,5 +1,5 @@
 // SQLite: everything the rest of the code must not know about SQLite.
-import type { Dialect, Fragment, ConstraintKind } from './types.js'
+import type { Binding, Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { sqliteSearch } from './sqlite-fts.js'
@@ -21,14 +21,15 @@ function pathText (path: (string | number)[]): string {
   return '$' + path.map((p) => (typeof p === 'number' ? `[${p}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) ? `.${p}` : `."${p}"`)).join('')
 }
 
-function encode (field: TableField, value: unknown): unknown {
+function encode (field: TableField, value: unknown): Binding {
   if (value === null || value === undefined) return null
   switch (field.type) {
     case 'bool': return value === true || value === 1 ? 1 : value === false || value === 0 ? 0 : invalid('must be true or false')
     case 'json': return jsonText(value)
     case 'date': return sqliteDateText(toDate(value))
     case 'integer': case 'number': return numberInput(value, field.type === 'integer')
-    default: return value
+    // Text and what a field of another type takes as it is: a JSON value, which the driver binds.
+    default: return value as Binding
   }
 }
 
@@ -64,8 +65,11 @@ function affinityOf (field: TableField): string | undefined {
 const DATE_FORMATS: Record<string, string> = { datetime: '%Y-%m-%d %H:%M:%S', date: '%Y-%m-%d', time: '%H:%M:%S' }
 
 export const sqlite: Dialect = {
-  name: 'sqlite',
   ...sqliteDdl,
+  label: 'SQLite',
+  // One file, one process (better-sqlite3 runs each statement synchronously).
+  sharedByInstances: false,
+  synchronous: true,
   quote,
   like: (l, r, negate) => `(${l} ${negate ? 'NOT LIKE' : 'LIKE'} ${r} ESCAPE '\\')`,
   isDistinct: (l, r, equal) => `(${l} IS ${equal ? '' : 'NOT '}${r})`,
@@ -91,7 +95,7 @@ export const sqlite: Dialect = {
   // AUTOINCREMENT follows explicit ids by itself.
   resyncIdentity: () => undefined,
   rowsAs (quotedTable, fields, rows): Fragment {
-    const bindings: unknown[] = []
+    const bindings: Binding[] = []
     const selects = rows.map((row) => 'SELECT ' + fields.map((field) => {
       const value = row[field.name]
       const lit = value === null || value === undefined ? { sql: 'NULL', bindings: [] } : sqlite.literal(value, field)
@@ -108,8 +112,8 @@ export const sqlite: Dialect = {
     if (field !== undefined) return { sql: '?', bindings: [encode(field, value)] }
     // better-sqlite3 binds every JS number as a REAL: `'a' || 100` would read `a100.0`. A whole
     // number is bound as an INTEGER, as PostgreSQL types it.
-    if (typeof value === 'number' && Number.isSafeInteger(value)) return { sql: '?', bindings: [BigInt(value)] }
-    return { sql: '?', bindings: [typeof value === 'boolean' ? Number(value) : value] }
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return { sql: '?', bindings: [BigInt(value) as unknown as Binding] }
+    return { sql: '?', bindings: [typeof value === 'boolean' ? Number(value) : value as Binding] }
   },
   search: sqliteSearch,
   encode,

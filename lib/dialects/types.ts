@@ -1,16 +1,21 @@
-// Everything that differs between SQLite and PostgreSQL is behind this interface.
-// `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only implementations; nothing
-// else in the code base branches on the dialect name.
+// Everything that differs between SQLite and PostgreSQL is behind this interface (and the DDL side,
+// SchemaDialect in ddl.ts). `lib/dialects/sqlite.ts` and `lib/dialects/postgres.ts` are the only
+// implementations; nothing else in the code base branches on the dialect name: what differs is a
+// capability or a method here.
+import type { Knex } from 'knex'
 import type { TableField, TableData } from '../../schemas/config.js'
 import type { SearchIndex } from '../fts.js'
 import type { SearchQuery } from '../fts-query.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
+/** A value bound to a `?` placeholder (what Knex's raw() takes). */
+export type Binding = Knex.RawBinding
+
 /** A SQL fragment with `?` placeholders and the values bound to them, in order. */
 export interface Fragment {
   sql: string
-  bindings: unknown[]
+  bindings: Binding[]
 }
 
 export type ConstraintKind = 'unique' | 'not_null' | 'foreign_key' | 'check' | 'trigger'
@@ -35,6 +40,18 @@ export interface DdlDialect {
 
 export interface Dialect extends DdlDialect {
   readonly name: DialectName
+  /** The database's name for people (messages). */
+  readonly label: string
+  /**
+   * Several instances may serve one database: what they must agree on (rate-limit counters, realtime
+   * interest and changes) goes through the database rather than staying in one process's memory.
+   */
+  readonly sharedByInstances: boolean
+  /**
+   * Statements run synchronously in this process (the driver blocks the event loop while one runs):
+   * work that may be long runs on a thread of its own.
+   */
+  readonly synchronous: boolean
 
   /** Quotes a (validated) identifier. */
   quote(name: string): string
@@ -98,7 +115,7 @@ export interface Dialect extends DdlDialect {
 
   // ---- values ----
   /** JSON value from a request -> value bound for this column. Throws ValueError with a message on bad input. */
-  encode(field: TableField, value: unknown): unknown
+  encode(field: TableField, value: unknown): Binding
   /** Value read from the driver -> JSON value for responses (decision D1). */
   decode(field: TableField | undefined, value: unknown): unknown
   /** Rows of a `knex.raw` result (drivers shape them differently). */

@@ -4,7 +4,7 @@
 import type { Expr, BinaryOp } from './parse.js'
 import { ExpressionError } from './errors.js'
 import { SQL_HINTS } from './parse.js'
-import type { Dialect, Fragment } from '../dialects/types.js'
+import type { Binding, Dialect, Fragment } from '../dialects/types.js'
 import type { TableField } from '../../schemas/config.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
@@ -17,7 +17,7 @@ import { MAX_SEARCHES } from '../limits.js'
 export type Compiled =
   | { kind: 'lit', value: Literal, /** The global it came from (`auth.uid`). */ source?: string }
   | {
-    kind: 'sql', sql: string, bindings: unknown[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number
+    kind: 'sql', sql: string, bindings: Binding[], field?: TableField, json?: { target: Fragment, path: (string | number)[] }, column?: true, growth?: number
     /**
      * Plain comparisons of columns with bound constants, and logic over them: cannot raise an error
      * and take the same time on any row, so a caller's condition made only of these needs no
@@ -155,7 +155,7 @@ function truthOf (node: Compiled & { kind: 'sql' }): Compiled & { kind: 'sql' } 
   return node
 }
 
-function sql (text: string, bindings: unknown[], field?: TableField): Compiled & { kind: 'sql' } {
+function sql (text: string, bindings: Binding[], field?: TableField): Compiled & { kind: 'sql' } {
   return { kind: 'sql', sql: text, bindings, field }
 }
 

@@ -9,7 +9,7 @@ import type { TableField } from '../../schemas/config.js'
 export type Literal = string | number | boolean | null
 
 /** A request value bound where the token stands, encoded for `field` (the column it meets). */
-export interface Slot { path: string, field?: TableField }
+export type Slot = { path: string, field?: TableField }
 
 // NUL cannot be typed into a query string and the nonce cannot be guessed: no caller value is a token.
 const NONCE = `\u0000fb${randomBytes(8).toString('hex')}:`

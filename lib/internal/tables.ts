@@ -1,10 +1,14 @@
-// fastbase's own tables, all of them: each concern's (auth state, rate limits and realtime interest
-// in lib/auth/store-tables.ts) and those for running in production, declared here: which instances
+// fastbase's own tables, all of them: each concern's, declared beside its code (auth state in
+// lib/auth/store-tables.ts, rate limits in lib/auth/rate-limit-store.ts, realtime interest in
+// lib/realtime/interest.ts), and those for running in production, declared here: which instances
 // are alive (a restore refuses while one is) and which scheduled job ran when (one instance of a fleet
 // claims each run). Times are epoch seconds of the writer's clock.
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
-import type { DialectName } from '../dialects/types.js'
-import { authStoreTables, epoch, rateLimitTable, realtimeInterestTable, text } from '../auth/store-tables.js'
+import { dialectFor, type DialectName } from '../dialects/index.js'
+import { authStoreTables } from '../auth/store-tables.js'
+import { rateLimitTable } from '../auth/rate-limit-store.js'
+import { realtimeInterestTable } from '../realtime/interest.js'
+import { epoch, text } from '../db/internal-columns.js'
 
 export const INSTANCES_TABLE = '_fastbase_instances'
 export const JOBS_TABLE = '_fastbase_jobs'
@@ -24,13 +28,14 @@ export const operationsTables: TableData[] = [
 
 /**
  * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
- * extension; on PostgreSQL, the rate-limit counters shared by every instance (unless `rateLimit:
- * false`; SQLite counts in process: one file, one process) and the realtime interest; always, the
- * operations tables.
+ * extension; where several instances share the database (PostgreSQL), the rate-limit counters they
+ * all count in (unless `rateLimit: false`; else each process counts in memory) and the realtime
+ * interest; always, the operations tables.
  */
 export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
+  const shared = dialectFor(dialect).sharedByInstances
   const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
-  const counters = dialect === 'postgres' && config.rateLimit !== false ? [rateLimitTable] : []
-  const realtime = dialect === 'postgres' && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
+  const counters = shared && config.rateLimit !== false ? [rateLimitTable] : []
+  const realtime = shared && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
   return [...auth, ...counters, ...realtime, ...operationsTables]
 }

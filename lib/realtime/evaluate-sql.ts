@@ -1,8 +1,8 @@
 // Conditions evaluated by the database server (PostgreSQL): per batch of rows, one statement for up
 // to CLASSES_PER_QUERY classes, with a `CASE WHEN <condition>` column per class. The event loop only
 // waits for the answer; the database does the work.
-import type { Knex } from 'knex'
 import type { Executor } from '../crud/context.js'
+import type { Binding } from '../dialects/types.js'
 import { keyColumns, type ConditionEvaluator, type Judged, type Row, type RowBatch } from './evaluate.js'
 
 // Each class adds one CASE column and its bindings.
@@ -26,7 +26,7 @@ export class SqlEvaluator implements ConditionEvaluator {
     for (let n = 0; n < chunks.length; n++) {
       const chunk = chunks[n]
       const columns = keyColumns(table, q)
-      const caseBindings: unknown[] = []
+      const caseBindings: Binding[] = []
       chunk.forEach((c, i) => {
         columns.push(`CASE WHEN ${c.condition.sql} THEN 1 ELSE 0 END AS ${q(`fb_m_${i}`)}`)
         caseBindings.push(...c.condition.bindings)
@@ -34,7 +34,7 @@ export class SqlEvaluator implements ConditionEvaluator {
       let result: Row[]
       try {
         // The select list comes first in the text, then the FROM item.
-        result = dialect.rawRows(await this.executor.db.raw(`SELECT ${columns.join(', ')} FROM ${source.sql}`, [...caseBindings, ...source.bindings] as Knex.RawBinding[]))
+        result = dialect.rawRows(await this.executor.db.raw(`SELECT ${columns.join(', ')} FROM ${source.sql}`, [...caseBindings, ...source.bindings]))
       } catch (error) {
         // One class's condition may fail on these rows: the others are evaluated one by one.
         this.log.debug?.({ err: error, table: table.name }, 'realtime: a subscription could not be evaluated')

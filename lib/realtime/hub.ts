@@ -19,7 +19,7 @@ import { errors } from '../errors.js'
 import type { ConditionEvaluator } from './evaluate.js'
 import { SqlEvaluator } from './evaluate-sql.js'
 import { SqliteEvaluator } from './evaluate-sqlite.js'
-import type { Change, ChangeAction, ChangeSink } from './changes.js'
+import type { Change, ChangeAction, ChangeSink } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 
 type Row = Record<string, unknown>
@@ -168,7 +168,7 @@ export class RealtimeHub implements ChangeSink {
     readonly settings: RealtimeSettings,
     readonly log: { warn: (obj: object, msg: string) => void, debug?: (obj: object, msg: string) => void }
   ) {
-    this.evaluator = executor.dialect.name === 'sqlite' ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
+    this.evaluator = executor.dialect.synchronous ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
     this.timers.push(setInterval(() => this.heartbeat(), settings.heartbeatMs).unref())
     this.timers.push(setInterval(() => { void this.recheckSessions() }, settings.sessionCheckMs).unref())
   }

@@ -5,11 +5,28 @@
 // announced (committed) before its stream's `connect` event is never missed: the check runs after the
 // writer's commit, and under READ COMMITTED sees every announcement committed before it started.
 // Rows of an instance that died expire.
+import type { TableData } from '../../schemas/config.js'
+import { text } from '../db/internal-columns.js'
 
 type Row = Record<string, unknown>
 export type Query = (sql: string, bindings: unknown[]) => Promise<Row[]>
 
 export const INTEREST_TABLE = '_fastbase_realtime_interest'
+
+/**
+ * Which instance has realtime subscribers for which table (this file). PostgreSQL
+ * only: instances send changes to each other only for tables someone subscribes to.
+ */
+export const realtimeInterestTable: TableData = {
+  name: INTEREST_TABLE,
+  fields: [
+    text('key', { primary: true, notNull: true }),
+    text('instance', { notNull: true }),
+    text('table_name', { notNull: true }),
+    { name: 'expires_at', type: 'date', sqlType: 'timestamp', notNull: true }
+  ],
+  indexes: [{ fields: ['table_name'] }]
+}
 /** How long an announcement holds without renewal (an instance that died stops counting after this). */
 const LIFETIME_SECONDS = 60
 /** How often the instance renews its announcements and drops the tables it has no subscriber for. */

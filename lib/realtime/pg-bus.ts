@@ -6,7 +6,7 @@
 // listener. Each instance evaluates the rows under its own subscribers' rules (lib/realtime/hub.ts).
 import { createHash, randomBytes } from 'node:crypto'
 import type Pg from 'pg'
-import type { Change } from './changes.js'
+import type { Change } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 import type { FleetInterest } from './interest.js'
 

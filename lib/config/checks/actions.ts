@@ -1,7 +1,7 @@
 // Cross-field checks of actions: unique names, one of sql or steps, tables that exist, and param
 // defaults of the param's type.
 import type { DatabaseSettings } from '../../../schemas/config.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import { actionsOf, duplicates, oneOrMany, tablesOf } from './common.js'
 
 /** `path.key`, or `path["odd key"]` when the key is not an identifier. */

@@ -1,7 +1,7 @@
 // Cross-field checks of auth: the auth and rules extensions of a table, the fields an auth table
 // needs, a user-token key, and how external providers are identified.
 import type { DatabaseSettings, TableData } from '../../../schemas/config.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import { each, fieldsOf, hasFieldList, tablesOf, type At } from './common.js'
 
 export function checkExtensions (c: DatabaseSettings): string[] {

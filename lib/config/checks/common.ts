@@ -3,7 +3,7 @@
 // run shows every problem), which is why they only look at members of the right JS type and skip
 // the rest.
 import { FIELD_TYPES, type ActionData, type DatabaseSettings, type FieldType, type SqlType, type TableData, type TableField } from '../../../schemas/config.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 
 export type Check = (config: DatabaseSettings) => string[]
 

@@ -1,7 +1,7 @@
 // Cross-field checks of single fields: type against sqlType, defaults against notNull, and a
 // select field's values against its column's storage class.
 import type { DatabaseSettings, FieldType } from '../../../schemas/config.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import { fieldsOf, isFieldType, sqlBase, tablesOf, type SqlBase } from './common.js'
 
 /** `type`s each storage class can hold. `password` on text is a fastbase addition (teenybase allows it nowhere). */

@@ -2,7 +2,7 @@
 // expression croner accepts (the scheduler's own parser, so a start never fails later on it), and
 // the metrics token is long enough not to be guessed.
 import { Cron } from 'croner'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import type { Check } from './common.js'
 
 export const MIN_METRICS_TOKEN = 16

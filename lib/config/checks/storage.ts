@@ -1,7 +1,7 @@
 // Cross-field check of `storage` and `backups.storage`: S3 keys come as a pair. One key alone is a
 // mistake that would otherwise let the AWS SDK's default chain pick up whatever other credentials the
 // machine has.
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import type { Check } from './common.js'
 
 export const checkStorage: Check = (config) => [

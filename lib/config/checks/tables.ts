@@ -1,7 +1,7 @@
 // Cross-field checks of tables as a whole: unique names, foreign keys, one record_* field each,
 // table flags, and the columns indexes, triggers and full-text search refer to.
 import type { DatabaseSettings } from '../../../schemas/config.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 import { byName, duplicates, each, fieldsOf, hasFieldList, sqlBase, tablesOf } from './common.js'
 
 export function checkTableNames (c: DatabaseSettings): string[] {

@@ -1,7 +1,9 @@
-// The one after-commit notification point of the write path. Every INSERT, UPDATE and DELETE that
-// fastbase itself runs (lib/crud/statements.ts: table routes, edit, upserts, both action modes,
-// sign-up) reports the rows it changed here: every column, as the statement left them (for a
-// delete, as they were).
+// The write path's port for what its writes changed: the one after-commit notification point. Every
+// INSERT, UPDATE and DELETE that fastbase itself runs (lib/crud/statements.ts: table routes, edit,
+// upserts, both action modes; lib/auth/user-changes.ts: sign-up and the auth flows) reports the rows
+// it changed here: every column, as the statement left them (for a delete, as they were). Whoever
+// wants to hear of them implements ChangeSink and is set as the executor's `changes` by its plugin
+// (realtime's hub, record after-hooks); the write path knows nothing of them.
 // Outside a transaction the statement has committed when it returns; inside one the changes wait
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.

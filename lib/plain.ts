@@ -1,4 +1,4 @@
-// Plain data helpers shared by the config modules (validation, secrets): what counts as a plain
+// Plain data helpers (config validation, its checks, secrets): what counts as a plain
 // object, and a deep copy of plain data that never touches the caller's object.
 
 export function isObject (value: unknown): value is Record<string, unknown> {

@@ -2,16 +2,19 @@
 // `request.url` is the app's public URL (`appUrl`: scheme, host and port) with the path and query
 // this request asked for. The origin is never taken from the `Host` header, which any caller sets:
 // a rule comparing `request.url.origin` or `.host` must not be satisfiable by a forged header.
-import type { FastifyRequest } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+
+/** What is read of a request (a FastifyRequest is one). */
+export interface RequestParts { method: string, headers: IncomingHttpHeaders, query?: unknown, url: string }
 
 export interface RequestGlobals extends Record<string, unknown> {
   method: string
-  headers: FastifyRequest['headers']
+  headers: IncomingHttpHeaders
   query: unknown
   url: { href: string, protocol: string, host: string, hostname: string, port: string, pathname: string, search: string, hash: string, origin: string }
 }
 
-export function requestGlobals (request: FastifyRequest, appUrl: string): RequestGlobals {
+export function requestGlobals (request: RequestParts, appUrl: string): RequestGlobals {
   // Appended to the origin as text, so a target like `//other.host/x` stays a path here.
   const url = new URL(new URL(appUrl).origin + pathAndQuery(request.url))
   return {
