@@ -116,6 +116,13 @@ export class PgBus {
     if (!this.flushing) setImmediate(() => { void this.flush() })
   }
 
+  /** Tells the other instances that changes may have been missed (their subscribers get `gap`). */
+  publishGap (): void {
+    if (this.closed) return
+    this.outgoing.push({ payloads: [asciiJson({ o: this.origin, gap: true })] })
+    if (!this.flushing) setImmediate(() => { void this.flush() })
+  }
+
   /** Sends committed changes to the other instances (batched per tick, one statement per batch). */
   publish (changes: Change[]): void {
     if (this.closed) return
