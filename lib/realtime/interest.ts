@@ -31,6 +31,8 @@ export class FleetInterest {
   private readonly known = new Map<string, number>()
   /** Tables no other instance had subscribers for, until when (`clock` ms). */
   private readonly nobody = new Map<string, number>()
+  /** Tables whose interest is being read again ahead of their "no" running out (see mayWant). */
+  private readonly refreshing = new Set<string>()
   /** The last read made for a write that skipped its capture, per table (see missedBySomeone). */
   private readonly checks = new Map<string, { at: number, answer: Promise<boolean> }>()
   private warned = false
@@ -70,7 +72,18 @@ export class FleetInterest {
    * instance announces it, only a "no" holding past the margin lets it skip them.
    */
   mayWant (table: string): boolean {
-    return this.announced.has(table) || (this.nobody.get(table) ?? 0) - NO_MARGIN_MS <= this.clock()
+    if (this.announced.has(table)) return true
+    const left = (this.nobody.get(table) ?? 0) - this.clock()
+    // Asked again before it runs out, so that in steady state writes never capture for nobody.
+    if (left <= 2 * NO_MARGIN_MS) this.refresh(table)
+    return left <= NO_MARGIN_MS
+  }
+
+  /** Reads `table`'s interest again in the background, once at a time. */
+  private refresh (table: string): void {
+    if (this.refreshing.has(table)) return
+    this.refreshing.add(table)
+    void this.ask([table]).catch(() => {}).finally(() => { this.refreshing.delete(table) })
   }
 
   /** Whether the "no" for `table` still holds: a write that skipped its capture and commits now can have been missed by no other instance. */
@@ -101,25 +114,31 @@ export class FleetInterest {
     const now = Date.now()
     const unknown = tables.filter((t) => (this.known.get(t) ?? 0) <= now && !this.nobodyElse(t))
     if (unknown.length > 0) {
-      // Before the read is sent: its snapshot is taken later, so a "no" counts from here.
-      const asked = this.clock()
       try {
-        const rows = await this.read(`SELECT DISTINCT "table_name" FROM "${INTEREST_TABLE}" WHERE "table_name" = ANY($1) AND "instance" <> $2 AND "expires_at" > CURRENT_TIMESTAMP`, [unknown, this.instance])
-        const found = new Set(rows.map((row) => String(row.table_name)))
-        for (const table of unknown) {
-          if (found.has(table)) {
-            this.known.set(table, now + KNOWN_MS)
-            this.nobody.delete(table)
-          } else {
-            this.nobody.set(table, asked + NO_TRUST_MS)
-          }
-        }
+        await this.ask(unknown)
       } catch (error) {
         this.warnOnce(error)
         return new Set(tables)
       }
     }
     return new Set(tables.filter((t) => (this.known.get(t) ?? 0) > now))
+  }
+
+  /** Reads which of `tables` other instances have subscribers for, and remembers the yes and the no. */
+  private async ask (tables: string[]): Promise<void> {
+    // Before the read is sent: its snapshot is taken later, so a "no" counts from here.
+    const asked = this.clock()
+    const now = Date.now()
+    const rows = await this.read(`SELECT DISTINCT "table_name" FROM "${INTEREST_TABLE}" WHERE "table_name" = ANY($1) AND "instance" <> $2 AND "expires_at" > CURRENT_TIMESTAMP`, [tables, this.instance])
+    const found = new Set(rows.map((row) => String(row.table_name)))
+    for (const table of tables) {
+      if (found.has(table)) {
+        this.known.set(table, now + KNOWN_MS)
+        this.nobody.delete(table)
+      } else {
+        this.nobody.set(table, asked + NO_TRUST_MS)
+      }
+    }
   }
 
   /** Renews the announcements of the tables still `wanted`, withdraws the others (see below), drops expired rows. */
