@@ -25,6 +25,8 @@ export function benchConfig () {
     appUrl: 'http://127.0.0.1',
     jwtSecret: JWT_SECRET,
     rateLimit: false,
+    // FASTBASE_BENCH_REALTIME=off: the same project without realtime, to measure what it costs a write.
+    ...(process.env.FASTBASE_BENCH_REALTIME === 'off' ? { realtime: { enabled: false } } : {}),
     tables: [
       {
         name: 'users',

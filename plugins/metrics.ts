@@ -4,7 +4,6 @@
 // Registered before the routes, so its onResponse hook sees every fastbase route.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
-import { createMetrics } from '../lib/metrics/registry.js'
 import { secretDigest, matchesDigest } from '../lib/auth/secret-compare.js'
 import { errors } from '../lib/errors.js'
 
@@ -13,6 +12,8 @@ export const DEFAULT_METRICS_PATH = '/metrics'
 const metricsPlugin: FastifyPluginAsync = async (app) => {
   const settings = app.fastbase.config.metrics!
   const { executor, db } = app.fastbase
+  // prom-client is loaded here, not when app.ts imports this file: a server without metrics never loads it.
+  const { createMetrics } = await import('../lib/metrics/registry.js')
   const metrics = createMetrics({
     knex: db,
     // Read on each scrape: the realtime plugin registers after this one.

@@ -30,9 +30,14 @@ const realtime: FastifyPluginAsync = async (app) => {
     const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)
-    hub.shared = true
     const interest = new FleetInterest(bus.origin, async (sql, params) => await bus.query(sql, params), async (sql, bindings) => executor.dialect.rawRows(await executor.db.raw(sql, bindings as never)), app.log)
     bus.interest = interest
+    hub.fleet = {
+      mayWant: (table) => interest.mayWant(table),
+      nobodyElse: (table) => interest.nobodyElse(table),
+      missedBySomeone: async (table) => await interest.missedBySomeone(table),
+      gap: () => bus.publishGap()
+    }
     hub.announce = async (tables) => { await interest.announce(tables) }
     const renew = setInterval(() => { void interest.renewAll(hub.subscribedTables()) }, RENEW_MS)
     renew.unref()

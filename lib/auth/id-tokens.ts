@@ -4,8 +4,9 @@
 // (a JWKS URL, an HS256 shared secret, or a public key as a JWK or PEM), the accepted audiences
 // (`clientId`), and one family of algorithms per key, so a token can never choose how it is checked:
 // an HMAC secret verifies only HS256, a public key or JWKS only asymmetric algorithms, `none` never.
-// Free of Fastify: the routes (routes/auth/external-routes.ts) build one verifier per app.
-import { decodeJwt, importJWK, importSPKI, jwtVerify, errors as jose, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+// Free of Fastify: the routes (routes/auth/external-routes.ts) build one verifier per app. jose is
+// loaded when a token or key is first read, not at start.
+import type { JWK, JWTPayload, JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
 import { FastbaseError, errors } from '../errors.js'
 import type { ExternalIdentity } from './external-users.js'
@@ -129,6 +130,7 @@ export class IdTokenVerifier {
    */
   async verifyExternalToken (token: string): Promise<ExternalIdentity> {
     if (token.length > MAX_TOKEN_LENGTH) throw errors.invalidToken()
+    const { decodeJwt } = await import('jose')
     let iss: unknown
     try {
       iss = decodeJwt(token).iss
@@ -159,12 +161,13 @@ export class IdTokenVerifier {
       requiredClaims: ['exp', 'iss', 'sub'],
       clockTolerance: CLOCK_TOLERANCE
     }
+    const { jwtVerify, errors: jose } = await import('jose')
     try {
       const { key } = provider
       const { payload } = typeof key === 'function' ? await jwtVerify(token, key, options) : await jwtVerify(token, key, options)
       return payload
     } catch (error) {
-      throw tokenError(error)
+      throw tokenError(error, jose)
     }
   }
 
@@ -216,6 +219,7 @@ async function staticKey (secret: string | Record<string, unknown>, algorithm: s
   const jwk = typeof secret === 'string' ? undefined : secret as JWK
   const alg = algorithm ?? (typeof jwk?.alg === 'string' ? jwk.alg : defaultAlgorithm(jwk))
   if (!ASYMMETRIC_ALGORITHMS.includes(alg)) throw new Error(`${path}.algorithm: a public key verifies only ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
+  const { importJWK, importSPKI } = await import('jose')
   try {
     if (jwk === undefined) {
       if (!(secret as string).includes('PUBLIC KEY')) throw new Error('only a public key (PEM "PUBLIC KEY") is accepted')
@@ -235,22 +239,23 @@ function defaultAlgorithm (jwk: JWK | undefined): string {
   return 'RS256'
 }
 
-const TOKEN_ERRORS = [jose.JWTExpired, jose.JWTClaimValidationFailed, jose.JWSSignatureVerificationFailed, jose.JOSEAlgNotAllowed,
-  jose.JWSInvalid, jose.JWTInvalid, jose.JWKSNoMatchingKey, jose.JWKSMultipleMatchingKeys, jose.JOSENotSupported]
+type JoseErrors = typeof import('jose')['errors']
 
 /** What a failed verification answers: the token's fault is a 401; the provider's key set out of reach, a 502. */
-function tokenError (error: unknown): FastbaseError {
+function tokenError (error: unknown, jose: JoseErrors): FastbaseError {
   if (error instanceof FastbaseError) return error
-  if (TOKEN_ERRORS.some((type) => error instanceof type)) return errors.invalidToken()
+  const tokenErrors = [jose.JWTExpired, jose.JWTClaimValidationFailed, jose.JWSSignatureVerificationFailed, jose.JOSEAlgNotAllowed,
+    jose.JWSInvalid, jose.JWTInvalid, jose.JWKSNoMatchingKey, jose.JWKSMultipleMatchingKeys, jose.JOSENotSupported]
+  if (tokenErrors.some((type) => error instanceof type)) return errors.invalidToken()
   // A TypeError, a bad HMAC key length or anything else from the token's own bytes is the token's fault;
   // only the key set fetch (timeout, network, not a key set) is the provider's.
-  if (error instanceof jose.JWKSTimeout || error instanceof jose.JWKSInvalid || isFetchFailure(error)) {
+  if (error instanceof jose.JWKSTimeout || error instanceof jose.JWKSInvalid || isFetchFailure(error, jose)) {
     return errors.providerUnavailable('Could not read the identity provider\'s keys')
   }
   return errors.invalidToken()
 }
 
-function isFetchFailure (error: unknown): boolean {
+function isFetchFailure (error: unknown, jose: JoseErrors): boolean {
   if (!(error instanceof Error)) return false
   // fetch() failing (refused, reset, DNS), or jose's "Expected 200 OK from the JSON Web Key Set HTTP response".
   return (error instanceof TypeError && error.message === 'fetch failed') || (error instanceof jose.JOSEError && error.code === 'ERR_JOSE_GENERIC' && /JSON Web Key Set/.test(error.message))

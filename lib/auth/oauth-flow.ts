@@ -2,7 +2,7 @@
 // browser's nonce, the provider's authorize URL) and the callback (state, cookie and single use checked;
 // the code exchanged; the user read from a verified ID token or the provider's API; signed in through
 // signInExternal). Free of Fastify: routes/auth/oauth-routes.ts turns the results into replies.
-import { jwtVerify, errors as jose, type JWTPayload } from 'jose'
+import type { JWTPayload } from 'jose'
 import { FastbaseError, errors } from '../errors.js'
 import { signInExternal, type ExternalIdentity } from './external-users.js'
 import type { SessionResponse } from './session-service.js'
@@ -188,6 +188,7 @@ function oauthError (payload: unknown): string {
 async function fromIdToken (ctx: FlowContext, provider: OAuthProvider, state: OAuthState, tokens: Row, accessToken: string | undefined): Promise<ExternalIdentity> {
   const idToken = tokens.id_token
   if (typeof idToken !== 'string' || idToken === '' || idToken.length > 16_384) throw loginFailed('The provider sent no ID token')
+  const { jwtVerify, errors: jose } = await import('jose')
   let claims: JWTPayload
   try {
     ({ payload: claims } = await jwtVerify(idToken, ctx.providers.keySet(provider.jwksUrl!), {

@@ -1,10 +1,10 @@
 // The archive file: a gzipped tar of the database, the local files and, last, the manifest with a
-// checksum of every other entry. Reading one checks all of it before anything uses it.
+// checksum of every other entry. Reading one checks all of it before anything uses it. tar is loaded
+// on the first backup or restore, not at start.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { readFile, readdir, stat } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
-import { create, extract } from 'tar'
 import { errors } from '../errors.js'
 import { MANIFEST_ENTRY, parseManifest, type ArchiveEntry, type Manifest } from './manifest.js'
 
@@ -36,6 +36,7 @@ export async function walkFiles (root: string, keep: (name: string) => boolean =
 
 /** Writes `<cwd>/<entry>` for each entry, then the manifest (already in `cwd`), into a gzipped tar at `file`. */
 export async function writeArchive (file: string, cwd: string, entries: ArchiveEntry[]): Promise<void> {
+  const { create } = await import('tar')
   await create({ gzip: true, file, cwd, portable: true, noDirRecurse: true, strict: true }, [...entries.map((e) => e.path), MANIFEST_ENTRY])
 }
 
@@ -44,6 +45,7 @@ export async function writeArchive (file: string, cwd: string, entries: ArchiveE
  * with the size and checksum it names and nothing else is. Anything else is FB_ERR_BAD_ARCHIVE.
  */
 export async function readArchive (file: string, into: string): Promise<Manifest> {
+  const { extract } = await import('tar')
   const unexpected: string[] = []
   try {
     // Only plain files and folders, never outside `into` (tar strips `..` and absolute paths).

@@ -8,7 +8,7 @@
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
-import { parentOf, settledOf } from '../db/after-commit.js'
+import { afterCommit, parentOf, settledOf } from '../db/after-commit.js'
 
 type Row = Record<string, unknown>
 
@@ -35,9 +35,20 @@ export interface ChangeSink {
   wants: (table: string) => boolean
   /** One committed transaction's changes, in statement order. Must not throw. */
   committed: (changes: Change[]) => void
+  /**
+   * A write to `table` that captured nothing (`wants` said no when it ran) has committed: a sink
+   * whose answer may have changed meanwhile sends `gap` where a subscriber may have missed it. Must not throw.
+   */
+  uncaptured?: (table: string) => void
 }
 
 const pending = new WeakMap<Knex.Transaction, Change[]>()
+
+/** Tells `sink`, once what was just done on `db` is committed, that a write to `table` captured nothing. */
+export function recordUncaptured (sink: ChangeSink | undefined, db: Knex | Knex.Transaction, table: string): void {
+  const uncaptured = sink?.uncaptured
+  if (uncaptured !== undefined) afterCommit(db, () => { uncaptured(table) })
+}
 
 /** Records `change`, made by a statement just run on `db`, for publication once it is committed. */
 export function recordChange (sink: ChangeSink, db: Knex | Knex.Transaction, change: Change): void {

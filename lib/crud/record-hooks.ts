@@ -191,6 +191,10 @@ function sqlEvents (write: SqlWrite): BeforeEvent[] {
 export function bothSinks (first: ChangeSink, second: ChangeSink): ChangeSink {
   return {
     wants: (table) => first.wants(table) || second.wants(table),
+    uncaptured: (table) => {
+      first.uncaptured?.(table)
+      second.uncaptured?.(table)
+    },
     committed: (changes) => {
       for (const sink of [first, second]) {
         const wanted = changes.filter((c) => sink.wants(c.table))

@@ -7,7 +7,7 @@ import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
-import { recordChange, type ChangeAction } from './changes-port.js'
+import { recordChange, recordUncaptured, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
 
@@ -46,6 +46,7 @@ export function answered (columns: OutputColumn[], rows: Row[]): Row[] {
 
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
 export function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
+  if (capture.length === 0 && ctx.table.key.length > 0) recordUncaptured(ctx.changes, db, ctx.table.name)
   if (capture.length === 0 || rows.length === 0) return
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))

@@ -152,8 +152,16 @@ export class RealtimeHub implements ChangeSink {
   private timers: NodeJS.Timeout[] = []
   /** Set on PostgreSQL: changes go to the other instances too (lib/realtime/pg-bus.ts). */
   forward?: (changes: Change[]) => void
-  /** true when other instances may subscribe: every table's writes are captured. */
-  shared = false
+  /**
+   * Set on PostgreSQL: what the other instances subscribe to (lib/realtime/interest.ts), and how to
+   * tell them that changes may have been missed.
+   */
+  fleet?: {
+    mayWant: (table: string) => boolean
+    nobodyElse: (table: string) => boolean
+    missedBySomeone: (table: string) => Promise<boolean>
+    gap: () => void
+  }
   /** Set on PostgreSQL: records, fleet-wide, that this instance has subscribers for these tables. */
   announce?: (tables: string[]) => Promise<void>
   closing = false
@@ -359,7 +367,19 @@ export class RealtimeHub implements ChangeSink {
   // ------------------------------------------------------------ changes
 
   wants (table: string): boolean {
-    return !this.closing && (this.shared || this.byTable.has(table))
+    return !this.closing && (this.byTable.has(table) || (this.fleet?.mayWant(table) ?? false))
+  }
+
+  /**
+   * A write that captured nothing committed. A subscriber registered here since it ran, or one
+   * elsewhere once the fleet's "no" it relied on has expired, may have missed it: they get `gap`.
+   */
+  uncaptured (table: string): void {
+    if (this.closing) return
+    if (this.byTable.has(table)) this.gap()
+    const fleet = this.fleet
+    if (fleet === undefined || fleet.nobodyElse(table)) return
+    fleet.missedBySomeone(table).then((missed) => { if (missed) fleet.gap() }, () => { fleet.gap() })
   }
 
   /** Changes committed on this instance: delivered here, and forwarded to the other instances. */

@@ -52,6 +52,8 @@ export class PgBus {
   private retry?: NodeJS.Timeout
   private readonly partial = new Map<string, string[]>()
   private seq = 0
+  /** The last query sent on the connection (see query). */
+  private last: Promise<unknown> = Promise.resolve()
 
   constructor (url: string, private readonly handlers: BusHandlers, private readonly log: BusLog) {
     const { connectionString, schema } = parseUrl(url)
@@ -105,14 +107,25 @@ export class PgBus {
 
   /** A query on the bus's own connection (`$n` placeholders); fails while it is reconnecting. */
   async query (sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
-    if (this.client === undefined) throw new Error('realtime: the LISTEN connection is down')
-    return (await this.client.query(sql, params)).rows
+    const client = this.client
+    if (client === undefined) throw new Error('realtime: the LISTEN connection is down')
+    // One at a time: the NOTIFYs and the interest reads of late writes (lib/realtime/hub.ts) share the connection.
+    const result = this.last.then(async () => (await client.query(sql, params)).rows)
+    this.last = result.catch(() => {})
+    return await result
   }
 
   /** Tells the other instances that sessions were revoked (their streams end there too). */
   publishRevoked (revoked: RevokedSessions): void {
     if (this.closed) return
     this.outgoing.push({ payloads: [asciiJson({ o: this.origin, r: revoked })] })
+    if (!this.flushing) setImmediate(() => { void this.flush() })
+  }
+
+  /** Tells the other instances that changes may have been missed (their subscribers get `gap`). */
+  publishGap (): void {
+    if (this.closed) return
+    this.outgoing.push({ payloads: [asciiJson({ o: this.origin, gap: true })] })
     if (!this.flushing) setImmediate(() => { void this.flush() })
   }
 
@@ -165,7 +178,7 @@ export class PgBus {
           const batch = messages.splice(0, take).flat()
           const sql = `SELECT ${batch.map((_, i) => `pg_notify($1, $${i + 2})`).join(', ')}`
           try {
-            await this.client.query(sql, [this.channel, ...batch])
+            await this.query(sql, [this.channel, ...batch])
           } catch (error) {
             this.log.warn({ err: error }, 'realtime: NOTIFY failed; other instances may miss changes')
           }
