@@ -40,6 +40,12 @@ interface Plan {
   scores?: { statement: Fragment, rowKey: string }
   /** It searches or expands relations: its statements may take long (Statement#offThread). */
   costly: boolean
+  /**
+   * It searches (`@@`): the best plan depends on how many rows the words match (read the first rows
+   * in key order, or find the few through the index), so PostgreSQL plans it for each run's words
+   * instead of reusing one generic plan (decision D71).
+   */
+  searches: boolean
 }
 
 const RANKED = '"fb_rank"'
@@ -51,12 +57,13 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   checkGrouping(ctx, columns, params.group)
   checkDistinct(columns, params.distinct)
   const group = groupSql(ctx, params.group)
-  const costly = ranks.length > 0 || columns.some((c) => c.nested !== undefined)
+  const searches = ranks.length > 0
+  const costly = searches || columns.some((c) => c.nested !== undefined)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  if (order !== undefined) return { columns, condition, group, costly, order: { sql: order, bindings: [] } }
+  if (order !== undefined) return { columns, condition, group, costly, searches, order: { sql: order, bindings: [] } }
   const key = defaultOrder(ctx, params, columns, group)
-  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, order: key }
-  return { columns, condition, group, costly, ...ranked(ctx, ranks[0], condition, key.sql) }
+  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, order: key }
+  return { columns, condition, group, costly, searches, ...ranked(ctx, ranks[0], condition, key.sql) }
 }
 
 /**
@@ -182,7 +189,7 @@ async function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStateme
 export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
   const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {
     const p = planOf(c, params)
-    return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params), { offThread: p.costly }) }
+    return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }) }
   })
   return await rowsOf(ctx, plan, plan.items)
 }
@@ -203,7 +210,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     return {
       columns: p.columns,
-      items: prepare(pageQuery(c, p, params), { offThread: p.costly }),
+      items: prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }),
       total: prepare(counted as Knex.QueryBuilder, { planEachRun: true, offThread: p.costly }),
       estimate: estimator === undefined ? undefined : prepare(matching, { planEachRun: true, wrap: estimator.explain })
     }
