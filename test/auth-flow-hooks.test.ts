@@ -187,6 +187,13 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     reset((event) => { (event.values as Row).views = 1 })
     t.match(await loginToken(await partnerToken('p-1', 'grace@example.com')), { status: 400, body: { data: { views: { _errors: ['Unknown field'] } } } }, 'a hook\'s column is checked')
 
+    // A hook that gives the new account a value another account holds: a 400 naming the field, not a 500.
+    reset()
+    t.equal((await post('/table/users/auth/sign-up', { username: 'taken', email: 'taken@example.com', password: 'correct horse battery', passwordConfirm: 'correct horse battery', name: 'T' })).status, 200)
+    reset((event) => { event.values.username = 'taken' })
+    t.match(await loginToken(await partnerToken('p-1', 'grace@example.com')), { status: 400, body: { data: { username: { code: 'unique' } } } }, 'a taken value set by a hook is a 400 naming it')
+    t.equal(await user({ email: 'grace@example.com' }), undefined)
+
     reset((event) => { event.values.name = 'Grace Hopper'; event.values.role = 'partner' })
     const signedIn = await loginToken(await partnerToken('p-1', 'grace@example.com', 'Grace'))
     t.equal(signedIn.status, 200)

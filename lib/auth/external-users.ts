@@ -20,6 +20,7 @@ import { reportUserWrite } from './user-changes.js'
 import { hookedInsert, hookedUpdate, type FlowWrite } from './flow-hooks.js'
 import { ANONYMOUS } from '../auth-context.js'
 import type { AuthSource } from '../crud/record-hooks.js'
+import { constraintError } from '../crud/db-errors.js'
 
 export interface ExternalIdentity {
   /** 'google', 'github', a custom provider's name, or the issuer of an external JWT. */
@@ -61,7 +62,14 @@ export async function signInExternal (services: SessionServices, at: AuthTable, 
     // Two first sign-ins of one account at once: one created the user or the link, the other's
     // insert hit a unique key (the user's or the link's). Once more, it finds what the first one made.
     if (services.dialect.constraintViolation(err, at.table.data)?.kind !== 'unique') throw err
-    return await attempt()
+    try {
+      return await attempt()
+    } catch (again) {
+      // Not a race: a value the new account would hold (one a before-hook set) is another account's.
+      const violation = services.dialect.constraintViolation(again, at.table.data)
+      if (violation?.kind === 'unique') throw constraintError('unique', violation.column ?? at.table.name)
+      throw again
+    }
   }
 }
 
