@@ -10,7 +10,7 @@ import type {} from '../plugins/types.js'
 import type { TypeBoxApp } from './typebox.js'
 import { requireAdmin } from './admin-access.js'
 import { redactSecrets } from '../lib/config/redact.js'
-import { ErrorSchema } from '../schemas/error.js'
+import { ErrorSchema } from '../schemas/http/error.js'
 import { json } from '../schemas/openapi/components.js'
 import { callerOf } from '../plugins/auth-context.js'
 

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from '../plugins/types.js'
 import type { TypeBoxApp } from './typebox.js'
-import { ErrorSchema } from '../schemas/error.js'
+import { ErrorSchema } from '../schemas/http/error.js'
 import { BackupRecordSchema } from '../lib/backup/manifest.js'
 import { callerOf } from '../plugins/auth-context.js'
 import { requireAdmin } from './admin-access.js'

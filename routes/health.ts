@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type {} from '../plugins/types.js'
 import { packageVersion } from '../lib/package.js'
 import { errors } from '../lib/errors.js'
-import { ErrorSchema } from '../schemas/error.js'
+import { ErrorSchema } from '../schemas/http/error.js'
 
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),

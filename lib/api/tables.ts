@@ -17,7 +17,7 @@ import { FileTracker, fileFields, type FileLog, type FileStorage } from '../file
 import { errors, FastbaseError } from '../errors.js'
 import type { Limits } from '../limits.js'
 import { compileValidator, fieldErrors } from '../validation.js'
-import { IdParamsSchema, querySchemas, tableSchemas } from '../../schemas/tables.js'
+import { IdParamsSchema, querySchemas, tableSchemas } from '../../schemas/http/tables.js'
 
 type Row = Record<string, unknown>
 

@@ -1,10 +1,10 @@
 // `fastbase types`: a TypeScript declaration file from a config, typing `app.fastbase.tables`,
 // `app.fastbase.hooks` and `runAction` by module augmentation of the package's FastbaseTables and
 // FastbaseActions. The shapes are printed from the very schemas that validate writes
-// (schemas/record.ts, lib/actions/params.ts), so a type cannot drift from what the API accepts.
+// (schemas/http/record.ts, lib/actions/params.ts), so a type cannot drift from what the API accepts.
 import type { TSchema } from '@sinclair/typebox'
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
-import { fieldValueSchema, insertRecordSchema, updateRecordSchema } from '../../schemas/record.js'
+import { fieldValueSchema, insertRecordSchema, updateRecordSchema } from '../../schemas/http/record.js'
 import { paramsSchema } from '../actions/params.js'
 
 type JsonSchema = TSchema & { type?: string | string[], anyOf?: JsonSchema[], const?: unknown, properties?: Record<string, JsonSchema>, required?: string[], items?: JsonSchema }

@@ -1,6 +1,6 @@
 // POST /admin/login: the panel's sign-in (lib/auth/admin-tokens.ts).
 import { Type } from '@sinclair/typebox'
-import { errorResponses } from '../../schemas/tables.js'
+import { errorResponses } from '../../schemas/http/tables.js'
 import { adminSignIn } from '../../lib/auth/admin-tokens.js'
 import type { TypeBoxApp } from '../typebox.js'
 

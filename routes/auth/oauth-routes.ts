@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../plugins/auth.js'
-import { errorResponses } from '../../schemas/tables.js'
+import { errorResponses } from '../../schemas/http/tables.js'
 import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
 import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth-flow.js'
 import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth-state.js'

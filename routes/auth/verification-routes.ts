@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
 import { callerOf } from '../../plugins/auth-context.js'
-import { errorResponses } from '../../schemas/tables.js'
+import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
 import { confirmVerification, requestVerification } from '../../lib/auth/verification-flows.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'

@@ -2,11 +2,11 @@
 // They are the one statement of what a request holds: the routes take their request types from them
 // (the TypeBox type provider), and the compiler checks those against what lib/crud reads.
 import { Type } from '@sinclair/typebox'
-import type { TableData } from './config.js'
+import type { TableData } from '../config.js'
 import { insertRecordSchema, updateRecordSchema, recordSchema } from './record.js'
 import { ErrorSchema } from './error.js'
-import type { Limits } from '../lib/limits.js'
-import { CONFLICTS } from '../lib/crud/statements.js'
+import type { Limits } from '../../lib/limits.js'
+import { CONFLICTS } from '../../lib/crud/statements.js'
 
 const Conflict = Type.Union(CONFLICTS.map((c) => Type.Literal(c)), { description: 'What to do on a unique conflict' })
 

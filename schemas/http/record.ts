@@ -1,8 +1,8 @@
 // A table's record schemas, generated from its fields (decision D2): they validate writes and
 // document records in the OpenAPI output.
 import { Kind, Type, type TSchema, type TObject } from '@sinclair/typebox'
-import type { TableData, TableField } from './config.js'
-import { authExtensionOf, authFieldsOf } from '../lib/auth/fields.js'
+import type { TableData, TableField } from '../config.js'
+import { authExtensionOf, authFieldsOf } from '../../lib/auth/fields.js'
 
 function valueSchema (field: TableField): TSchema {
   const description = field.description
