@@ -29,7 +29,7 @@ function tableInfo (data) {
   const fields = Array.isArray(data.fields) ? data.fields.filter((f) => typeof f?.name === 'string') : []
   const uid = fields.find((f) => f.usage === 'record_uid')
   const primary = fields.filter((f) => f.primary === true)
-  // The server's key (lib/table.ts): the primary key, else the uid field.
+  // The server's key (lib/table/descriptor.ts): the primary key, else the uid field.
   const key = primary.length > 0 ? primary : uid !== undefined ? [uid] : []
   return {
     name: data.name,

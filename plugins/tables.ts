@@ -1,9 +1,9 @@
 // Compiles every table's descriptor once at start-up; bad rules stop the start with their paths.
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { describeTables, RULE_NAMES } from '../lib/table.js'
+import { describeTables, RULE_NAMES } from '../lib/table/descriptor.js'
 import { unguardedRoleWarnings } from '../lib/auth/role-check.js'
-import { searchWarnings } from '../lib/fts.js'
+import { searchWarnings } from '../lib/search/fts.js'
 
 async function tables (app: FastifyInstance): Promise<void> {
   const descriptors = describeTables(app.fastbase.config.tables, app.fastbase.dialect)

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FileTracker } from '../lib/files/tracker.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { Dialect } from '../lib/dialects/types.js'
-import type { TableDescriptor } from '../lib/table.js'
+import type { TableDescriptor } from '../lib/table/descriptor.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { AuthServices } from './auth.js'
 import type { CompiledAction, RunOptions } from '../lib/actions/run.js'
@@ -55,7 +55,7 @@ export interface Fastbase {
   schema: SchemaService
   /** Where table operations run (lib/crud/context.ts#crudContext). */
   executor: Executor
-  /** Every table's compiled descriptor (lib/table.ts), by name. */
+  /** Every table's compiled descriptor (lib/table/descriptor.ts), by name. */
   descriptors: Map<string, TableDescriptor>
   auth: AuthServices
   actions: Map<string, CompiledAction>

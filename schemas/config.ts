@@ -117,7 +117,7 @@ export const AuthExtensionSchema = Type.Object({
 export const ExtensionSchema = Type.Union([RulesExtensionSchema, AuthExtensionSchema])
 
 /**
- * teenybase's full-text search options (decision D37, lib/fts.ts). `prefix`, `columnsize` and
+ * teenybase's full-text search options (decision D37, lib/search/fts.ts). `prefix`, `columnsize` and
  * `detail` tune SQLite's FTS5 index only; `prefix` is written into DDL, hence the strict pattern.
  */
 export const FullTextSearchSchema = Type.Object({

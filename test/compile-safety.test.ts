@@ -2,7 +2,7 @@
 // with bound constants safe (no error, same cost on any row); everything else is guarded. Asserted on
 // the SQL each dialect gets.
 import t from 'tap'
-import { describeTables } from '../lib/table.js'
+import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
 import { compile, toCondition, parse } from '../lib/expr/index.js'

@@ -1,7 +1,7 @@
-// The search grammar (lib/fts-query.ts) and what each dialect makes of it: FTS5 query text and
+// The search grammar (lib/search/fts-query.ts) and what each dialect makes of it: FTS5 query text and
 // PostgreSQL tsquery text with the same meaning. The HTTP tests of the same queries are in test/fts.test.ts.
 import t from 'tap'
-import { parseSearch, SearchSyntaxError, MAX_SEARCH_LENGTH } from '../lib/fts-query.js'
+import { parseSearch, SearchSyntaxError, MAX_SEARCH_LENGTH } from '../lib/search/fts-query.js'
 import { fts5Query } from '../lib/dialects/sqlite-fts.js'
 import { tsQueryText } from '../lib/dialects/postgres-fts.js'
 

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
-import { RANK_CANDIDATES } from '../lib/fts.js'
+import { RANK_CANDIDATES } from '../lib/search/fts.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
 const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlType: 'text', ...extra }) as const

@@ -5,12 +5,12 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
-import { describeTables } from '../lib/table.js'
+import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
 import { compile, parse, type Scope } from '../lib/expr/index.js'
 import { validateConfig } from '../lib/config/validate.js'
-import type { SearchRank } from '../lib/fts.js'
+import type { SearchRank } from '../lib/search/fts.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
 const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlType: 'text', ...extra }) as const
@@ -123,7 +123,7 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
       ['notes @@ \'hello\' & status == \'published\'', ['n1', 'n3']],
       ['!(notes @@ \'hello\')', ['n2', 'n5']],
       ['notes @@ \'hunter2\'', ['n5']],
-      // The search grammar (lib/fts-query.ts): the same meaning on both databases.
+      // The search grammar (lib/search/fts-query.ts): the same meaning on both databases.
       ['notes @@ \'hello OR quick\'', ['n1', 'n3', 'n4']],
       ['notes @@ \'"hel"* OR "numb"*\'', ['n1', 'n3', 'n4', 'n5']],
       ['notes @@ \'"hello world"\'', ['n1']],

@@ -3,7 +3,7 @@
 // condition fails, collations and blobs, and the event loop left free however many classes there are.
 import t from 'tap'
 import { performance } from 'node:perf_hooks'
-import { describeTables } from '../lib/table.js'
+import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { compile, toCondition, parse } from '../lib/expr/index.js'
 import { SqliteEvaluator } from '../lib/realtime/evaluate-sqlite.js'

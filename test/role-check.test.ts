@@ -1,6 +1,6 @@
 // lib/auth/role-check.ts: which rules leave the auth.role fields writable by anyone they admit.
 import t from 'tap'
-import { describeTables } from '../lib/table.js'
+import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { authFields, baseFields } from '../lib/config/helpers.js'
 import { unguardedRoleWarnings } from '../lib/auth/role-check.js'

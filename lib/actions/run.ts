@@ -4,7 +4,7 @@
 import type { Knex } from 'knex'
 import type { ActionData, ActionSqlQuery, ActionStep } from '../../schemas/config.js'
 import type { Dialect } from '../dialects/types.js'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals, ANONYMOUS } from '../auth-context.js'
 import { compile, parse, toCondition, ExpressionError, type Expr, type ColumnResolver } from '../expr/index.js'

@@ -5,7 +5,7 @@
 // fails with the same FastbaseErrors. Who it runs as is never implied: `as` is a caller, or 'system'.
 import type { Knex } from 'knex'
 import type { TSchema } from '@sinclair/typebox'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { crudContext, type CrudContext, type Executor } from '../crud/context.js'
 import { select, list, view, type ReadParams } from '../crud/read.js'

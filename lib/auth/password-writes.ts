@@ -3,7 +3,7 @@
 // give the current one, and only for their own record; a changed password ends the user's other sessions;
 // a changed email is no longer verified.
 import type { Knex } from 'knex'
-import type { WriteHooks, HookContext, UpdateHook } from '../table.js'
+import type { WriteHooks, HookContext, UpdateHook } from '../table/descriptor.js'
 import type { SessionStore } from './sessions.js'
 import type { AuthFields } from './fields.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'

@@ -1,7 +1,7 @@
 // The fields that make up `auth.role` decide what rules and guards let a user do. teenybase clients
 // send them at sign-up, so they stay writable; but a create or update rule that never looks at them
 // lets anyone who may sign up (or edit their record) pick their own role. Start-up warns about it.
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import { identifierPaths } from '../expr/index.js'
 import { authFieldsOf } from './fields.js'
 

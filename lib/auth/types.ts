@@ -2,7 +2,7 @@
 // (its descriptor, extension config, columns by usage, signing key) and the services a flow needs.
 import type { Knex } from 'knex'
 import type { AuthExtension } from '../../schemas/config.js'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { Dialect } from '../dialects/types.js'
 import type { AuthFields } from './fields.js'
 import type { SessionStore } from './sessions.js'

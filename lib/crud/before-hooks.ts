@@ -5,7 +5,7 @@
 // the table's rules are decided on the values as the hooks left them. A hook never sees a plaintext
 // password (WriteHooks.hidden): those values are kept aside and put back after it ran.
 import type { Knex } from 'knex'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import type { AuthSource, BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './record-hooks.js'
 

@@ -1,7 +1,7 @@
 // What every table operation needs: the connection (or transaction), the table, the caller.
 import type { Knex } from 'knex'
 import type { Dialect, Fragment } from '../dialects/types.js'
-import type { TableDescriptor, RuleName } from '../table.js'
+import type { TableDescriptor, RuleName } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import { compile, toCondition, parse, ExpressionError, type Compiled, type Condition, type Scope } from '../expr/index.js'

@@ -3,7 +3,7 @@
 // the same statement (no query per row), reading the target table under its own listRule and
 // noSelect for this caller: a row the caller may not list reads as null, a hidden column is unknown.
 import type { Fragment } from '../dialects/types.js'
-import type { ForeignKey } from '../table.js'
+import type { ForeignKey } from '../table/descriptor.js'
 import { ExpressionError, type Expr } from '../expr/index.js'
 import { MAX_EXPAND_DEPTH } from '../limits.js'
 import { and, ruleCondition, type CrudContext } from './context.js'

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto'
 import { Trace, globalAt, typeClass, type Slot } from '../expr/trace.js'
 import { ValueError } from '../values.js'
 import { errors } from '../errors.js'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { Binding } from '../dialects/types.js'
 import { globalsOf, ID_SLOT, type CrudContext } from './context.js'
 

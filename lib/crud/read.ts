@@ -3,7 +3,7 @@ import type { Knex } from 'knex'
 import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
-import { RANK_CANDIDATES, type SearchRank } from '../fts.js'
+import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
@@ -36,7 +36,7 @@ interface Plan {
   condition: Condition
   group?: string
   order?: Fragment
-  /** Scores of the rows a search ranks (lib/fts.ts RANK_CANDIDATES), joined to the page as `fb_rank`. */
+  /** Scores of the rows a search ranks (lib/search/fts.ts RANK_CANDIDATES), joined to the page as `fb_rank`. */
   scores?: { statement: Fragment, rowKey: string }
   /** It searches or expands relations: its statements may take long (Statement#offThread). */
   costly: boolean
@@ -127,7 +127,7 @@ function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBu
 }
 
 /**
- * A ranked search's candidates come first in its order (lib/fts.ts RANK_CANDIDATES): a page that ends
+ * A ranked search's candidates come first in its order (lib/search/fts.ts RANK_CANDIDATES): a page that ends
  * within them, or a search whose every match is a candidate, is made of candidates only.
  */
 function withinCandidates (p: Plan, end: number): boolean {

@@ -14,7 +14,7 @@ import type { DatabaseSettings, TableData, TableField, TableIndex, TableTrigger 
 import { addForeignKeySql, constraintName, forwardReferences, indexName, referencedField, sortByDependencies, triggerName, triggersOf, type SchemaDialect } from '../dialects/ddl.js'
 import { schemaDialect, type DialectName } from '../dialects/index.js'
 import { quote } from '../dialects/common.js'
-import { searchIndexOf } from '../fts.js'
+import { searchIndexOf } from '../search/fts.js'
 import { schemaOf, fieldSchemaOf, isInternalTable, searchFormatOf, withSearchFormat, type Effect } from './schema-model.js'
 
 export type StepKind =

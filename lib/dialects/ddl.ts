@@ -4,7 +4,7 @@
 import type { DdlDialect, DialectName } from './types.js'
 import type { SqlValue, TableData, TableField, TableIndex, TableTrigger } from '../../schemas/config.js'
 import { quote } from './common.js'
-import { searchIndexOf, type SearchIndex } from '../fts.js'
+import { searchIndexOf, type SearchIndex } from '../search/fts.js'
 
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {

@@ -14,8 +14,8 @@
 // evaluated before the rule (lib/crud/context.ts#ruleFirst).
 import type { Fragment } from './types.js'
 import { quote } from './common.js'
-import type { SearchIndex, Tokenizer } from '../fts.js'
-import { positivePart, type SearchQuery } from '../fts-query.js'
+import type { SearchIndex, Tokenizer } from '../search/fts.js'
+import { positivePart, type SearchQuery } from '../search/fts-query.js'
 
 const PORTER = 'fastbase_porter'
 const CONFIGS: Record<Tokenizer, string> = { unicode61: 'simple', ascii: 'simple', porter: PORTER }

@@ -3,7 +3,7 @@ import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type Migrati
 import type { TableField } from '../../schemas/config.js'
 import { dropFtsStatements, ftsStatements } from './sqlite-fts.js'
 import { quote } from './common.js'
-import { searchIndexOf } from '../fts.js'
+import { searchIndexOf } from '../search/fts.js'
 
 // `date` columns store `YYYY-MM-DD HH:MM:SS.SSS` UTC, the format the app writes; a bare
 // CURRENT_TIMESTAMP default would store `YYYY-MM-DD HH:MM:SS` and sort/compare differently.

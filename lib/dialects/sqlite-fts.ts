@@ -5,8 +5,8 @@
 import type { Fragment } from './types.js'
 import { quoteString } from './ddl.js'
 import { quote } from './common.js'
-import { ftsTableName, type SearchIndex, type Tokenizer } from '../fts.js'
-import type { SearchQuery } from '../fts-query.js'
+import { ftsTableName, type SearchIndex, type Tokenizer } from '../search/fts.js'
+import type { SearchQuery } from '../search/fts-query.js'
 
 // Accents are kept, as PostgreSQL's 'simple' configuration keeps them: on both, `cafe` does not find `café`.
 const TOKENIZERS: Record<Tokenizer, string> = {

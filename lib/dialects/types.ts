@@ -4,8 +4,8 @@
 // capability or a method here.
 import type { Knex } from 'knex'
 import type { TableField, TableData } from '../../schemas/config.js'
-import type { SearchIndex } from '../fts.js'
-import type { SearchQuery } from '../fts-query.js'
+import type { SearchIndex } from '../search/fts.js'
+import type { SearchQuery } from '../search/fts-query.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
@@ -96,7 +96,7 @@ export interface Dialect extends DdlDialect {
    * the table's own rows (realtime delete events, lib/realtime/hub.ts).
    */
   rowsAs(quotedTable: string, fields: TableField[], rows: Array<Record<string, unknown>>): Fragment
-  /** Full-text search (decision D37, lib/fts.ts); the index itself is part of createTable. */
+  /** Full-text search (decision D37, lib/search/fts.ts); the index itself is part of createTable. */
   search: {
     /**
      * The rows the query matches (in `fields` when given, else in any field), as a condition on the

@@ -9,8 +9,8 @@ import type { TableField } from '../../schemas/config.js'
 import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
-import type { SearchIndex, SearchRank } from '../fts.js'
-import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../fts-query.js'
+import type { SearchIndex, SearchRank } from '../search/fts.js'
+import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
 import { MAX_SEARCHES } from '../limits.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
@@ -237,7 +237,7 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
 /**
  * `field @@ 'query'` / `table @@ 'query'` (decision D37): rows the full-text index finds for the
  * query. The text is known when the statement is built (a literal, or a global, folded) and is read
- * by fastbase's search grammar (lib/fts-query.ts), never handed to the database's own. The index
+ * by fastbase's search grammar (lib/search/fts-query.ts), never handed to the database's own. The index
  * lookup cannot fail and does not depend on the row being tested, so it is safe before the rule
  * (docs/decisions.md).
  */

@@ -4,7 +4,7 @@
 // cleared, deleted) are removed, only once the database change has committed. What it kept and
 // removed is reported (the x-uploaded-files / x-deleted-files headers), within what the caller sees.
 import type { Knex } from 'knex'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 
 export interface FileStorage { delete: (keys: string[]) => Promise<void> }
 export interface FileLog { error: (obj: object, msg: string) => void }

@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads'
 import { createRequire } from 'node:module'
 import type { Dialect } from '../dialects/types.js'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { ConditionEvaluator, Judged, RowBatch } from './evaluate.js'
 import { evaluatorThread, PLACE, type ClassNews, type EvaluationAnswer, type EvaluationJob, type TableDefinition } from './evaluate-thread.js'
 

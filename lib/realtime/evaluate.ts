@@ -4,7 +4,7 @@
 // kept prepared per class, run on a thread of their own) and evaluate-sql.ts (many classes per
 // statement, run by the database server).
 import type { Fragment } from '../dialects/types.js'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 
 export type Row = Record<string, unknown>
 

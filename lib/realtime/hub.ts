@@ -9,7 +9,7 @@
 // Instance-wide bounds: at most maxStreams streams, and maxClassesPerTable distinct classes per
 // table (what evaluating one write costs grows with it); beyond either, a 503.
 import { randomBytes } from 'node:crypto'
-import type { TableDescriptor } from '../table.js'
+import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import type { Fragment } from '../dialects/types.js'

@@ -2,7 +2,7 @@
 // operationIds, the error statuses, examples of the bodies, and the sessions they answer, from the
 // table's components (schemas/openapi/components.ts).
 import type { FastifySchema } from 'fastify'
-import type { TableDescriptor } from '../../lib/table.js'
+import type { TableDescriptor } from '../../lib/table/descriptor.js'
 import { body, EXAMPLE_PASSWORD, exampleValue, json, type DocumentComponents } from '../../schemas/openapi/components.js'
 
 type Declared = Pick<FastifySchema, 'operationId' | 'x-document'>

@@ -2,7 +2,7 @@
 // route's schema): operationIds, descriptions, the error statuses, and the bodies and answers as
 // clients see them, from the table's components (schemas/openapi/components.ts).
 import type { FastifySchema } from 'fastify'
-import type { TableDescriptor } from '../../lib/table.js'
+import type { TableDescriptor } from '../../lib/table/descriptor.js'
 import { body, exampleId, form, json, writeContent, type DocumentComponents } from '../../schemas/openapi/components.js'
 
 const COMMON = [400, 401, 403, 500, 503]

@@ -1,9 +1,9 @@
 // Table routes, generated per table from the config at boot (Fastify cannot add routes after ready()).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
-import type { TableDescriptor } from '../../lib/table.js'
+import type { TableDescriptor } from '../../lib/table/descriptor.js'
 import { assertMayTry, assertMayWrite, crudContext, type CrudContext } from '../../lib/crud/context.js'
-import type { RuleName } from '../../lib/table.js'
+import type { RuleName } from '../../lib/table/descriptor.js'
 import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/http/tables.js'
 import { select, list, view } from '../../lib/crud/read.js'
 import { insert, update, edit, remove } from '../../lib/crud/write.js'

@@ -12,7 +12,7 @@
 // the fields the server refuses (noInsert / noUpdate bind everyone, decision D25); multipart bodies as
 // `@filePayload` binary parts plus an `@jsonPayload` JSON part.
 // Nothing here reads a secret: only table, field and action names, types and descriptions.
-import type { TableDescriptor } from '../../lib/table.js'
+import type { TableDescriptor } from '../../lib/table/descriptor.js'
 import { ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from '../../lib/errors.js'
 import type { AuthExtension, DatabaseSettings, TableField } from '../config.js'
 import { authExtensionOf, authFieldsOf, type AuthFields } from '../../lib/auth/fields.js'

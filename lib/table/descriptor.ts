@@ -1,13 +1,13 @@
 // A table's compiled descriptor: built once at start-up from the config, read on every request.
 import type { Knex } from 'knex'
-import type { TableData, TableField, AuthExtension, RulesExtension } from '../schemas/config.js'
-import type { Dialect } from './dialects/types.js'
-import { parseExpression, type Expr } from './expr/parse.js'
-import { ExpressionError } from './expr/errors.js'
-import { compile } from './expr/compile.js'
-import { ANONYMOUS, authGlobals } from './auth-context.js'
-import { ConfigError } from './errors.js'
-import { searchIndexOf, type SearchIndex } from './fts.js'
+import type { TableData, TableField, AuthExtension, RulesExtension } from '../../schemas/config.js'
+import type { Dialect } from '../dialects/types.js'
+import { parseExpression, type Expr } from '../expr/parse.js'
+import { ExpressionError } from '../expr/errors.js'
+import { compile } from '../expr/compile.js'
+import { ANONYMOUS, authGlobals } from '../auth-context.js'
+import { ConfigError } from '../errors.js'
+import { searchIndexOf, type SearchIndex } from '../search/fts.js'
 
 export const RULE_NAMES = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule'] as const
 export type RuleName = typeof RULE_NAMES[number]

@@ -1,8 +1,8 @@
 // Full-text search (decision D37): what both dialects share. A table's `fullTextSearch` config
-// becomes a SearchIndex; a caller's search text becomes a SearchQuery (lib/fts-query.ts, the
+// becomes a SearchIndex; a caller's search text becomes a SearchQuery (lib/search/fts-query.ts, the
 // grammar). Each dialect turns these into its own index (lib/dialects/sqlite-fts.ts,
 // postgres-fts.ts) and its own match and score SQL.
-import type { TableData } from '../schemas/config.js'
+import type { TableData } from '../../schemas/config.js'
 import type { SearchQuery } from './fts-query.js'
 
 export type Tokenizer = 'unicode61' | 'ascii' | 'porter'
