@@ -1,20 +1,16 @@
 // `npm run check:cycles` (and .ci/run, before the tests): the import graph of the sources, checked by
 // dependency-cruiser with .dependency-cruiser.cjs. A cycle between files, and lib/ depending on
-// Fastify, always fail. Between folders, the check is on edges: an import from folder A to folder B
-// is cyclic when B also reaches A (both in one strongly connected component of the folder graph).
-// Cyclic folder edges fail unless they are listed in scripts/known-folder-cycles.json: the ones the
-// code had when the check came, which the planned restructuring removes. A new cyclic edge fails, and
-// so does a listed one that is no longer cyclic (delete its line), so the list only shrinks. Edges,
-// not cycle paths: one tangle of folders has many paths through it, and which of them a tool reports
-// changes with any file added inside it.
+// Fastify, fail. Between folders, the check is on edges: an import from folder A to folder B is cyclic
+// when B also reaches A (both in one strongly connected component of the folder graph), and every
+// cyclic edge fails. dependency-cruiser's own folder rule counts a folder's subfolders as part of it
+// (`lib/auth -> lib` would be `lib` reaching itself), so the folder graph is built here, one node per
+// directory: the files at the root of `lib/` are one folder, `lib/auth` another.
 import { spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SOURCES = ['app.ts', 'index.ts', 'plugins', 'routes', 'schemas', 'lib']
-const knownFile = join(root, 'scripts', 'known-folder-cycles.json')
 
 /** Folder of a module path as dependency-cruiser names it (`lib/auth/x.ts` -> `lib/auth`, `app.ts` -> `.`). */
 const folderOf = (path) => dirname(path)
@@ -53,11 +49,8 @@ if (run.error !== undefined || run.stdout === '') {
   process.exit(1)
 }
 const { summary, modules } = JSON.parse(run.stdout)
-const known = new Set(JSON.parse(readFileSync(knownFile, 'utf8')))
 const problems = []
-for (const v of summary.violations) {
-  if (v.rule.name !== 'no-circular-folders') problems.push(`${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`)
-}
+for (const v of summary.violations) problems.push(`${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((c) => c.name).join(' -> ')})` : ''}`)
 const isSource = (path) => SOURCES.some((s) => path === s || path.startsWith(`${s}/`))
 const folders = new Map()
 for (const m of modules) {
@@ -67,9 +60,8 @@ for (const m of modules) {
   for (const d of m.dependencies) if (isSource(d.resolved)) folders.get(from).add(folderOf(d.resolved))
 }
 const cyclic = cyclicEdges(folders)
-for (const edge of [...cyclic].sort()) if (!known.has(edge)) problems.push(`new import between folders that import each other: ${edge}`)
-for (const edge of [...known].sort()) if (!cyclic.has(edge)) problems.push(`no longer on a folder cycle, remove it from scripts/known-folder-cycles.json: ${edge}`)
+for (const edge of [...cyclic].sort()) problems.push(`import between folders that import each other: ${edge}`)
 
-console.log(`import graph: ${summary.totalCruised} modules, ${summary.totalDependenciesCruised} imports; no file cycles allowed, ${cyclic.size} known cyclic folder imports left`)
+console.log(`import graph: ${summary.totalCruised} modules, ${summary.totalDependenciesCruised} imports, ${folders.size} folders; no file or folder cycles allowed`)
 for (const problem of problems) console.error(`  ${problem}`)
 process.exitCode = problems.length === 0 ? 0 : 1
