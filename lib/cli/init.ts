@@ -85,7 +85,10 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     dependencies: {
       fastbase: fastbaseSpec,
       'fastify-cli': fastifyCliRange()
-    }
+    },
+    // npm 11 runs no install script it was not told to: without this, a fastbase installed from the
+    // registry or a tarball gets better-sqlite3 without its native binding, and nothing starts.
+    allowScripts: { 'better-sqlite3': true }
   }
   return {
     'fastbase.config.ts': CONFIG,
