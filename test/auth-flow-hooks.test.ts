@@ -242,7 +242,7 @@ forEachDialect(t, 'SQL-mode actions refuse a before-hook they could not run', as
   t.throws(() => hooks.on('audit', 'beforeInsert', () => {}), { message: 'fastbase hooks: beforeInsert on "audit" cannot run for the SQL-mode action "note", which inserts into "audit" with values written in SQL; write that action in steps mode or as a code action' }, 'and after ready')
   t.throws(() => hooks.on('audit', 'beforeDelete', () => {}), /SQL-mode action "note", which deletes from "audit"/)
   const fine = [hooks.on('posts', 'beforeInsert', () => {}), hooks.on('posts', 'beforeDelete', () => {}), hooks.on('users', 'beforeUpdate', () => {}), hooks.on('audit', 'beforeUpdate', () => {})]
-  t.pass('the events and tables no SQL-mode statement writes take before-hooks')
+  t.same(fine.map((off) => typeof off), ['function', 'function', 'function', 'function'], 'the events and tables no SQL-mode statement writes take before-hooks (each registration answers its remover)')
   const after: Row[] = []
   fine.push(hooks.on('audit', 'afterInsert', (event) => { after.push(event.row) }))
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/action/note', headers: { authorization: 'Bearer fastbase-test-admin-service-token' }, payload: { m: 'hello' } })).statusCode, 200)
