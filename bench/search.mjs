@@ -84,8 +84,9 @@ function searches () {
   return [
     w[0], w[1000], `${w[0]} ${w[1]}`, `${w[0]}*`, `${w[0].slice(0, 2)}*`, `"${w[0]} ${w[1]}"`, `"${w[0]} ${w[1]}"*`,
     `"${w[0]}"* OR "${w[1]}"*`, `${w[0]} -${w[1]}`, `(${w[0]} OR ${w[2]}) -(${w[1]} OR ${w[3]})`,
-    // 32 words, every one frequent, prefixes and ORs: the most the limits let one search hold.
-    Array.from({ length: 16 }, (_, i) => `${w[i].slice(0, 2)}* OR ${w[i + 16]}`).join(' OR ')
+    // 16 words, every one frequent, prefixes and ORs, none contained in another: the most the limits
+    // let one search hold (MAX_SEARCH_TERMS).
+    Array.from({ length: 8 }, (_, i) => `${w[i].slice(0, 2)}* OR ${w[i + 8]}`).join(' OR ')
   ]
 }
 

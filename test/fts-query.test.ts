@@ -55,8 +55,8 @@ t.test('malformed: a SearchSyntaxError naming the position', async (t) => {
     ['"ab c"*', /at least 2 letters/, 0],
     ['NEAR(a b)', /NEAR is not supported/, 0],
     [`${'('.repeat(9)}a${')'.repeat(9)}`, /at most 8 parentheses/, 8],
-    ['w '.repeat(33), /at most 32 words/, 64],
-    ['"a b c d e f g h i j k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7"', /at most 32 words/, 65],
+    ['w '.repeat(17), /at most 16 words/, 32],
+    ['"a b c d e f g h i j k l m n o p q"', /at most 16 words/, 33],
     ['a'.repeat(MAX_SEARCH_LENGTH + 1), /at most 1000 characters/, MAX_SEARCH_LENGTH]
   ]
   for (const [text, reason, position] of cases) {

@@ -19,8 +19,11 @@ export type SearchQuery = SearchPhrase | SearchAnd | SearchOr
 
 /** Characters of one search text. */
 export const MAX_SEARCH_LENGTH = 1000
-/** Words of one search (phrase words included): each is a term of the index lookup. */
-export const MAX_SEARCH_TERMS = 32
+/**
+ * Words of one search (phrase words included): each is a term of the index lookup, and an OR of
+ * frequent words merges one long list per word (decision D73).
+ */
+export const MAX_SEARCH_TERMS = 16
 /** Parentheses nested in one search. */
 export const MAX_SEARCH_DEPTH = 8
 /** Letters a prefix (`word*`) needs at least: a one-letter prefix stands for a large part of the vocabulary. */
