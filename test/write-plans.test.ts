@@ -86,3 +86,23 @@ forEachDialect(t, 'inserts and edits from plans', async (t, dialect) => {
   t.match(view.json(), { title: 'fine', stars: null })
   t.ok(Date.parse(view.json().updated) >= Date.parse(view.json().created), 'the updated timestamp is set by the edit')
 })
+
+// The check before a write's body is read (lib/crud/write-gate.ts) is kept per caller class like a
+// plan: an anonymous caller's refusal and a user's admission never answer for each other, whichever
+// comes first, and a known class compiles nothing again. The bodies are invalid, so only that check
+// tells 403 (refused before the body is read) from 400 (admitted, then the body fails validation).
+forEachDialect(t, 'the may-write check is decided once per caller class', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const insert = async (uid: string | undefined) => await app.inject({
+    method: 'POST',
+    url: '/api/v1/table/notes/insert',
+    headers: uid === undefined ? {} : { 'x-test-uid': uid },
+    payload: { values: { owner: uid ?? 'nobody', stars: 'many' } }
+  })
+  t.equal((await insert(undefined)).statusCode, 403, 'anonymous: the createRule folds to false')
+  t.equal((await insert('dave')).statusCode, 400, 'a user after the anonymous refusal is admitted (then the body fails)')
+  const shapes = planCacheSize().shapes
+  t.equal((await insert(undefined)).statusCode, 403, 'anonymous again, after a user was admitted: still refused')
+  t.equal((await insert('erin')).statusCode, 400, 'another user of the same class is admitted')
+  t.equal(planCacheSize().shapes, shapes, 'both classes were answered from the cache')
+})

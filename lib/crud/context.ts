@@ -127,30 +127,6 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })), ctx.trace)
 }
 
-/**
- * Before a write does any work (file parts are stored before the body is validated): could any row
- * pass one of `rules` for this caller? A rule that is missing, or that folds to false for this
- * caller (`auth.uid != null` when anonymous), is a 403 now rather than after the upload.
- */
-export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
-  if (ctx.auth.admin || !ctx.applyRules) return
-  const possible = rules.some((rule) => ctx.table.rules[rule] !== null &&
-    ruleCondition(ctx, rule, { newValues: rule === 'createRule' ? 'row' : new Map() }) !== false)
-  if (!possible) throw errors.forbidden()
-}
-
-/**
- * Before a body is validated: would this write be refused whatever the body says? A missing rule is,
- * and so is a createRule that folds to false for this caller (an insert answers 403 for it). An
- * update or delete rule that folds to false is not: such a write narrows to no rows, as in teenybase.
- */
-export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
-  if (ctx.auth.admin || !ctx.applyRules) return
-  const possible = rules.some((rule) => ctx.table.rules[rule] !== null &&
-    (rule !== 'createRule' || ruleCondition(ctx, rule, { newValues: 'row' }) !== false))
-  if (!possible) throw errors.forbidden()
-}
-
 export function and (...conditions: Condition[]): Condition {
   if (conditions.some((c) => c === false)) return false
   const parts = conditions.filter((c): c is Fragment => c !== true)
