@@ -14,15 +14,24 @@ export interface RequestGlobals extends Record<string, unknown> {
   url: { href: string, protocol: string, host: string, hostname: string, port: string, pathname: string, search: string, hash: string, origin: string }
 }
 
+/**
+ * `request.url` is made when something first reads it: most rules never do, and parsing two URLs
+ * for every request cost more than the rest of this object.
+ */
 export function requestGlobals (request: RequestParts, appUrl: string): RequestGlobals {
-  // Appended to the origin as text, so a target like `//other.host/x` stays a path here.
-  const url = new URL(new URL(appUrl).origin + pathAndQuery(request.url))
+  let url: RequestGlobals['url'] | undefined
   return {
     method: request.method,
     headers: request.headers,
     query: request.query ?? {},
-    url: { href: url.href, protocol: url.protocol, host: url.host, hostname: url.hostname, port: url.port, pathname: url.pathname, search: url.search, hash: url.hash, origin: url.origin }
+    get url () { return (url ??= urlParts(request.url, appUrl)) }
   }
+}
+
+function urlParts (target: string, appUrl: string): RequestGlobals['url'] {
+  // Appended to the origin as text, so a target like `//other.host/x` stays a path here.
+  const url = new URL(new URL(appUrl).origin + pathAndQuery(target))
+  return { href: url.href, protocol: url.protocol, host: url.host, hostname: url.hostname, port: url.port, pathname: url.pathname, search: url.search, hash: url.hash, origin: url.origin }
 }
 
 /** The path and query of a request target; an absolute-form target (`GET http://host/x`) gives its path. */
