@@ -19,7 +19,7 @@ export async function requestVerification (services: AccountServices, at: AuthTa
   const gap = at.ext.emailVerifyEmailDuration ?? DEFAULT_VERIFY_EMAIL_GAP
   const since = await services.oneTimeTokens.sinceLast('verify_email', at.table.name, uid)
   if (since !== undefined && since < gap) throw errors.tooManyRequests(`Verification email already sent, retry in ${gap - since}s`)
-  const email = row[at.fields.email!.name] as string
+  const email = row[at.fields.email.name] as string
   const token = await services.oneTimeTokens.issue('verify_email', at.table.name, { userId: uid, email }, at.ext.emailVerifyTokenDuration ?? DEFAULT_VERIFY_TOKEN_TTL)
   await services.sendActionEmail(at, 'verification', email, token)
 }
