@@ -19,6 +19,7 @@ interface ApiSource { source: Exclude<IdentitySource, 'id_token'>, userinfoUrl: 
 export type OAuthProvider = ProviderSettings & (IdTokenSource | ApiSource)
 /** An OAuthProvider that is read from its API (GitHub, Discord, userinfo). */
 export type ApiProvider = ProviderSettings & ApiSource
+/** An OAuthProvider that is read from its verified ID tokens. */
 export type IdTokenProvider = ProviderSettings & IdTokenSource
 
 interface ProviderSettings {
