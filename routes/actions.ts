@@ -17,13 +17,16 @@ const ResultSchema = Type.Array(Type.Array(Type.Record(Type.String(), Type.Unkno
 const ROWS = { type: 'array', items: { type: 'array', items: { type: 'object', additionalProperties: true } } }
 const AnyResult = Type.Unknown({ description: 'What the action\'s handler returns' })
 
+/** A value of each param type, for examples. */
+const TYPE_EXAMPLES = { string: 'example', number: 1, integer: 1, boolean: true }
+
 /** The body's example: each param's default, else a value of its type (optional ones without a default left out). */
 function paramsExample (action: CompiledAction): Record<string, unknown> {
   const example: Record<string, unknown> = {}
   for (const [name, p] of Object.entries(action.data.params ?? {})) {
-    const full = typeof p === 'string' ? { type: p } : p
-    if ((full as { optional?: boolean }).optional === true && (full as { default?: unknown }).default === undefined) continue
-    example[name] = (full as { default?: unknown }).default ?? ({ string: 'example', number: 1, integer: 1, boolean: true } as Record<string, unknown>)[full.type]
+    const full: Exclude<typeof p, string> | { type: Extract<typeof p, string>, optional?: undefined, default?: undefined } = typeof p === 'string' ? { type: p } : p
+    if (full.optional === true && full.default === undefined) continue
+    example[name] = full.default ?? TYPE_EXAMPLES[full.type]
   }
   return example
 }

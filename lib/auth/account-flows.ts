@@ -5,17 +5,17 @@ import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
 import { openSession, sessionBody, type SessionResponse } from './session-service.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
+import type { AuthTableWith } from './table-with.js'
 import { hookedUpdate } from './flow-hooks.js'
 import { ANONYMOUS } from '../auth-context.js'
 import { reportUserWrite } from './user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
-export async function loginWithPassword (services: SessionServices, at: AuthTable, identity: string, password: string): Promise<SessionResponse> {
+export async function loginWithPassword (services: SessionServices, at: AuthTableWith<'password'>, identity: string, password: string): Promise<SessionResponse> {
   const { fields } = at
   const row = await findByIdentity(services.db, at, identity)
-  const stored = row?.[fields.password!.name] as string | undefined
   // verifyPassword spends the same time on a missing user: no account enumeration by timing.
-  const result = await verifyPassword(password, stored, fields.salt === undefined ? undefined : row?.[fields.salt.name] as string | undefined)
+  const result = await verifyPassword(password, row?.[fields.password.name], fields.salt === undefined ? undefined : row?.[fields.salt.name])
   if (row === undefined || !result.ok) throw errors.badRequest('Invalid username or password')
   if (!result.needsRehash) return await openSession(services, at, row)
   // A teenybase sha256 hash (or weaker scrypt parameters): upgrade it now that the password is known.
@@ -23,7 +23,7 @@ export async function loginWithPassword (services: SessionServices, at: AuthTabl
   const columns = await passwordColumns(fields, password)
   return await services.db.transaction(async (trx) => {
     await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, { source: 'auth:password-rehash', caller: ANONYMOUS }, uid, columns))
-    const updated: Row = (await trx(at.table.name).where(fields.uid.name, uid).first())!
+    const updated: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
     await reportUserWrite(services, at, trx, 'update', updated)
     return await openSession(services, at, updated, trx)
   })

@@ -28,11 +28,15 @@ interface AuthCookieConfig {
   name: string
   httpOnly?: boolean
   secure?: boolean
-  sameSite?: string
+  /** As the config schema allows it (either case). */
+  sameSite?: keyof typeof SAME_SITE
   path?: string
   domain?: string
   maxAge?: number
 }
+
+/** The cookie attribute of each configured `sameSite`. */
+const SAME_SITE = { Strict: 'strict', Lax: 'lax', None: 'none', strict: 'strict', lax: 'lax', none: 'none' } as const
 
 /** The auth cookie of `appUrl` and `authCookie`, or undefined when none is configured. */
 export function authCookieOf (appUrl: string, cookie: AuthCookieConfig | undefined): AuthCookie | undefined {
@@ -40,7 +44,7 @@ export function authCookieOf (appUrl: string, cookie: AuthCookieConfig | undefin
   const attributes: CookieAttributes = {
     httpOnly: cookie.httpOnly ?? true,
     secure: cookie.secure ?? true,
-    sameSite: (cookie.sameSite ?? 'Lax').toLowerCase() as CookieAttributes['sameSite'],
+    sameSite: SAME_SITE[cookie.sameSite ?? 'Lax'],
     path: cookie.path ?? '/',
     domain: cookie.domain
   }

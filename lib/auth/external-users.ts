@@ -11,6 +11,7 @@ import { errors } from '../errors.js'
 import { newUid } from '../uid.js'
 import { normalizeEmail } from './email-address.js'
 import { passwordColumns } from './password-writes.js'
+import { fieldsHave } from './table-with.js'
 import { nowSeconds } from './sessions.js'
 import { IDENTITIES } from './store-tables.js'
 import { openSession, type SessionResponse } from './session-service.js'
@@ -110,7 +111,7 @@ async function takeOver (services: SessionServices, trx: Knex.Transaction, at: A
   const uid = String(row[fields.uid.name])
   const values: Row = {}
   if (fields.verified !== undefined) values[fields.verified.name] = true
-  if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
+  if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
   if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, flow, uid, values))
   await services.sessions.revokeUser(at.table.name, uid, undefined, trx)
   await trx(IDENTITIES).where({ table_name: at.table.name, user_id: uid })
@@ -134,9 +135,9 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   if (fields.email !== undefined && email !== undefined) values[fields.email.name] = email
   if (fields.verified !== undefined) values[fields.verified.name] = email !== undefined && identity.emailVerified
   if (fields.name !== undefined) values[fields.name.name] = (identity.name ?? local ?? 'User').slice(0, 255)
-  if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at, identity.name ?? local ?? 'user')
+  if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at.table.name, fields.username.name, identity.name ?? local ?? 'user')
   // No password anyone knows: the account signs in through its provider until a reset sets one.
-  if (fields.password !== undefined) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
+  if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
   await trx(at.table.name).insert(await hookedInsert(services, at, trx, flow, values))
   const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
   await reportUserWrite(services, at, trx, 'insert', created)
@@ -144,13 +145,12 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   return created
 }
 
-/** A username from the identity's name or email (letters, digits, `_`; starts with a letter), made unique. */
-async function freeUsername (trx: Knex.Transaction, at: AuthTable, from: string): Promise<string> {
-  const column = at.fields.username!.name
+/** A username for `column` of `table` from the identity's name or email (letters, digits, `_`; starts with a letter), made unique. */
+async function freeUsername (trx: Knex.Transaction, table: string, column: string, from: string): Promise<string> {
   const base = (`u${from}`.normalize('NFKD').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^u(?=[A-Za-z])/, '')).slice(0, USERNAME_MAX - 7)
   for (let i = 0; i < USERNAME_TRIES; i++) {
     const candidate = i === 0 ? base : `${base}_${randomBytes(3).toString('hex')}`
-    if (await trx(at.table.name).where(column, candidate).first() === undefined) return candidate
+    if (await trx(table).where(column, candidate).first() === undefined) return candidate
   }
   return `${base}_${randomBytes(6).toString('hex')}`.slice(0, USERNAME_MAX)
 }

@@ -27,9 +27,9 @@ export interface ProviderConfig {
  * flow's presets (lib/auth/oauth-providers.ts); config values override them.
  */
 export const ID_TOKEN_PRESETS: Readonly<Record<string, { issuers: readonly string[], jwksUrl: string }>> = Object.fromEntries(
-  Object.entries(OAUTH_PRESETS)
-    .filter(([, preset]) => preset.source === 'id_token' && preset.jwksUrl !== undefined && preset.issuers.length > 0)
-    .map(([name, preset]) => [name, { issuers: preset.issuers, jwksUrl: preset.jwksUrl! }])
+  Object.entries(OAUTH_PRESETS).flatMap(([name, preset]) => preset.source === 'id_token' && preset.issuers.length > 0
+    ? [[name, { issuers: preset.issuers, jwksUrl: preset.jwksUrl }] as const]
+    : [])
 )
 
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']
@@ -98,7 +98,7 @@ export class IdTokenVerifier {
 
   /** Names of the providers that get a `<name>-login` route. */
   oneTapNames (): string[] {
-    return [...new Set(this.trusted.filter((p) => p.oneTap).map((p) => p.name!))]
+    return [...new Set(this.trusted.flatMap((p) => p.oneTap && p.name !== undefined ? [p.name] : []))]
   }
 
   /** The issuers of one-tap provider `name` (its redirect mode posts the credential from their origin). */
@@ -114,7 +114,7 @@ export class IdTokenVerifier {
       try {
         const claims = await this.check(provider, token)
         // OpenID Connect: with several audiences, the party the token was issued to (`azp`) must be us.
-        if (Array.isArray(claims.aud) && claims.aud.length > 1 && !provider.audiences.includes(claims.azp as string)) throw errors.invalidToken()
+        if (Array.isArray(claims.aud) && claims.aud.length > 1 && !(typeof claims.azp === 'string' && provider.audiences.includes(claims.azp))) throw errors.invalidToken()
         // An ID token without `email_verified` does not vouch for the address.
         return identityOf(provider, claims, false)
       } catch (error) {
@@ -176,8 +176,9 @@ export class IdTokenVerifier {
     const preset = name === undefined ? undefined : ID_TOKEN_PRESETS[name]
     const audiences = stringList(p.clientId)
     const issuers = typeof p.issuer === 'string' && p.issuer !== '' ? [p.issuer] : [...preset?.issuers ?? []]
-    const secret = p.secret
-    const hasSecret = (typeof secret === 'string' && secret !== '') || (secret !== null && typeof secret === 'object')
+    // The key material the entry gives itself, if any: a non-empty string or an object (a JWK).
+    const secret = (typeof p.secret === 'string' && p.secret !== '') || (p.secret !== null && typeof p.secret === 'object') ? p.secret : undefined
+    const hasSecret = secret !== undefined
     const jwksUrl = typeof p.jwksUrl === 'string' && p.jwksUrl !== '' ? p.jwksUrl : (hasSecret ? undefined : preset?.jwksUrl)
     if (issuers.length === 0 || (!hasSecret && jwksUrl === undefined)) return undefined
     if (issuers.includes(this.options.ownIssuer)) throw new Error(`${path}.issuer: ${this.options.ownIssuer} is this deployment's own issuer, not an external one`)
@@ -190,9 +191,9 @@ export class IdTokenVerifier {
     const provider = name ?? issuers[0]
     const algorithm = typeof p.algorithm === 'string' && p.algorithm !== '' ? p.algorithm : undefined
     if (algorithm === 'none') throw new Error(`${path}.algorithm: none is never accepted`)
-    if (hasSecret) {
-      const { key, algorithms } = await staticKey(secret!, algorithm, path)
-      if (algorithms[0] === 'HS256' && (secret as string).length < MIN_SECRET_LENGTH) this.options.warn?.(`${path}.secret: shorter than ${MIN_SECRET_LENGTH} characters; an HS256 secret that short can be guessed`)
+    if (secret !== undefined) {
+      const { key, algorithms } = await staticKey(secret, algorithm, path)
+      if (typeof secret === 'string' && algorithms[0] === 'HS256' && secret.length < MIN_SECRET_LENGTH) this.options.warn?.(`${path}.secret: shorter than ${MIN_SECRET_LENGTH} characters; an HS256 secret that short can be guessed`)
       return { provider, name, issuers, audiences, algorithms, key, oneTap: false }
     }
     if (algorithm !== undefined && !ASYMMETRIC_ALGORITHMS.includes(algorithm)) throw new Error(`${path}.algorithm: a JWKS verifies only ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
@@ -216,25 +217,29 @@ async function staticKey (secret: string | Record<string, unknown>, algorithm: s
     if (algorithm !== undefined && algorithm !== 'HS256') throw new Error(`${path}.algorithm: a string secret verifies HS256 only`)
     return { key: new TextEncoder().encode(secret), algorithms: ['HS256'] }
   }
+  // Not checked here: jose's importJWK refuses what is no JWK.
   const jwk = typeof secret === 'string' ? undefined : secret as JWK
   const alg = algorithm ?? (typeof jwk?.alg === 'string' ? jwk.alg : defaultAlgorithm(jwk))
   if (!ASYMMETRIC_ALGORITHMS.includes(alg)) throw new Error(`${path}.algorithm: a public key verifies only ${ASYMMETRIC_ALGORITHMS.join(', ')}`)
   const { importJWK, importSPKI } = await import('jose')
   try {
-    if (jwk === undefined) {
-      if (!(secret as string).includes('PUBLIC KEY')) throw new Error('only a public key (PEM "PUBLIC KEY") is accepted')
-      return { key: await importSPKI(secret as string, alg), algorithms: [alg] }
+    if (typeof secret === 'string') {
+      if (!secret.includes('PUBLIC KEY')) throw new Error('only a public key (PEM "PUBLIC KEY") is accepted')
+      return { key: await importSPKI(secret, alg), algorithms: [alg] }
     }
-    if (jwk.kty === 'oct' || jwk.d !== undefined) throw new Error('only a public key is accepted (a symmetric or private JWK is not)')
-    return { key: await importJWK(jwk, alg) as CryptoKey, algorithms: [alg] }
+    if (jwk === undefined || jwk.kty === 'oct' || jwk.d !== undefined) throw new Error('only a public key is accepted (a symmetric or private JWK is not)')
+    return { key: await importJWK(jwk, alg), algorithms: [alg] }
   } catch (error) {
-    throw new Error(`${path}.secret: ${(error as Error).message}`)
+    throw new Error(`${path}.secret: ${error instanceof Error ? error.message : String(error)}`)
   }
 }
 
+/** The usual algorithm of an EC key, by its curve. */
+const EC_ALGORITHMS: Readonly<Record<string, string>> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }
+
 /** The algorithm a JWK without `alg` is used with: its key type's usual one. */
 function defaultAlgorithm (jwk: JWK | undefined): string {
-  if (jwk?.kty === 'EC') return ({ 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' } as Record<string, string>)[jwk.crv ?? ''] ?? 'ES256'
+  if (jwk?.kty === 'EC') return EC_ALGORITHMS[jwk.crv ?? ''] ?? 'ES256'
   if (jwk?.kty === 'OKP') return 'EdDSA'
   return 'RS256'
 }
@@ -276,6 +281,6 @@ function identityOf (provider: TrustedIssuer, claims: JWTPayload, verifiedByDefa
     emailVerified: email !== undefined && verified,
     name: text(claims.name),
     avatarUrl: text(claims.picture),
-    raw: claims as Record<string, unknown>
+    raw: claims
   }
 }

@@ -3,14 +3,16 @@
 // the code exchanged; the user read from a verified ID token or the provider's API; signed in through
 // signInExternal). Free of Fastify: routes/auth/oauth-routes.ts turns the results into replies.
 import type { JWTPayload } from 'jose'
+import type { AuthorizationTokenConfig } from 'simple-oauth2'
 import { FastbaseError, errors } from '../errors.js'
+import { isObject } from '../plain.js'
 import { signInExternal, type ExternalIdentity } from './external-users.js'
 import type { SessionResponse } from './session-service.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import { checkRedirect, type RedirectPolicy } from './redirects.js'
 import { idTokenNonce, nonceMatches, pkceVerifier, readState, startState, type OAuthState } from './oauth-state.js'
 import { claimState } from './oauth-used-states.js'
-import { PROVIDER_TIMEOUT, githubEmailsUrl, fetchJson, providerUnavailable, type OAuthProvider, type OAuthProviders } from './oauth-providers.js'
+import { PROVIDER_TIMEOUT, githubEmailsUrl, fetchJson, providerUnavailable, type ApiProvider, type IdTokenProvider, type OAuthProvider, type OAuthProviders } from './oauth-providers.js'
 
 /** What one auth table's flow needs. */
 export interface FlowContext {
@@ -101,9 +103,9 @@ export class OAuthCallbackError extends Error {
  */
 export async function finishFlow (ctx: FlowContext, providerName: string, query: CallbackQuery, cookieNonce: string | undefined): Promise<{ session: SessionResponse, redirect: string }> {
   const provider = await providerOf(ctx, providerName)
-  const claims = await verifiedState(ctx, provider, query.state, cookieNonce)
+  const { claims, nonce } = await verifiedState(ctx, provider, query.state, cookieNonce)
   try {
-    const identity = await identityFrom(ctx, provider, claims, query, cookieNonce!)
+    const identity = await identityFrom(ctx, provider, claims, query, nonce)
     // As one-tap and login-token (and teenybase): an account created under an address nobody proved
     // would keep this provider link after the address's owner takes the account over by a reset.
     if (identity.email !== undefined && !identity.emailVerified) throw errors.badRequest('Email not verified')
@@ -118,18 +120,19 @@ export async function finishFlow (ctx: FlowContext, providerName: string, query:
   }
 }
 
-async function verifiedState (ctx: FlowContext, provider: OAuthProvider, state: string | undefined, cookieNonce: string | undefined): Promise<OAuthState> {
+/** The state's claims, and the state cookie's nonce that matched them. */
+async function verifiedState (ctx: FlowContext, provider: OAuthProvider, state: string | undefined, cookieNonce: string | undefined): Promise<{ claims: OAuthState, nonce: string }> {
   if (state === undefined || state === '') throw invalidState('Missing OAuth state')
   const read = readState(ctx.key, state)
   if ('problem' in read) throw invalidState(read.problem === 'expired' ? 'Expired OAuth state, sign in again' : 'Invalid OAuth state')
   const { claims } = read
   if (claims.table !== ctx.at.table.name || claims.provider !== provider.name) throw invalidState('Invalid OAuth state')
-  if (!nonceMatches(claims, cookieNonce)) {
+  if (cookieNonce === undefined || !nonceMatches(claims, cookieNonce)) {
     throw errors.oauthState('OAuth state does not belong to this browser (state cookie missing or from another sign-in)', 403)
   }
   // Last: only a state that passed every other check is recorded, so nobody else can use it up.
   if (!await claimState(ctx.services.db, ctx.services.dialect, claims.id, claims.exp)) throw invalidState('OAuth state already used, sign in again')
-  return claims
+  return { claims, nonce: cookieNonce }
 }
 
 async function identityFrom (ctx: FlowContext, provider: OAuthProvider, claims: OAuthState, query: CallbackQuery, cookieNonce: string): Promise<ExternalIdentity> {
@@ -147,7 +150,7 @@ async function identityFrom (ctx: FlowContext, provider: OAuthProvider, claims: 
   if (accessToken === undefined) throw loginFailed('The provider sent no access token')
   if (provider.source === 'github') return await fromGitHub(ctx, provider, accessToken)
   if (provider.source === 'discord') return await fromDiscord(ctx, provider, accessToken)
-  return fromClaims(provider, await userinfo(ctx, provider, accessToken), false)
+  return fromClaims(provider, await userinfo(ctx, provider.userinfoUrl, accessToken), false)
 }
 
 async function exchange (ctx: FlowContext, provider: OAuthProvider, code: string, callback: string, verifier: string): Promise<Row> {
@@ -161,14 +164,18 @@ async function exchange (ctx: FlowContext, provider: OAuthProvider, code: string
     options: { authorizationMethod: provider.tokenAuth },
     http: { timeout: ctx.timeoutMs ?? PROVIDER_TIMEOUT, maxBytes: 1024 * 1024, redirects: 0, headers: { 'user-agent': USER_AGENT } }
   })
+  // simple-oauth2 sends every parameter given; its types do not list PKCE's verifier.
+  const params: AuthorizationTokenConfig & { code_verifier: string } = { code, redirect_uri: callback, code_verifier: verifier }
   let token: Row
   try {
-    token = (await client.getToken({ code, redirect_uri: callback, code_verifier: verifier } as Parameters<typeof client.getToken>[0])).token as Row
+    token = (await client.getToken(params)).token
   } catch (err) {
-    const boom = err as { isBoom?: boolean, output?: { statusCode?: number }, data?: { isResponseError?: boolean, payload?: unknown } }
-    const status = boom.output?.statusCode ?? 0
+    // simple-oauth2 throws a Boom error: `output.statusCode`, and `data` when the endpoint answered.
+    const output = isObject(err) && isObject(err.output) ? err.output : undefined
+    const data = isObject(err) && isObject(err.data) ? err.data : undefined
+    const status = typeof output?.statusCode === 'number' ? output.statusCode : 0
     // The token endpoint refused the code (expired, used, wrong verifier): the sign-in failed, try again.
-    if (boom.data?.isResponseError === true && status >= 400 && status < 500) throw loginFailed(`Token exchange failed: ${oauthError(boom.data.payload)}`)
+    if (data?.isResponseError === true && status >= 400 && status < 500) throw loginFailed(`Token exchange failed: ${oauthError(data.payload)}`)
     throw providerUnavailable('token endpoint')
   }
   // GitHub answers refusals with 200 and an `error`.
@@ -181,17 +188,17 @@ function oauthError (payload: unknown): string {
   if (Buffer.isBuffer(body)) {
     try { body = JSON.parse(body.toString('utf8')) } catch { body = undefined }
   }
-  const error = body !== null && typeof body === 'object' ? (body as Row).error : undefined
+  const error = isObject(body) ? body.error : undefined
   return typeof error === 'string' && /^[\w.-]{1,64}$/.test(error) ? error : 'refused'
 }
 
-async function fromIdToken (ctx: FlowContext, provider: OAuthProvider, state: OAuthState, tokens: Row, accessToken: string | undefined): Promise<ExternalIdentity> {
+async function fromIdToken (ctx: FlowContext, provider: IdTokenProvider, state: OAuthState, tokens: Row, accessToken: string | undefined): Promise<ExternalIdentity> {
   const idToken = tokens.id_token
   if (typeof idToken !== 'string' || idToken === '' || idToken.length > 16_384) throw loginFailed('The provider sent no ID token')
   const { jwtVerify, errors: jose } = await import('jose')
   let claims: JWTPayload
   try {
-    ({ payload: claims } = await jwtVerify(idToken, ctx.providers.keySet(provider.jwksUrl!), {
+    ({ payload: claims } = await jwtVerify(idToken, ctx.providers.keySet(provider.jwksUrl), {
       algorithms: ID_TOKEN_ALGORITHMS,
       issuer: provider.issuers,
       audience: provider.clientId,
@@ -206,20 +213,23 @@ async function fromIdToken (ctx: FlowContext, provider: OAuthProvider, state: OA
   if (Array.isArray(claims.aud) && claims.aud.length > 1 && claims.azp !== provider.clientId) throw errors.oauthFailed('Invalid ID token', 401)
   const expected = idTokenNonce(ctx.key, state.id)
   if (claims.nonce !== undefined ? claims.nonce !== expected : provider.requireNonce) throw errors.oauthFailed('Invalid ID token', 401)
-  const identity = fromClaims(provider, claims as Row, false)
+  const identity = fromClaims(provider, claims, false)
   if (identity.email === undefined && accessToken !== undefined && provider.userinfoUrl !== undefined) {
     // Some providers put the email in userinfo only; it counts only for the same subject.
-    const info = await userinfo(ctx, provider, accessToken)
-    if (info.sub === identity.subject) return fromClaims(provider, { ...info, ...claims as Row, email: info.email, email_verified: info.email_verified }, false)
+    const info = await userinfo(ctx, provider.userinfoUrl, accessToken)
+    if (info.sub === identity.subject) return fromClaims(provider, { ...info, ...claims, email: info.email, email_verified: info.email_verified }, false)
   }
   return identity
 }
 
-async function userinfo (ctx: FlowContext, provider: OAuthProvider, accessToken: string): Promise<Row> {
-  return await providerApi(ctx, provider.userinfoUrl!, accessToken) as Row
+/** The user as the provider's API at `url` describes them; an array answer names nobody (no claims). */
+async function userinfo (ctx: FlowContext, url: string, accessToken: string): Promise<Row> {
+  const body = await providerApi(ctx, url, accessToken)
+  return isObject(body) ? body : {}
 }
 
-async function providerApi (ctx: FlowContext, url: string, accessToken: string): Promise<unknown> {
+/** A JSON object or array from the provider's API. */
+async function providerApi (ctx: FlowContext, url: string, accessToken: string): Promise<object> {
   const { status, body } = await fetchJson(url, {
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': USER_AGENT }
   }, ctx.timeoutMs)
@@ -239,13 +249,13 @@ function fromClaims (provider: OAuthProvider, info: Row, verifiedByDefault: bool
   return { provider: provider.name, subject: subjectText, email, emailVerified: email !== undefined && verified, name: text(info.name), avatarUrl: text(info.picture), raw: info }
 }
 
-async function fromGitHub (ctx: FlowContext, provider: OAuthProvider, accessToken: string): Promise<ExternalIdentity> {
-  const user = await providerApi(ctx, provider.userinfoUrl!, accessToken) as Row
+async function fromGitHub (ctx: FlowContext, provider: ApiProvider, accessToken: string): Promise<ExternalIdentity> {
+  const user = await userinfo(ctx, provider.userinfoUrl, accessToken)
   if (typeof user.id !== 'number' && typeof user.id !== 'string') throw loginFailed('The provider did not say who signed in')
   // The address list needs the user:email scope; without it no address counts as verified.
   let emails: unknown = []
   try {
-    emails = await providerApi(ctx, githubEmailsUrl(provider.userinfoUrl!), accessToken)
+    emails = await providerApi(ctx, githubEmailsUrl(provider.userinfoUrl), accessToken)
   } catch (err) {
     if (!(err instanceof FastbaseError) || err.statusCode >= 500) throw err
   }
@@ -264,8 +274,8 @@ async function fromGitHub (ctx: FlowContext, provider: OAuthProvider, accessToke
   }
 }
 
-async function fromDiscord (ctx: FlowContext, provider: OAuthProvider, accessToken: string): Promise<ExternalIdentity> {
-  const user = await providerApi(ctx, provider.userinfoUrl!, accessToken) as Row
+async function fromDiscord (ctx: FlowContext, provider: ApiProvider, accessToken: string): Promise<ExternalIdentity> {
+  const user = await userinfo(ctx, provider.userinfoUrl, accessToken)
   const id = text(user.id)
   if (id === undefined) throw loginFailed('The provider did not say who signed in')
   const email = text(user.email)

@@ -5,23 +5,32 @@
 import type { JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
 import { FastbaseError, errors } from '../errors.js'
+import { isObject } from '../plain.js'
 import { checkRedirect, redirectPolicy, allowedEntryProblem } from './redirects.js'
 
 /** How the signed-in user is read after the code exchange. */
 export type IdentitySource = 'id_token' | 'github' | 'discord' | 'userinfo'
 
-export interface OAuthProvider {
+/** A provider read from a verified ID token: its key set is known (userinfo may add the email). */
+interface IdTokenSource { source: 'id_token', jwksUrl: string, userinfoUrl?: string }
+/** A provider read from its API: the user endpoint is known. */
+interface ApiSource { source: Exclude<IdentitySource, 'id_token'>, userinfoUrl: string, jwksUrl?: string }
+
+export type OAuthProvider = ProviderSettings & (IdTokenSource | ApiSource)
+/** An OAuthProvider that is read from its API (GitHub, Discord, userinfo). */
+export type ApiProvider = ProviderSettings & ApiSource
+/** An OAuthProvider that is read from its verified ID tokens. */
+export type IdTokenProvider = ProviderSettings & IdTokenSource
+
+interface ProviderSettings {
   name: string
   clientId: string
   clientSecret: string
   authorizeUrl: string
   tokenUrl: string
-  userinfoUrl?: string
-  /** ID tokens (source `id_token`): their key set and accepted `iss` values. */
-  jwksUrl?: string
+  /** Accepted `iss` values of ID tokens (and RFC 9207 responses). */
   issuers: string[]
   scopes: string[]
-  source: IdentitySource
   /** Client credentials in the token request's body (`body`) or as HTTP Basic (`header`). */
   tokenAuth: 'body' | 'header'
   /** Whether the ID token must carry back the `nonce` sent (presets that document echoing it). */
@@ -32,7 +41,7 @@ export interface OAuthProvider {
   authorizeParams: Record<string, string>
 }
 
-type Preset = Omit<OAuthProvider, 'name' | 'clientId' | 'clientSecret' | 'redirectUrl'>
+type Preset = Omit<ProviderSettings, 'name' | 'clientId' | 'clientSecret' | 'redirectUrl'> & (IdTokenSource | ApiSource)
 
 export const OAUTH_PRESETS: Readonly<Record<string, Preset>> = {
   google: {
@@ -88,18 +97,13 @@ export const OAUTH_PRESETS: Readonly<Record<string, Preset>> = {
 /** The GitHub API's address list (primary and verified flags), beside its `/user` (GitHub Enterprise too). */
 export const githubEmailsUrl = (userinfoUrl: string): string => `${userinfoUrl.replace(/\/+$/, '')}/emails`
 
-/** What the flow reads from an `authProviders` entry (the schema lets other keys through). */
-export interface ProviderEntry {
-  name?: string
-  clientId?: string | string[]
-  clientSecret?: string
-  redirectUrl?: string
-  issuer?: string
-  authorizeUrl?: string
-  tokenUrl?: string
-  userinfoUrl?: string
-  jwksUrl?: string
-  scopes?: string[]
+/** An `authProviders` entry the redirect flow serves (teenybase's rule): a name and a client secret, with a client id. */
+interface RedirectEntry {
+  name: string
+  clientId: string
+  clientSecret: string
+  /** The whole entry, as configured (the schema lets other keys through). */
+  entry: Record<string, unknown>
 }
 
 /** Outbound requests to providers give up after this long, ms. */
@@ -111,9 +115,13 @@ const URL_KEYS = ['authorizeUrl', 'tokenUrl', 'userinfoUrl', 'jwksUrl', 'issuer'
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined)
 const firstClientId = (value: unknown): string | undefined => text(Array.isArray(value) ? value[0] : value)
 
-/** An entry the redirect flow serves: a name and a client secret (teenybase's rule), with a client id. */
-function isRedirectEntry (entry: ProviderEntry): boolean {
-  return text(entry.name) !== undefined && text(entry.clientSecret) !== undefined && firstClientId(entry.clientId) !== undefined
+/** The entry as the redirect flow serves it, or undefined when it lacks what the flow needs. */
+function redirectEntry (entry: unknown): RedirectEntry | undefined {
+  if (!isObject(entry)) return undefined
+  const name = text(entry.name)
+  const clientSecret = text(entry.clientSecret)
+  const clientId = firstClientId(entry.clientId)
+  return name === undefined || clientSecret === undefined || clientId === undefined ? undefined : { name, clientId, clientSecret, entry }
 }
 
 const isHttpUrl = (value: string): boolean => {
@@ -135,9 +143,8 @@ export function oauthConfigProblems (config: { appUrl?: unknown, authProviders?:
   }
   const entries = Array.isArray(config.authProviders) ? config.authProviders : []
   const policy = typeof config.appUrl === 'string' ? redirectPolicy(config.appUrl, allowed) : undefined
-  for (const [i, raw] of entries.entries()) {
-    if (raw === null || typeof raw !== 'object') continue
-    const entry = raw as ProviderEntry
+  for (const [i, entry] of entries.entries()) {
+    if (!isObject(entry)) continue
     const path = `authProviders[${i}]`
     const name = text(entry.name)
     if (text(entry.clientSecret) === undefined) continue
@@ -171,14 +178,13 @@ interface Discovery { authorizeUrl: string, tokenUrl: string, userinfoUrl?: stri
 
 /** One app's providers: the entries the flow serves, discovery documents and key sets cached per URL. */
 export class OAuthProviders {
-  private readonly entries = new Map<string, ProviderEntry>()
+  private readonly entries = new Map<string, RedirectEntry>()
   private readonly discoveries = new Map<string, Promise<Discovery>>()
   constructor (entries: unknown[], private readonly keySets: RemoteKeySets, private readonly timeoutMs = PROVIDER_TIMEOUT) {
     for (const raw of entries) {
-      if (raw === null || typeof raw !== 'object') continue
-      const entry = raw as ProviderEntry
+      const served = redirectEntry(raw)
       // The first entry of a name wins, as for one-tap.
-      if (isRedirectEntry(entry) && !this.entries.has(entry.name!)) this.entries.set(entry.name!, entry)
+      if (served !== undefined && !this.entries.has(served.name)) this.entries.set(served.name, served)
     }
   }
 
@@ -189,8 +195,9 @@ export class OAuthProviders {
 
   /** The provider, its preset and config merged (config wins); undefined when the flow does not serve it. */
   async get (name: string): Promise<OAuthProvider | undefined> {
-    const entry = this.entries.get(name)
-    if (entry === undefined) return undefined
+    const served = this.entries.get(name)
+    if (served === undefined) return undefined
+    const { entry } = served
     const preset = OAUTH_PRESETS[name]
     const configured = {
       authorizeUrl: text(entry.authorizeUrl),
@@ -202,13 +209,12 @@ export class OAuthProviders {
     const issuer = text(entry.issuer)
     const base = {
       name,
-      clientId: firstClientId(entry.clientId)!,
-      clientSecret: entry.clientSecret!,
+      clientId: served.clientId,
+      clientSecret: served.clientSecret,
       redirectUrl: text(entry.redirectUrl)
     }
     if (preset !== undefined) {
-      return {
-        ...preset,
+      const merged = {
         ...base,
         authorizeUrl: configured.authorizeUrl ?? preset.authorizeUrl,
         tokenUrl: configured.tokenUrl ?? preset.tokenUrl,
@@ -217,6 +223,10 @@ export class OAuthProviders {
         issuers: issuer === undefined ? preset.issuers : [issuer],
         scopes: scopes ?? preset.scopes
       }
+      // The source says which URL the preset always has: the merged one is then a string.
+      return preset.source === 'id_token'
+        ? { ...preset, ...merged, jwksUrl: configured.jwksUrl ?? preset.jwksUrl }
+        : { ...preset, ...merged, userinfoUrl: configured.userinfoUrl ?? preset.userinfoUrl }
     }
     // A custom provider: its own URLs, anything missing from the discovery document of its issuer.
     const needsDiscovery = configured.authorizeUrl === undefined || configured.tokenUrl === undefined ||
@@ -227,22 +237,13 @@ export class OAuthProviders {
     const tokenUrl = configured.tokenUrl ?? found?.tokenUrl
     // Config validation refuses such an entry; a discovery document lacking them is the provider's fault.
     if (authorizeUrl === undefined || tokenUrl === undefined) throw providerUnavailable('no authorization or token endpoint')
-    const oidc = jwksUrl !== undefined && issuer !== undefined
     const userinfoUrl = configured.userinfoUrl ?? found?.userinfoUrl
-    if (!oidc && userinfoUrl === undefined) throw providerUnavailable('no way to read the user (userinfo endpoint or ID token keys)')
-    return {
-      ...base,
-      authorizeUrl,
-      tokenUrl,
-      userinfoUrl,
-      jwksUrl,
-      issuers: issuer === undefined ? [] : [issuer],
-      scopes: scopes ?? (oidc ? ['openid', 'email', 'profile'] : []),
-      source: oidc ? 'id_token' : 'userinfo',
-      tokenAuth: 'header',
-      requireNonce: oidc,
-      authorizeParams: {}
+    const custom = { ...base, authorizeUrl, tokenUrl, userinfoUrl, jwksUrl, issuers: issuer === undefined ? [] : [issuer], tokenAuth: 'header' as const, authorizeParams: {} }
+    if (jwksUrl !== undefined && issuer !== undefined) {
+      return { ...custom, jwksUrl, scopes: scopes ?? ['openid', 'email', 'profile'], source: 'id_token', requireNonce: true }
     }
+    if (userinfoUrl === undefined) throw providerUnavailable('no way to read the user (userinfo endpoint or ID token keys)')
+    return { ...custom, userinfoUrl, scopes: scopes ?? [], source: 'userinfo', requireNonce: false }
   }
 
   /** The key set at `url` (shared with one-tap and login-token). */
@@ -266,7 +267,8 @@ async function readDiscovery (issuer: string, timeoutMs: number): Promise<Discov
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
   const doc = await fetchJson(url, { headers: { accept: 'application/json' } }, timeoutMs)
   if (doc.status !== 200 || doc.body === null || typeof doc.body !== 'object') throw providerUnavailable('no OpenID discovery document')
-  const body = doc.body as Record<string, unknown>
+  // An array is no document: it names no issuer.
+  const body = isObject(doc.body) ? doc.body : {}
   // OpenID Connect Discovery 1.0 §4.3: the document's issuer is exactly the one it was fetched for.
   if (body.issuer !== issuer) throw providerUnavailable('the discovery document names another issuer')
   const endpoint = (key: string): string | undefined => {

@@ -9,6 +9,7 @@
 //   post-login redirect, so the callback trusts none of them from its own query.
 // Format: `v1.<base64url JSON>.<base64url HMAC-SHA256>`. Pure: no I/O.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { isObject } from '../plain.js'
 
 /** How long a started flow may take, seconds (also the state cookie's Max-Age). */
 export const STATE_LIFETIME = 600
@@ -107,8 +108,7 @@ export function nonceMatches (claims: OAuthState, nonce: string | undefined): bo
 }
 
 function isState (value: unknown): value is OAuthState {
-  if (typeof value !== 'object' || value === null) return false
-  const v = value as Record<string, unknown>
-  return ['id', 'table', 'provider', 'callback', 'redirect', 'nonceHash'].every((k) => typeof v[k] === 'string') &&
-    typeof v.exp === 'number' && Number.isFinite(v.exp)
+  if (!isObject(value)) return false
+  return ['id', 'table', 'provider', 'callback', 'redirect', 'nonceHash'].every((k) => typeof value[k] === 'string') &&
+    typeof value.exp === 'number' && Number.isFinite(value.exp)
 }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex'
 import type { WriteHooks, HookContext, UpdateHook } from '../table/descriptor.js'
 import type { SessionStore } from './sessions.js'
 import type { AuthFields } from './fields.js'
+import { fieldsHave, type FieldsWith } from './table-with.js'
 import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { hashPassword, validatePassword, verifyPassword } from './passwords.js'
 import { normalizeEmail } from './email-address.js'
@@ -13,8 +14,8 @@ import { normalizeEmail } from './email-address.js'
 type Row = Record<string, unknown>
 
 /** Checks the new password (and its confirm field) in `values`; returns the password. */
-export function newPassword (fields: AuthFields, values: Row, fieldErrors: FieldErrors): string | undefined {
-  const name = fields.password!.name
+export function newPassword (fields: FieldsWith<'password'>, values: Row, fieldErrors: FieldErrors): string | undefined {
+  const name = fields.password.name
   const password = values[name]
   const problem = validatePassword(password)
   if (problem !== undefined) addFieldError(fieldErrors, name, problem)
@@ -23,7 +24,7 @@ export function newPassword (fields: AuthFields, values: Row, fieldErrors: Field
     if (typeof confirm !== 'string' || confirm === '') addFieldError(fieldErrors, fields.confirmName, 'Required')
     else if (confirm !== password) addFieldError(fieldErrors, fields.confirmName, `Does not match ${name}`)
   }
-  return problem === undefined ? password as string : undefined
+  return problem === undefined && typeof password === 'string' ? password : undefined
 }
 
 /** `values` without the confirm/current fields, which are not columns. */
@@ -35,16 +36,22 @@ function columnsOnly (fields: AuthFields, values: Row): Row {
 }
 
 /** The system values that store a new password: the hash, and an empty legacy salt column. */
-export async function passwordColumns (fields: AuthFields, password: string): Promise<Row> {
-  const system: Row = { [fields.password!.name]: await hashPassword(password) }
+export async function passwordColumns (fields: FieldsWith<'password'>, password: string): Promise<Row> {
+  const system: Row = { [fields.password.name]: await hashPassword(password) }
   // scrypt strings carry their own salt; the teenybase salt column stays for compatibility, empty.
   if (fields.salt !== undefined) system[fields.salt.name] = ''
   return system
 }
 
 export function passwordWriteHooks (table: string, fields: AuthFields, sessions: SessionStore): WriteHooks {
-  const pw = fields.password?.name
+  const withPassword = fieldsHave(fields, 'password') ? fields : undefined
+  const pw = withPassword?.password.name
   const email = fields.email?.name
+  /** The email in `values` as stored (lowercased, trimmed), when one is given. */
+  function normalizeEmailIn (values: Row): void {
+    const given = email === undefined ? undefined : values[email]
+    if (email !== undefined && typeof given === 'string') values[email] = normalizeEmail(given)
+  }
 
   function beforeBatch (ctx: HookContext, rows: Row[]): void {
     // Each password costs a memory-hard hash, done before the rules can look at the row: a batch of
@@ -61,12 +68,12 @@ export function passwordWriteHooks (table: string, fields: AuthFields, sessions:
     for (const row of rows) {
       const values = columnsOnly(fields, row)
       let system: Row = {}
-      if (pw !== undefined) {
-        const password = newPassword(fields, row, fieldErrors)
-        delete values[pw]
-        if (password !== undefined) system = await passwordColumns(fields, password)
+      if (withPassword !== undefined) {
+        const password = newPassword(withPassword, row, fieldErrors)
+        delete values[withPassword.password.name]
+        if (password !== undefined) system = await passwordColumns(withPassword, password)
       }
-      if (email !== undefined && typeof values[email] === 'string') values[email] = normalizeEmail(values[email] as string)
+      normalizeEmailIn(values)
       prepared.push({ values, system })
     }
     if (Object.keys(fieldErrors).length > 0) throw errors.validation(fieldErrors)
@@ -75,22 +82,24 @@ export function passwordWriteHooks (table: string, fields: AuthFields, sessions:
 
   async function beforeUpdate (ctx: HookContext, row: Row): Promise<UpdateHook> {
     const values = columnsOnly(fields, row)
-    if (email !== undefined && typeof values[email] === 'string') values[email] = normalizeEmail(values[email] as string)
-    if (pw === undefined || row[pw] === undefined) return { values, system: {} }
-    delete values[pw]
+    normalizeEmailIn(values)
+    if (withPassword === undefined || row[withPassword.password.name] === undefined) return { values, system: {} }
+    delete values[withPassword.password.name]
     const fieldErrors: FieldErrors = {}
-    const password = newPassword(fields, row, fieldErrors)
+    const password = newPassword(withPassword, row, fieldErrors)
     if (Object.keys(fieldErrors).length > 0 || password === undefined) throw errors.validation(fieldErrors)
     const trusted = ctx.admin || !ctx.applyRules
+    // The only record a caller the rules apply to may change the password of: their own.
+    const onlyUid = trusted ? undefined : ctx.uid
     // Refused before the new password is hashed: a refusal costs no memory-hard hash.
-    if (!trusted && ctx.uid === null) throw errors.forbidden()
-    if (!trusted) await checkCurrentPassword(ctx.db, table, fields, ctx.uid!, row)
-    const system = await passwordColumns(fields, password)
+    if (onlyUid === null) throw errors.forbidden()
+    if (onlyUid !== undefined) await checkCurrentPassword(ctx.db, table, withPassword, onlyUid, row)
+    const system = await passwordColumns(withPassword, password)
     // The sessions the old password opened end; the caller changing their own keeps the one it uses.
     const after = async (trx: Knex.Transaction, uids: string[]): Promise<void> => {
       for (const uid of uids) await sessions.revokeUser(table, uid, uid === ctx.uid ? ctx.sid ?? undefined : undefined, trx)
     }
-    return { values, system, after, onlyUid: trusted ? undefined : ctx.uid! }
+    return { values, system, after, onlyUid }
   }
 
   const verified = fields.verified?.name
@@ -110,11 +119,11 @@ export function hiddenFromHooks (fields: AuthFields): Set<string> {
 }
 
 /** The caller's current password, from `<password><Current>` (required unless the suffix is ''). */
-export async function checkCurrentPassword (db: Knex | Knex.Transaction, table: string, fields: AuthFields, uid: string, values: Row): Promise<void> {
+export async function checkCurrentPassword (db: Knex | Knex.Transaction, table: string, fields: FieldsWith<'password'>, uid: string, values: Row): Promise<void> {
   if (fields.currentName === undefined) return
   const current = values[fields.currentName]
   if (typeof current !== 'string' || current === '') throw errors.validation({ [fields.currentName]: { _errors: ['Required'] } })
-  const stored = await db(table).where(fields.uid.name, uid).first(fields.password!.name, ...(fields.salt ? [fields.salt.name] : []))
-  const result = await verifyPassword(current, stored?.[fields.password!.name], fields.salt ? stored?.[fields.salt.name] : undefined)
+  const stored = await db(table).where(fields.uid.name, uid).first(fields.password.name, ...(fields.salt ? [fields.salt.name] : []))
+  const result = await verifyPassword(current, stored?.[fields.password.name], fields.salt ? stored?.[fields.salt.name] : undefined)
   if (!result.ok) throw errors.badRequest('Invalid current password')
 }

@@ -55,9 +55,10 @@ function parseScrypt (stored: string): ParsedHash | undefined {
   if (N === undefined || r === undefined || p === undefined) return undefined
   if (!isPowerOfTwo(N) || N * r > MAX_N_TIMES_R || p > MAX_P) return undefined
   const b64url = /^[A-Za-z0-9_-]+$/
-  if (!b64url.test(parts[4]!) || !b64url.test(parts[5]!)) return undefined
-  const salt = Buffer.from(parts[4]!, 'base64url')
-  const hash = Buffer.from(parts[5]!, 'base64url')
+  const [, , , , salt64, hash64] = parts
+  if (!b64url.test(salt64) || !b64url.test(hash64)) return undefined
+  const salt = Buffer.from(salt64, 'base64url')
+  const hash = Buffer.from(hash64, 'base64url')
   // The key length is fixed rather than read back: a shorter scrypt output is a prefix of the
   // longer one, so accepting any length would let a truncated hash verify.
   if (salt.length < MIN_SALT_LENGTH || hash.length !== CURRENT.keyLength) return undefined
@@ -93,9 +94,10 @@ async function burnTime (password: string): Promise<VerifyResult> {
  * Checks `password` against a stored scrypt string or a teenybase legacy sha256 hex hash (with the
  * row's `auth_password_salt`, if any). A missing or unrecognised hash is a constant-time failure.
  */
-export async function verifyPassword (password: string, stored: string | null | undefined, legacySalt?: string | null): Promise<VerifyResult> {
+export async function verifyPassword (password: string, stored: unknown, legacySalt?: unknown): Promise<VerifyResult> {
   if (typeof password !== 'string' || typeof stored !== 'string') return burnTime(String(password ?? ''))
-  if (LEGACY_SHA256.test(stored)) return verifyLegacy(password, stored, legacySalt ?? '')
+  // `stored` and the salt are read from a row as they are: anything but a string hash is no hash.
+  if (LEGACY_SHA256.test(stored)) return verifyLegacy(password, stored, String(legacySalt ?? ''))
   const parsed = parseScrypt(stored)
   if (parsed === undefined) return burnTime(password)
   return verifyScrypt(password, parsed)

@@ -43,7 +43,7 @@ export interface EvaluationJob extends ClassNews {
 export interface EvaluationAnswer {
   id: number
   /** Pairs: index in `evaluate`, index in `rows`, for every row a class gets. */
-  hits: Int32Array
+  hits: Int32Array<ArrayBuffer>
   /** Indexes in `evaluate` of the classes whose condition could not be prepared or run. */
   failed: number[]
   /** The first error message, for the log. */
@@ -55,9 +55,11 @@ export const PLACE = '"fb place"'
 
 export function evaluatorThread (): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads')
-  const Database = require((workerData as { driver: string }).driver) as typeof import('better-sqlite3')
-  type Prepared = { all: (...bindings: unknown[]) => unknown[][], raw: (raw: boolean) => Prepared }
+  // What the thread is started with (lib/realtime/evaluate-sqlite.ts); in a worker, parentPort is set.
+  const { parentPort, workerData }: { parentPort: import('node:worker_threads').MessagePort, workerData: { driver: string } } = require('node:worker_threads')
+  const Database: typeof import('better-sqlite3') = require(workerData.driver)
+  /** A class's statement, in raw mode: each row an array of its columns. */
+  type Prepared = import('better-sqlite3').Statement<unknown[], unknown[]>
   type Runner = { run: (...values: unknown[]) => unknown }
   const db = new Database(':memory:')
   const tables = new Map<string, { clear: Runner, insert: Runner, select: string }>()
@@ -65,7 +67,8 @@ export function evaluatorThread (): void {
   const statements = new Map<number, Prepared | null>()
   // Buffers arrive as plain Uint8Arrays (structured clone); better-sqlite3 binds only Buffers.
   const bindable = (value: unknown): unknown => value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value
-  parentPort!.on('message', (message: ClassNews | EvaluationJob) => {
+  const messageOf = (e: unknown): string => e instanceof Error ? e.message : String(e)
+  parentPort.on('message', (message: ClassNews | EvaluationJob) => {
     for (const id of message.released) { conditions.delete(id); statements.delete(id) }
     for (const c of message.classes) conditions.set(c.id, { sql: c.sql, bindings: c.bindings.map(bindable) })
     if (!('evaluate' in message)) return
@@ -89,22 +92,22 @@ export function evaluatorThread (): void {
       let statement = statements.get(id)
       if (statement === undefined && condition !== undefined) {
         try {
-          statement = (db.prepare(table.select + condition.sql) as unknown as Prepared).raw(true)
+          statement = db.prepare<unknown[], unknown[]>(table.select + condition.sql).raw(true)
         } catch (e) {
-          error ??= String((e as Error).message)
+          error ??= messageOf(e)
           statement = null
         }
         statements.set(id, statement)
       }
       if (statement === null || statement === undefined || condition === undefined) { failed.push(index); return }
       try {
-        for (const [place] of statement.all(...condition.bindings)) hits.push(index, place as number)
+        for (const [place] of statement.all(...condition.bindings)) hits.push(index, Number(place))
       } catch (e) {
-        error ??= String((e as Error).message)
+        error ??= messageOf(e)
         failed.push(index)
       }
     })
     const answer: EvaluationAnswer = { id: job.id, hits: Int32Array.from(hits), failed, error }
-    parentPort!.postMessage(answer, [answer.hits.buffer as ArrayBuffer])
+    parentPort.postMessage(answer, [answer.hits.buffer])
   })
 }

@@ -39,7 +39,7 @@ async function importS3Driver (): Promise<typeof import('./s3.js')> {
   try {
     return await import('./s3.js')
   } catch (err) {
-    const missing = (err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && S3_PACKAGES.some((name) => String((err as Error).message).includes(`'${name}'`))
+    const missing = err instanceof Error && 'code' in err && err.code === 'ERR_MODULE_NOT_FOUND' && S3_PACKAGES.some((name) => err.message.includes(`'${name}'`))
     if (!missing) throw err
     throw new ConfigError([`storage.driver: 's3' needs the AWS SDK, which is not installed; run: npm install ${S3_PACKAGES.join(' ')}`])
   }

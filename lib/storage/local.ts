@@ -11,6 +11,7 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { assertValidKey, assertValidRange, storageError } from './keys.js'
 import type { Storage, StoredObject } from './types.js'
+import { isObject } from '../plain.js'
 
 interface Sidecar { contentType: string, etag: string, size: number }
 
@@ -173,9 +174,11 @@ function sidecarOf (path: string): string {
 
 async function readSidecar (path: string): Promise<Sidecar | undefined> {
   try {
-    const value = JSON.parse(await readFile(sidecarOf(path), 'utf8')) as Partial<Sidecar>
-    if (typeof value.contentType !== 'string' || typeof value.etag !== 'string' || typeof value.size !== 'number') return undefined
-    return value as Sidecar
+    const value: unknown = JSON.parse(await readFile(sidecarOf(path), 'utf8'))
+    if (!isObject(value)) return undefined
+    const { contentType, etag, size } = value
+    if (typeof contentType !== 'string' || typeof etag !== 'string' || typeof size !== 'number') return undefined
+    return { contentType, etag, size }
   } catch {
     return undefined
   }
@@ -202,12 +205,17 @@ async function unlinkIfPresent (path: string): Promise<void> {
     await unlink(path)
   } catch (err) {
     // A directory where the key would be (because `<key>/x` exists) is not an object either.
-    if (!isMissing(err) && (err as NodeJS.ErrnoException).code !== 'EISDIR') throw err
+    if (!isMissing(err) && codeOf(err) !== 'EISDIR') throw err
   }
 }
 
 /** ENOTDIR: a parent of the path is a file, so the path cannot exist. */
 function isMissing (err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code
+  const code = codeOf(err)
   return code === 'ENOENT' || code === 'ENOTDIR'
+}
+
+/** The `code` of a Node.js system error (ENOENT...). */
+function codeOf (err: unknown): unknown {
+  return isObject(err) ? err.code : undefined
 }

@@ -2,6 +2,7 @@
 // sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { insertRecordSchema } from '../../schemas/http/record.js'
 import { errorResponses } from '../../schemas/http/tables.js'
@@ -31,7 +32,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
   const { fields } = at
   const db = app.fastbase.db
 
-  if (fields.password !== undefined) {
+  if (tableHas(at, 'password')) {
     // The insert schema, except that keys naming no field are dropped instead of refused (decision D36).
     const signUpBody = Type.Object(insertRecordSchema(at.table.data).properties, { title: `${at.table.name} sign-up` })
     app.post(`${base}/sign-up`, {

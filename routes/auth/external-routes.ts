@@ -35,7 +35,7 @@ function verifierOf (app: FastifyInstance): Promise<IdTokenVerifier> {
   let verifier = verifiers.get(app.fastbase)
   if (verifier === undefined) {
     // Its refusals and warnings were reported before the database opened (lib/config/startup-checks.ts).
-    verifier = IdTokenVerifier.create(providerEntries(app.fastbase.config as { authProviders?: unknown, jwtAllowedIssuers?: unknown }), { ownIssuer: app.fastbase.auth.issuer, keySets: app.fastbase.auth.keySets })
+    verifier = IdTokenVerifier.create(providerEntries(app.fastbase.config), { ownIssuer: app.fastbase.auth.issuer, keySets: app.fastbase.auth.keySets })
     verifiers.set(app.fastbase, verifier)
   }
   return verifier

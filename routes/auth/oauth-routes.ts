@@ -40,7 +40,7 @@ const registries = new WeakMap<object, OAuthProviders>()
 function providersOf (app: FastifyInstance): OAuthProviders {
   let providers = registries.get(app.fastbase)
   if (providers === undefined) {
-    providers = new OAuthProviders((app.fastbase.config as { authProviders?: unknown[] }).authProviders ?? [], app.fastbase.auth.keySets)
+    providers = new OAuthProviders(app.fastbase.config.authProviders ?? [], app.fastbase.auth.keySets)
     registries.set(app.fastbase, providers)
   }
   return providers

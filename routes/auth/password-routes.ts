@@ -2,6 +2,7 @@
 // lib/auth/password-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
@@ -12,12 +13,12 @@ import type { TypeBoxApp } from '../typebox.js'
 
 export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, doc } = kit
+  if (!tableHas(at, 'password')) return
   const { fields } = at
-  if (fields.password === undefined) return
   const services = app.fastbase.auth
   const passwordBody = (extra: Record<string, ReturnType<typeof Type.String>>) => Type.Object({
     ...extra,
-    [fields.password!.name]: Type.String(),
+    [fields.password.name]: Type.String(),
     ...(fields.confirmName === undefined ? {} : { [fields.confirmName]: Type.String() })
   })
 
@@ -39,7 +40,8 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
     return { success: true }
   })
 
-  if (fields.email === undefined) return
+  if (!tableHas(at, 'email')) return
+  const { email: emailField } = at.fields
 
   app.post(`${base}/request-password-reset`, {
     config: limited(),
@@ -47,11 +49,11 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
       tags,
       summary: 'Email a password reset link (always answers success: no account enumeration)',
       ...doc.requestPasswordReset(),
-      body: Type.Object({ [fields.email.name]: Type.String({ minLength: 1, maxLength: 255 }) }),
+      body: Type.Object({ [emailField.name]: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SuccessSchema, ...errorResponses }
     }
   }, async (request) => {
-    const email = request.body[fields.email!.name]
+    const email = request.body[emailField.name]
     // Not awaited: the answer must not take longer when the account exists.
     requestPasswordReset(services, at, email).catch((error: unknown) => request.log.error({ err: error }, 'password reset email failed'))
     return { success: true }
@@ -66,5 +68,5 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
       body: passwordBody({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
       response: { 200: SessionResponseSchema, ...errorResponses }
     }
-  }, async (request) => await confirmPasswordReset(services, at, request.body))
+  }, async (request) => await confirmPasswordReset(services, at, request.body.token, request.body))
 }

@@ -2,6 +2,7 @@
 // lib/auth/verification-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../plugins/auth.js'
+import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
@@ -12,7 +13,7 @@ import type { TypeBoxApp } from '../typebox.js'
 
 export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, doc } = kit
-  if (at.fields.verified === undefined || at.fields.email === undefined) return
+  if (!tableHas(at, 'verified', 'email')) return
   const services = app.fastbase.auth
 
   app.post(`${base}/request-verification`, {
