@@ -14,7 +14,8 @@ import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
-  db: Knex | Knex.Transaction
+  /** The connection, or the transaction the work is part of (a Knex.Transaction is a Knex; lib/db/after-commit.ts isTransaction tells them apart). */
+  db: Knex
   dialect: Dialect
   table: TableDescriptor
   auth: AuthContext

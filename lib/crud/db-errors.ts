@@ -42,7 +42,7 @@ export async function translateDbError (ctx: CrudContext, error: unknown, writte
 
 /** SQLite does not say which foreign key failed: find the written reference whose target row is missing. */
 async function missingReference (ctx: CrudContext, written: Row[]): Promise<string | undefined> {
-  const db = ctx.db as Knex
+  const db = ctx.db
   const referencing = ctx.table.fieldList.filter((f) => f.foreignKey !== undefined && written.some((row) => row[f.name] !== undefined && row[f.name] !== null))
   if (referencing.length === 1) return referencing[0].name
   for (const field of referencing) {

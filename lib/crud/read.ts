@@ -96,7 +96,7 @@ function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true,
 }
 
 function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBuilder {
-  const db = ctx.db as Knex
+  const db = ctx.db
   const list = selectList(db, ctx, p.columns)
   let query = db.from(ctx.table.name)
   query = distinct ? query.distinct(list) : query.select(list)
@@ -119,7 +119,7 @@ function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBu
   if (ctx.table.key.length > 0 && p.columns.some((c) => c.nested !== undefined)) return withScores(ctx, expandedPage(ctx, p, params, offset), p)
   const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
   let query = withinCandidates(p, offset + limit)
-    ? candidatesOnly((ctx.db as Knex).from(ctx.table.name).select(selectList(ctx.db as Knex, ctx, p.columns)), p)
+    ? candidatesOnly(ctx.db.from(ctx.table.name).select(selectList(ctx.db, ctx, p.columns)), p)
     : ordered(joinScores(baseQuery(ctx, p, params.distinct === true), p), p)
   query = query.limit(limit, { skipBinding: true })
   if (offset > 0) query = query.offset(offset, { skipBinding: true })
@@ -148,7 +148,7 @@ function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
 
 /** The search scores as a materialized CTE of the whole statement: computed once, not once per row. */
 function withScores (ctx: CrudContext, query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
-  return p.scores === undefined ? query : query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings))
+  return p.scores === undefined ? query : query.withMaterialized('fb_rank', ctx.db.raw(p.scores.statement.sql, p.scores.statement.bindings))
 }
 
 /** The scores next to each row, for an order that reads them (any query of the statement may). */
@@ -163,7 +163,7 @@ function joinScores (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
  * relations, and only the page's rows are expanded (and sorted again, the same way).
  */
 function expandedPage (ctx: CrudContext, p: Plan, params: ReadParams, offset: number): Knex.QueryBuilder {
-  const db = ctx.db as Knex
+  const db = ctx.db
   const keys = ctx.table.key.map((f, i) => db.raw(`${ctx.table.quoted}.${ctx.dialect.quote(f.name)} AS ${ctx.dialect.quote(`fb_key_${i}`)}`))
   // The plain columns stay: an order may name their keys.
   const plain = p.columns.filter((c) => c.nested === undefined)
@@ -203,7 +203,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
   const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
     const p = planOf(c, params)
     if (p.condition === false) return { columns: p.columns }
-    const db = c.db as Knex
+    const db = c.db
     const grouped = params.group !== undefined || params.distinct === true
     const matching = grouped ? baseQuery(c, p, params.distinct === true) : applyCondition(db.from(c.table.name).select(db.raw('1')), p.condition)
     const counted = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
@@ -237,7 +237,7 @@ export async function view (ctx: CrudContext, id: string, params: Pick<ReadParam
     const condition = and(idCondition(c, id), ruleFirst(ruleCondition(c, 'viewRule'), whereOf(c, params.where)))
     const columns = outputColumns(c, 'select', params.select)
     if (condition === false) return { columns }
-    const db = c.db as Knex
+    const db = c.db
     return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true })) }
   })
   const rows = await rowsOf(ctx, plan, plan.items, value)

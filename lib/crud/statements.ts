@@ -45,7 +45,7 @@ export function answered (columns: OutputColumn[], rows: Row[]): Row[] {
 }
 
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
-export function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
+export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
   if (capture.length === 0 && ctx.table.key.length > 0) recordUncaptured(ctx.changes, db, ctx.table.name)
   if (capture.length === 0 || rows.length === 0) return
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
