@@ -206,7 +206,9 @@ export function idValue (ctx: CrudContext, id: string): string | number {
 
 /** `uid = :id` (bound per run when a plan is being built). */
 export function idCondition (ctx: CrudContext, id: string): Fragment {
-  const uid = ctx.table.uid!
+  const uid = ctx.table.uid
+  // What idValue answers for a table without a uid, before anything reads it.
+  if (uid === undefined) throw errors.recordNotFound()
   const literal = ctx.dialect.literal(idValue(ctx, id), uid)
   const bindings = ctx.trace === undefined ? literal.bindings : [ctx.trace.token({ path: ID_SLOT, field: uid })]
   return { sql: `${ctx.table.quoted}.${ctx.dialect.quote(uid.name)} = ${literal.sql}`, bindings }

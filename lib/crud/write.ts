@@ -296,7 +296,8 @@ async function upsertRow (ctx: CrudContext, trx: Knex.Transaction, values: Row, 
   const keyValues = keyFragments(ctx, trx, values, expr)
   const keys = uniqueKeys(ctx, Object.keys(keyValues))
   // A row whose only key is the uid it is about to be given meets nothing.
-  const fresh = keys.length === 0 && generatesUid(ctx, values) && uniqueKeys(ctx, [ctx.table.uid!.name]).length > 0
+  const uid = ctx.table.uid
+  const fresh = keys.length === 0 && uid !== undefined && generatesUid(ctx, values) && uniqueKeys(ctx, [uid.name]).length > 0
   if (keys.length === 0 && !fresh) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
   let target = fresh ? undefined : await metKey(ctx, trx, keyValues, keys)
   if (target === undefined) {

@@ -73,6 +73,17 @@ export interface UpdateHook {
 /** What hooks may know about the caller, and the connection (or transaction) the write runs on. */
 export interface HookContext { admin: boolean, uid: string | null, sid: string | null, applyRules: boolean, db: Knex | Knex.Transaction }
 
+/** The fields named `names`, in order; undefined when one of them is not a field of the table. */
+export function fieldsNamed (table: TableDescriptor, names: readonly string[]): TableField[] | undefined {
+  const fields: TableField[] = []
+  for (const name of names) {
+    const field = table.fields.get(name)
+    if (field === undefined) return undefined
+    fields.push(field)
+  }
+  return fields
+}
+
 function byUsage (table: TableData, usage: string): TableField | undefined {
   return table.fields.find((f) => f.usage === usage)
 }
