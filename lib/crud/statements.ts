@@ -172,7 +172,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const run = async (batch: Record<string, Knex.Raw>[], target: string[]): Promise<Row[]> => {
     // Which rows exist already decides each returned row's realtime action (insert or update).
-    const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field!))
+    const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field))
     const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, keyCapture)
     const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
