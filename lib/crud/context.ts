@@ -152,6 +152,9 @@ export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
   if (!possible) throw errors.forbidden()
 }
 
+/** With a fragment among them the conjunction is never `true`. */
+export function and (first: Fragment, ...rest: Condition[]): Fragment | false
+export function and (...conditions: Condition[]): Condition
 export function and (...conditions: Condition[]): Condition {
   if (conditions.some((c) => c === false)) return false
   const parts = conditions.filter((c): c is Fragment => c !== true)

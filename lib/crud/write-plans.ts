@@ -175,8 +175,8 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
       bindings.push(...f.bindings)
       return `${c.dialect.quote(name)} = ${f.sql}`
     })
-    if (where !== true) bindings.push(...where.bindings)
-    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')}${where === true ? '' : ` WHERE ${where.sql}`}`
+    bindings.push(...where.bindings)
+    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
     return { fields, columns, statement: withReturning(c, trace, head, bindings, columns) }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

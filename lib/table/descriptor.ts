@@ -133,8 +133,9 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
 /** Links each foreign key field to the descriptor it references (config validation made sure it exists). */
 function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>): void {
   for (const field of descriptor.fieldList) {
-    const target = field.foreignKey === undefined ? undefined : all.get(field.foreignKey.table)
-    const column = target?.fields.get(field.foreignKey!.column)
+    const fk = field.foreignKey
+    const target = fk === undefined ? undefined : all.get(fk.table)
+    const column = fk === undefined ? undefined : target?.fields.get(fk.column)
     if (target !== undefined && column !== undefined) descriptor.foreignKeys.push({ field, target, column })
   }
 }
