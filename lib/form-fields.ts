@@ -29,14 +29,20 @@ export function setFormField (body: Row, name: string, value: unknown): void {
   let node = body
   for (const key of path.slice(0, -1)) {
     const next = Object.hasOwn(node, key) ? node[key] : (node[key] = {})
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) throw errors.badRequest(`Form field "${name}" conflicts with "${key}"`)
-    node = next as Row
+    if (!isObject(next)) throw errors.badRequest(`Form field "${name}" conflicts with "${key}"`)
+    node = next
   }
   const last = path.at(-1)!
+  const given = node[last]
   if (!Object.hasOwn(node, last)) node[last] = value
-  else if (Array.isArray(node[last])) (node[last] as unknown[]).push(value)
-  else if (typeof node[last] === 'object' && node[last] !== null) throw errors.badRequest(`Form field "${name}" conflicts with a nested field`)
-  else node[last] = [node[last], value]
+  else if (Array.isArray(given)) given.push(value)
+  else if (typeof given === 'object' && given !== null) throw errors.badRequest(`Form field "${name}" conflicts with a nested field`)
+  else node[last] = [given, value]
+}
+
+/** An object a form field's path may go through (not an array, not a value). */
+function isObject (value: unknown): value is Row {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 /** Form text converted to the types the body schema asks for (`views=7` -> 7, `published=true` -> true). */

@@ -8,7 +8,9 @@ export function memoize<T> (size: number, build: (key: string) => T): (key: stri
     let value = cache.get(key)
     if (value === undefined) {
       value = build(key)
-      if (cache.size >= size) cache.delete(cache.keys().next().value as string)
+      // Maps keep insertion order: the first key is the oldest.
+      const oldest = cache.size >= size ? cache.keys().next() : undefined
+      if (oldest !== undefined && oldest.done !== true) cache.delete(oldest.value)
       cache.set(key, value)
     }
     return value

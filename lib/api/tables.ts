@@ -76,10 +76,13 @@ function lazyValidator (schema: () => TSchema): Validate {
   }
 }
 
-/** The arguments of an operation must be an object: server code passing nothing gets a 400, not a crash. */
-function objectArgs (args: unknown): Row {
+/**
+ * The arguments of an operation must be an object: server code passing nothing (plain JavaScript
+ * is not held to the declared type) gets a 400, not a crash. The schemas check the rest.
+ */
+function objectArgs<A extends object> (args: A): A {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) throw errors.badRequest('Invalid arguments: expected an object')
-  return args as Row
+  return args
 }
 
 /**
@@ -154,21 +157,21 @@ function tableApi (runtime: TableApiRuntime, table: TableDescriptor, checks: Tab
       return await run(as, false, async (ctx) => await select(ctx, args))
     },
     view: async (args, { as }) => {
-      const { id, ...query } = objectArgs(args) as unknown as ViewArgs
+      const { id, ...query } = objectArgs(args)
       shared.checkId({ id })
       shared.checkView(query)
       return await run(as, false, async (ctx) => await view(ctx, id, query))
     },
     insert: async (args, { as }) => {
       checkInsert(objectArgs(args))
-      return await run(as, true, async (ctx) => await insert(ctx, args as InsertArgs<AnyTable>))
+      return await run(as, true, async (ctx) => await insert(ctx, args))
     },
     update: async (args, { as }) => {
       checkUpdate(objectArgs(args))
-      return await run(as, true, async (ctx) => await update(ctx, args as UpdateArgs<AnyTable>))
+      return await run(as, true, async (ctx) => await update(ctx, args))
     },
     edit: async (args, { as }) => {
-      const { id, values, ...query } = objectArgs(args) as unknown as EditArgs<AnyTable>
+      const { id, values, ...query } = objectArgs(args)
       shared.checkId({ id })
       checkEdit(values)
       shared.checkEditQuery(query)

@@ -13,7 +13,7 @@ type Row = Record<string, unknown>
 
 /** What of a write's context the hooks read (a CrudContext is one). */
 export interface HookedWrite {
-  db: Knex | Knex.Transaction
+  db: Knex
   table: TableDescriptor
   auth: AuthContext
   applyRules: boolean
@@ -39,12 +39,12 @@ export function hasBeforeHook (ctx: HookedWrite, event: BeforeEvent): boolean {
 
 /** Runs `write` in a transaction of its own: its statements go through it, never a fast path beside it. */
 export async function inHookTransaction<C extends HookedWrite, T> (ctx: C, write: (ctx: C) => Promise<T>): Promise<T> {
-  return await (ctx.db as Knex).transaction(async (trx) => await write({ ...ctx, db: trx, direct: undefined }))
+  return await ctx.db.transaction(async (trx) => await write({ ...ctx, db: trx, direct: undefined }))
 }
 
-function eventBase (ctx: HookedWrite) {
+function eventBase (ctx: HookedWrite, registry: RecordHooks) {
   const db = ctx.db as Knex.Transaction
-  return { table: ctx.table.name, caller: ctx.auth, db, tables: ctx.hooks!.tablesWithin(db), source: ctx.source }
+  return { table: ctx.table.name, caller: ctx.auth, db, tables: registry.tablesWithin(db), source: ctx.source }
 }
 
 /** `values` without the names hidden from hooks (a plaintext password), and those kept aside. */
@@ -76,13 +76,14 @@ function split (ctx: HookedWrite, values: Row, verb: 'insert' | 'update'): Hooke
 
 /** Each row to insert through the beforeInsert hooks, in order; undefined when the table has none. */
 export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[] | undefined> {
-  const hooks = ctx.hooks?.of(ctx.table.name, 'beforeInsert')
-  if (hooks === undefined) return undefined
+  const registry = ctx.hooks
+  const hooks = registry?.of(ctx.table.name, 'beforeInsert')
+  if (registry === undefined || hooks === undefined) return undefined
   const result: HookedValues[] = []
   for (const row of rows) {
     const { shown, kept } = shownToHooks(ctx.table, row)
-    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx), values: shown }
-    for (const hook of hooks) await (hook as (e: BeforeInsertEvent<Row, unknown>) => unknown)(event)
+    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx, registry), values: shown }
+    for (const hook of hooks) await hook(event)
     result.push(split(ctx, withKept(ctx.table, 'beforeInsert', event.values, kept), 'insert'))
   }
   return result
@@ -93,19 +94,21 @@ export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hook
  * undefined when the update gave none (only `set` expressions) and no hook added any.
  */
 export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<{ values?: Row, system: Row } | undefined> {
-  const hooks = ctx.hooks?.of(ctx.table.name, 'beforeUpdate')
-  if (hooks === undefined) return undefined
+  const registry = ctx.hooks
+  const hooks = registry?.of(ctx.table.name, 'beforeUpdate')
+  if (registry === undefined || hooks === undefined) return undefined
   const { shown, kept } = shownToHooks(ctx.table, setValues ?? {})
-  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx), values: shown, set: Object.freeze({ ...set }), where }
-  for (const hook of hooks) await (hook as (e: BeforeUpdateEvent<Row, unknown>) => unknown)(event)
+  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx, registry), values: shown, set: Object.freeze({ ...set }), where }
+  for (const hook of hooks) await hook(event)
   const { values, system } = split(ctx, withKept(ctx.table, 'beforeUpdate', event.values, kept), 'update')
   return { values: setValues === undefined && Object.keys(values).length === 0 ? undefined : values, system }
 }
 
 /** The beforeDelete hooks of the table, if any. */
 export async function beforeDelete (ctx: HookedWrite, where: string): Promise<void> {
-  const hooks = ctx.hooks?.of(ctx.table.name, 'beforeDelete')
-  if (hooks === undefined) return
-  const event: BeforeDeleteEvent<unknown> = { ...eventBase(ctx), where }
-  for (const hook of hooks) await (hook as (e: BeforeDeleteEvent<unknown>) => unknown)(event)
+  const registry = ctx.hooks
+  const hooks = registry?.of(ctx.table.name, 'beforeDelete')
+  if (registry === undefined || hooks === undefined) return
+  const event: BeforeDeleteEvent<unknown> = { ...eventBase(ctx, registry), where }
+  for (const hook of hooks) await hook(event)
 }

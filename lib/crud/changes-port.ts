@@ -8,7 +8,8 @@
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
-import { afterCommit, parentOf, settledOf } from '../db/after-commit.js'
+import type { AuthContext } from '../auth-context.js'
+import { afterCommit, isTransaction, parentOf, settledOf } from '../db/after-commit.js'
 
 type Row = Record<string, unknown>
 
@@ -22,10 +23,10 @@ export interface Change {
   /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
   rows: Row[]
   /**
-   * Who made it: the writer's AuthContext (lib/auth-context.ts), which record hooks hand their
-   * after-hooks; opaque here. Unset for fastbase's own bookkeeping writes.
+   * Who made it: the writer's AuthContext, which record hooks hand their after-hooks; nothing here
+   * reads it. Unset for fastbase's own bookkeeping writes.
    */
-  caller?: object
+  caller?: AuthContext
   /** The request it was made for, for the logs of what runs after the commit. */
   requestId?: string
 }
@@ -45,18 +46,18 @@ export interface ChangeSink {
 const pending = new WeakMap<Knex.Transaction, Change[]>()
 
 /** Tells `sink`, once what was just done on `db` is committed, that a write to `table` captured nothing. */
-export function recordUncaptured (sink: ChangeSink | undefined, db: Knex | Knex.Transaction, table: string): void {
+export function recordUncaptured (sink: ChangeSink | undefined, db: Knex, table: string): void {
   const uncaptured = sink?.uncaptured
   if (uncaptured !== undefined) afterCommit(db, () => { uncaptured(table) })
 }
 
 /** Records `change`, made by a statement just run on `db`, for publication once it is committed. */
-export function recordChange (sink: ChangeSink, db: Knex | Knex.Transaction, change: Change): void {
-  if (db.isTransaction !== true) {
+export function recordChange (sink: ChangeSink, db: Knex, change: Change): void {
+  if (!isTransaction(db)) {
     sink.committed([change])
     return
   }
-  changesOf(sink, db as Knex.Transaction).push(change)
+  changesOf(sink, db).push(change)
 }
 
 function changesOf (sink: ChangeSink, trx: Knex.Transaction): Change[] {

@@ -14,7 +14,8 @@ import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
 
 export interface CrudContext {
-  db: Knex | Knex.Transaction
+  /** The connection, or the transaction the work is part of (a Knex.Transaction is a Knex; lib/db/after-commit.ts isTransaction tells them apart). */
+  db: Knex
   dialect: Dialect
   table: TableDescriptor
   auth: AuthContext
@@ -127,6 +128,9 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })), ctx.trace)
 }
 
+/** With a fragment among them the conjunction is never `true`. */
+export function and (first: Fragment, ...rest: Condition[]): Fragment | false
+export function and (...conditions: Condition[]): Condition
 export function and (...conditions: Condition[]): Condition {
   if (conditions.some((c) => c === false)) return false
   const parts = conditions.filter((c): c is Fragment => c !== true)
@@ -181,7 +185,9 @@ export function idValue (ctx: CrudContext, id: string): string | number {
 
 /** `uid = :id` (bound per run when a plan is being built). */
 export function idCondition (ctx: CrudContext, id: string): Fragment {
-  const uid = ctx.table.uid!
+  const uid = ctx.table.uid
+  // What idValue answers for a table without a uid, before anything reads it.
+  if (uid === undefined) throw errors.recordNotFound()
   const literal = ctx.dialect.literal(idValue(ctx, id), uid)
   const bindings = ctx.trace === undefined ? literal.bindings : [ctx.trace.token({ path: ID_SLOT, field: uid })]
   return { sql: `${ctx.table.quoted}.${ctx.dialect.quote(uid.name)} = ${literal.sql}`, bindings }

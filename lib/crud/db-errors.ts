@@ -22,7 +22,7 @@ export function constraintError (kind: ConstraintKind, key: string, message = ME
 /** A unique-constraint violation, as the driver raised it or as translateDbError made it. */
 export function isUniqueViolation (ctx: CrudContext, error: unknown): boolean {
   if (error instanceof FastbaseError) {
-    return error.errorCode === 'FB_ERR_CONSTRAINT' && Object.values(error.data ?? {}).some((d) => (d as { code?: string }).code === 'unique')
+    return error.errorCode === 'FB_ERR_CONSTRAINT' && Object.values(error.data ?? {}).some((d) => typeof d === 'object' && d !== null && 'code' in d && d.code === 'unique')
   }
   return ctx.dialect.constraintViolation(error, ctx.table.data)?.kind === 'unique'
 }
@@ -42,7 +42,7 @@ export async function translateDbError (ctx: CrudContext, error: unknown, writte
 
 /** SQLite does not say which foreign key failed: find the written reference whose target row is missing. */
 async function missingReference (ctx: CrudContext, written: Row[]): Promise<string | undefined> {
-  const db = ctx.db as Knex
+  const db = ctx.db
   const referencing = ctx.table.fieldList.filter((f) => f.foreignKey !== undefined && written.some((row) => row[f.name] !== undefined && row[f.name] !== null))
   if (referencing.length === 1) return referencing[0].name
   for (const field of referencing) {

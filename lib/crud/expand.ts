@@ -52,7 +52,7 @@ export function expansionContext (ctx: CrudContext, relation: Relation, depth: n
 export function expansionFragment (outer: CrudContext, inner: CrudContext, relation: Relation, columns: Array<{ key: string, fragment: Fragment }>): Fragment {
   const q = outer.dialect.quote
   const link = { sql: `${inner.table.quoted}.${q(relation.column.name)} = ${outer.table.quoted}.${q(relation.field.name)}`, bindings: [] }
-  const where = and(link, ruleCondition(inner, 'listRule')) as Fragment | false
+  const where = and(link, ruleCondition(inner, 'listRule'))
   const object = outer.dialect.jsonObject(columns.map((c) => ({ key: c.key, sql: c.fragment.sql })))
   // The referenced column is unique (PostgreSQL requires it; SQLite's foreign keys assume it): LIMIT 1
   // only makes certain that a subquery used as a value never yields two rows.

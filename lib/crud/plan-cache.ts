@@ -29,11 +29,14 @@ let heldBytes = 0
 const tableIds = new WeakMap<TableDescriptor, number>()
 let nextTableId = 0
 
+/** The context a plan is built in: it carries the trace that records what the plan read. */
+export type PlanningContext = CrudContext & { trace: Trace }
+
 /**
  * The plan for this caller: from the cache, or built now (by `build`, given a context that carries
  * the trace) and kept for its class. `bytesOf` is the SQL text a plan holds, which the cache bounds.
  */
-export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: CrudContext) => P, bytesOf: (plan: P) => number): P {
+export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: PlanningContext) => P, bytesOf: (plan: P) => number): P {
   let tableId = tableIds.get(ctx.table)
   if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
   const key = `${tableId}${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
@@ -52,10 +55,12 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   const bytes = bytesOf(plan)
   if (bytes > MAX_PLAN_BYTES) return plan
   const entry = shape !== undefined && sameReads(shape.reads, trace.reads) ? shape : { reads: trace.reads, plans: new Map<string, Cached>(), bytes: 0 }
-  if (entry.plans.size >= CLASSES_PER_SHAPE) {
-    const oldest = entry.plans.keys().next().value as string
-    entry.bytes -= entry.plans.get(oldest)!.bytes
-    heldBytes -= entry.plans.get(oldest)!.bytes
+  // Maps keep insertion order: the first entry is the oldest.
+  const first = entry.plans.size >= CLASSES_PER_SHAPE ? entry.plans.entries().next() : undefined
+  if (first !== undefined && first.done !== true) {
+    const [oldest, evicted] = first.value
+    entry.bytes -= evicted.bytes
+    heldBytes -= evicted.bytes
     entry.plans.delete(oldest)
   }
   entry.plans.set(signature(entry.reads, globals), { plan, bytes })
@@ -65,7 +70,9 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   shapes.delete(key)
   shapes.set(key, entry)
   while (shapes.size > MAX_SHAPES || heldBytes > MAX_HELD_BYTES) {
-    const [oldestKey, oldest] = shapes.entries().next().value as [string, Shape]
+    const first = shapes.entries().next()
+    if (first.done === true) break
+    const [oldestKey, oldest] = first.value
     heldBytes -= oldest.bytes
     shapes.delete(oldestKey)
   }

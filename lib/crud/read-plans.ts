@@ -35,7 +35,7 @@ export interface PrepareOptions extends Pick<Statement, 'planEachRun' | 'offThre
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
   return cachedPlan(ctx, shapeKey, (c) => {
-    const trace = c.trace!
+    const trace = c.trace
     const prepare = (query: Knex.QueryBuilder, { wrap = (sql: string) => sql, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
       const { statement, bindings } = compileStatement(query)
       const wrapped: Statement = { sql: wrap(statement.sql), native: wrap(statement.native) }

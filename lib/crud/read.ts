@@ -4,7 +4,7 @@ import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
-import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext, type Condition } from './context.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -31,9 +31,8 @@ export const ESTIMATE_EXACT_BELOW = 10_000
 
 type Row = Record<string, unknown>
 
-interface Plan {
+interface PlanBase {
   columns: OutputColumn[]
-  condition: Condition
   group?: string
   order?: Fragment
   /** Scores of the rows a search ranks (lib/search/fts.ts RANK_CANDIDATES), joined to the page as `fb_rank`. */
@@ -47,6 +46,12 @@ interface Plan {
    */
   searches: boolean
 }
+
+/** A plan whose condition may match rows: the one its queries are built from. */
+type MatchingPlan = PlanBase & { condition: Fragment | true }
+/** A condition folded to false matches nothing: no query is built. */
+type Plan = MatchingPlan | (PlanBase & { condition: false })
+type Scores = NonNullable<PlanBase['scores']>
 
 const RANKED = '"fb_rank"'
 
@@ -87,7 +92,7 @@ const isKeyOrder = (ctx: CrudContext, params: ReadParams, columns: OutputColumn[
  * from its own text: the order never depends on rows or fields the caller cannot see, and ranking
  * costs at most that many rows however many match. The other matches follow in key order.
  */
-function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string): Pick<Plan, 'order' | 'scores'> {
+function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string): Pick<PlanBase, 'order' | 'scores'> {
   const statement = ctx.dialect.search.scores(rank.index, ctx.table.quoted, rank.fields, rank.query, { where: condition, order: key, limit: RANK_CANDIDATES })
   return {
     scores: { statement, rowKey: ctx.dialect.search.rowKey(rank.index, ctx.table.quoted) },
@@ -95,12 +100,12 @@ function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true,
   }
 }
 
-function baseQuery (ctx: CrudContext, p: Plan, distinct: boolean): Knex.QueryBuilder {
-  const db = ctx.db as Knex
+function baseQuery (ctx: CrudContext, p: MatchingPlan, distinct: boolean): Knex.QueryBuilder {
+  const db = ctx.db
   const list = selectList(db, ctx, p.columns)
   let query = db.from(ctx.table.name)
   query = distinct ? query.distinct(list) : query.select(list)
-  query = applyCondition(query, p.condition as Exclude<Condition, false>)
+  query = applyCondition(query, p.condition)
   if (p.group !== undefined) query = query.groupByRaw(p.group)
   return query
 }
@@ -114,12 +119,13 @@ function limitOf (ctx: CrudContext, limit: number | undefined, columns: number):
  * The page query. Limit and offset are validated integers written into the text: SQLite re-prepares a
  * statement whose LIMIT is a parameter on every run, and the text is cached per shape anyway.
  */
-function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBuilder {
+function pageQuery (ctx: CrudContext, p: MatchingPlan, params: ReadParams): Knex.QueryBuilder {
   const offset = params.offset ?? 0
   if (ctx.table.key.length > 0 && p.columns.some((c) => c.nested !== undefined)) return withScores(ctx, expandedPage(ctx, p, params, offset), p)
   const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
-  let query = withinCandidates(p, offset + limit)
-    ? candidatesOnly((ctx.db as Knex).from(ctx.table.name).select(selectList(ctx.db as Knex, ctx, p.columns)), p)
+  const candidates = candidatesWithin(p, offset + limit)
+  let query = candidates !== undefined
+    ? candidatesOnly(ctx.db.from(ctx.table.name).select(selectList(ctx.db, ctx, p.columns)), p, candidates)
     : ordered(joinScores(baseQuery(ctx, p, params.distinct === true), p), p)
   query = query.limit(limit, { skipBinding: true })
   if (offset > 0) query = query.offset(offset, { skipBinding: true })
@@ -130,29 +136,29 @@ function pageQuery (ctx: CrudContext, p: Plan, params: ReadParams): Knex.QueryBu
  * A ranked search's candidates come first in its order (lib/search/fts.ts RANK_CANDIDATES): a page that ends
  * within them, or a search whose every match is a candidate, is made of candidates only.
  */
-function withinCandidates (p: Plan, end: number): boolean {
-  return p.scores !== undefined && end <= RANK_CANDIDATES
+function candidatesWithin (p: PlanBase, end: number): Scores | undefined {
+  return end <= RANK_CANDIDATES ? p.scores : undefined
 }
 
 /**
  * The candidates in rank order: the rows the scores name, and no other. They were chosen under the
  * condition, so it is not tested again, and no other matching row is read.
  */
-function candidatesOnly (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
-  return ordered(query.joinRaw(`JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores!.rowKey}`), p)
+function candidatesOnly (query: Knex.QueryBuilder, p: PlanBase, scores: Scores): Knex.QueryBuilder {
+  return ordered(query.joinRaw(`JOIN ${RANKED} ON ${RANKED}."fb_row" = ${scores.rowKey}`), p)
 }
 
-function ordered (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+function ordered (query: Knex.QueryBuilder, p: PlanBase): Knex.QueryBuilder {
   return p.order === undefined ? query : query.orderByRaw(p.order.sql, p.order.bindings)
 }
 
 /** The search scores as a materialized CTE of the whole statement: computed once, not once per row. */
-function withScores (ctx: CrudContext, query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
-  return p.scores === undefined ? query : query.withMaterialized('fb_rank', (ctx.db as Knex).raw(p.scores.statement.sql, p.scores.statement.bindings))
+function withScores (ctx: CrudContext, query: Knex.QueryBuilder, p: PlanBase): Knex.QueryBuilder {
+  return p.scores === undefined ? query : query.withMaterialized('fb_rank', ctx.db.raw(p.scores.statement.sql, p.scores.statement.bindings))
 }
 
 /** The scores next to each row, for an order that reads them (any query of the statement may). */
-function joinScores (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
+function joinScores (query: Knex.QueryBuilder, p: PlanBase): Knex.QueryBuilder {
   return p.scores === undefined ? query : query.joinRaw(`LEFT JOIN ${RANKED} ON ${RANKED}."fb_row" = ${p.scores.rowKey}`)
 }
 
@@ -162,14 +168,15 @@ function joinScores (query: Knex.QueryBuilder, p: Plan): Knex.QueryBuilder {
  * (SQLite), and each would build its objects. The page's keys are chosen first, without the
  * relations, and only the page's rows are expanded (and sorted again, the same way).
  */
-function expandedPage (ctx: CrudContext, p: Plan, params: ReadParams, offset: number): Knex.QueryBuilder {
-  const db = ctx.db as Knex
+function expandedPage (ctx: CrudContext, p: MatchingPlan, params: ReadParams, offset: number): Knex.QueryBuilder {
+  const db = ctx.db
   const keys = ctx.table.key.map((f, i) => db.raw(`${ctx.table.quoted}.${ctx.dialect.quote(f.name)} AS ${ctx.dialect.quote(`fb_key_${i}`)}`))
   // The plain columns stay: an order may name their keys.
   const plain = p.columns.filter((c) => c.nested === undefined)
   const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
   const rows = db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)])
-  const page = (withinCandidates(p, offset + limit) ? candidatesOnly(rows, p) : ordered(joinScores(applyCondition(rows, p.condition as Exclude<Condition, false>), p), p))
+  const candidates = candidatesWithin(p, offset + limit)
+  const page = (candidates !== undefined ? candidatesOnly(rows, p, candidates) : ordered(joinScores(applyCondition(rows, p.condition), p), p))
     .limit(limit, { skipBinding: true })
   if (offset > 0) page.offset(offset, { skipBinding: true })
   const pageKeys = db.from(page.as('fb_page')).select(ctx.table.key.map((_, i) => `fb_key_${i}`))
@@ -203,31 +210,31 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
   const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
     const p = planOf(c, params)
     if (p.condition === false) return { columns: p.columns }
-    const db = c.db as Knex
+    const db = c.db
     const grouped = params.group !== undefined || params.distinct === true
     const matching = grouped ? baseQuery(c, p, params.distinct === true) : applyCondition(db.from(c.table.name).select(db.raw('1')), p.condition)
-    const counted = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
+    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     return {
       columns: p.columns,
       items: prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }),
-      total: prepare(counted as Knex.QueryBuilder, { planEachRun: true, offThread: p.costly }),
+      total: prepare(counted, { planEachRun: true, offThread: p.costly }),
       estimate: estimator === undefined ? undefined : prepare(matching, { planEachRun: true, wrap: estimator.explain })
     }
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
   if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
-  const [items, total] = await Promise.all([rowsOf(ctx, plan, plan.items), totalOf(ctx, plan)])
+  const [items, total] = await Promise.all([rowsOf(ctx, plan, plan.items), totalOf(ctx, plan, plan.total)])
   return { items, total }
 }
 
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
-async function totalOf (ctx: CrudContext, plan: ReadPlan): Promise<number> {
+async function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): Promise<number> {
   if (plan.estimate !== undefined && ctx.dialect.rowEstimate !== undefined) {
     const estimated = ctx.dialect.rowEstimate.rows(await runPlanned(ctx, plan.estimate))
     if (estimated >= ESTIMATE_EXACT_BELOW) return estimated
   }
-  return Number((await runPlanned(ctx, plan.total!))[0].total)
+  return Number((await runPlanned(ctx, total))[0].total)
 }
 
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
@@ -237,7 +244,7 @@ export async function view (ctx: CrudContext, id: string, params: Pick<ReadParam
     const condition = and(idCondition(c, id), ruleFirst(ruleCondition(c, 'viewRule'), whereOf(c, params.where)))
     const columns = outputColumns(c, 'select', params.select)
     if (condition === false) return { columns }
-    const db = c.db as Knex
+    const db = c.db
     return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true })) }
   })
   const rows = await rowsOf(ctx, plan, plan.items, value)

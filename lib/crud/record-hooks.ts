@@ -70,13 +70,30 @@ export interface AuthHookEvent { table: string, record: Row, requestId?: string 
 /** A SQL-mode action's statement on a table, and the before-hooks it could not run (its values are SQL). */
 export interface SqlWrite { action: string, table: string, statement: 'INSERT' | 'UPDATE' | 'DELETE', or?: string }
 
+/** What fastbase calls each event's hooks with. */
+interface HookArgs {
+  beforeInsert: BeforeInsertEvent<Row, unknown>
+  beforeUpdate: BeforeUpdateEvent<Row, unknown>
+  beforeDelete: BeforeDeleteEvent<unknown>
+  afterInsert: AfterWriteEvent
+  afterUpdate: AfterWriteEvent
+  afterDelete: AfterWriteEvent
+  afterSignUp: AuthHookEvent
+  afterLogin: AuthHookEvent
+}
+export type HookOf<E extends HookEvent> = (event: HookArgs[E]) => unknown
+/** A hook of some event, as the registry stores it (`of` gives each list back typed for its event). */
 type Hook = (event: never) => unknown
+
+const WRITE_EVENTS: ReadonlySet<string> = new Set<string>([...BEFORE_EVENTS, ...AFTER_EVENTS])
+const AUTH_EVENT_NAMES: ReadonlySet<string> = new Set<string>(AUTH_EVENTS)
+
 export interface HookLog { error: (obj: object, msg: string) => void }
 
 const CHANGE_EVENTS: Record<ChangeAction, AfterEvent> = { insert: 'afterInsert', update: 'afterUpdate', delete: 'afterDelete' }
 
 export class RecordHooks implements ChangeSink {
-  private readonly hooks = new Map<string, Map<HookEvent, Hook[]>>()
+  private readonly hooks = new Map<string, Map<HookEvent, readonly Hook[]>>()
   private readonly sqlWrites: SqlWrite[] = []
   /** The in-process API inside a transaction, for before-hooks' `tables` (set by plugins/table-api.ts). */
   tablesWithin: (trx: Knex.Transaction) => unknown = () => undefined
@@ -84,11 +101,11 @@ export class RecordHooks implements ChangeSink {
   constructor (private readonly tableNames: ReadonlySet<string>, private readonly authTables: ReadonlySet<string>, private readonly log: HookLog) {}
 
   /** Registers `fn` for `event` on `table`; returns a function that removes it. Unknown names throw at once. */
-  on (table: string, event: HookEvent, fn: Hook): () => void {
+  on<E extends HookEvent> (table: string, event: E, fn: HookOf<E>): () => void {
     if (!this.tableNames.has(table)) throw new Error(`fastbase hooks: unknown table "${table}"`)
-    const known = (BEFORE_EVENTS as readonly string[]).includes(event) || (AFTER_EVENTS as readonly string[]).includes(event)
-    if (!known && !(AUTH_EVENTS as readonly string[]).includes(event)) throw new Error(`fastbase hooks: unknown event "${String(event)}" (one of ${[...BEFORE_EVENTS, ...AFTER_EVENTS, ...AUTH_EVENTS].join(', ')})`)
-    if ((AUTH_EVENTS as readonly string[]).includes(event) && !this.authTables.has(table)) throw new Error(`fastbase hooks: ${event} needs an auth table; "${table}" signs nobody in`)
+    // Host JavaScript reaches here too: the names and the function are checked, not trusted to the types.
+    if (!WRITE_EVENTS.has(event) && !AUTH_EVENT_NAMES.has(event)) throw new Error(`fastbase hooks: unknown event "${String(event)}" (one of ${[...BEFORE_EVENTS, ...AFTER_EVENTS, ...AUTH_EVENTS].join(', ')})`)
+    if (AUTH_EVENT_NAMES.has(event) && !this.authTables.has(table)) throw new Error(`fastbase hooks: ${event} needs an auth table; "${table}" signs nobody in`)
     if (typeof fn !== 'function') throw new TypeError('fastbase hooks: the hook must be a function')
     this.refuseSqlWriters(table, event)
     let events = this.hooks.get(table)
@@ -113,15 +130,16 @@ export class RecordHooks implements ChangeSink {
   }
 
   private refuseSqlWriters (table: string, event: HookEvent): void {
-    const write = this.sqlWrites.find((w) => w.table === table && sqlEvents(w).includes(event as BeforeEvent))
+    const write = this.sqlWrites.find((w) => w.table === table && sqlEvents(w).some((e) => e === event))
     if (write === undefined) return
     const verb = write.statement === 'INSERT' ? (write.or === 'REPLACE' ? 'inserts or replaces rows of' : 'inserts into') : write.statement === 'UPDATE' ? 'updates' : 'deletes from'
     throw new Error(`fastbase hooks: ${event} on "${table}" cannot run for the SQL-mode action "${write.action}", which ${verb} "${table}" with values written in SQL; write that action in steps mode or as a code action`)
   }
 
   /** The hooks of `event` on `table`. `on` replaces the list rather than changing it, so a hook that removes itself does not skip the next. */
-  of (table: string, event: HookEvent): readonly Hook[] | undefined {
-    return this.hooks.get(table)?.get(event)
+  of<E extends HookEvent> (table: string, event: E): ReadonlyArray<HookOf<E>> | undefined {
+    // The one place the event's argument type comes back: `on` stored each hook under the event it was typed for.
+    return this.hooks.get(table)?.get(event) as ReadonlyArray<HookOf<E>> | undefined
   }
 
   // ChangeSink: committed changes, fed by every statement that writes (lib/crud/statements.ts, lib/auth/user-changes.ts).
@@ -141,14 +159,14 @@ export class RecordHooks implements ChangeSink {
       const hooks = this.of(change.table, event)
       if (hooks === undefined) continue
       for (const row of change.rows) {
-        for (const hook of hooks) await this.call(hook, { table: change.table, row, caller: change.caller as AuthContext | undefined, requestId: change.requestId }, event)
+        for (const hook of hooks) await this.call(hook, { table: change.table, row, caller: change.caller, requestId: change.requestId }, event)
       }
     }
   }
 
-  private async call (hook: Hook, event: AfterWriteEvent | AuthHookEvent, name: HookEvent): Promise<void> {
+  private async call<A extends AfterWriteEvent | AuthHookEvent> (hook: (event: A) => unknown, event: A, name: HookEvent): Promise<void> {
     try {
-      await (hook as (event: unknown) => unknown)(event)
+      await hook(event)
     } catch (error) {
       // The write is committed and answered: a failing after-hook is a server problem to log, not the caller's.
       this.log.error({ err: error, reqId: event.requestId, table: event.table, hook: name }, 'fastbase after-hook failed')

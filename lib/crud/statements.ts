@@ -2,6 +2,7 @@
 // multi-row inserts with conflict handling, updates (with IGNORE/REPLACE resolution) and deletes.
 import type { Knex } from 'knex'
 import type { Binding, Fragment } from '../dialects/types.js'
+import type { TableField } from '../../schemas/config.js'
 import { errors } from '../errors.js'
 import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
@@ -30,7 +31,10 @@ const CAPTURE_ALIAS = 'fb_rt_'
  * re-read, so a row changed again (or deleted) before delivery still gets its own event.
  * Nothing when no subscriber could want the table (unless `planned`: a plan's text for when one does).
  */
-export function captureColumns (ctx: CrudContext, planned = false): OutputColumn[] {
+/** A column captured for the change sink: always a column of the table. */
+export type CapturedColumn = OutputColumn & { field: TableField }
+
+export function captureColumns (ctx: CrudContext, planned = false): CapturedColumn[] {
   if (ctx.table.key.length === 0 || (!planned && (ctx.changes === undefined || !ctx.changes.wants(ctx.table.name)))) return []
   return ctx.table.fieldList.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
 }
@@ -45,14 +49,16 @@ export function answered (columns: OutputColumn[], rows: Row[]): Row[] {
 }
 
 /** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
-export function reportChange (ctx: CrudContext, db: Knex | Knex.Transaction, action: ChangeAction, capture: OutputColumn[], rows: Row[]): void {
-  if (capture.length === 0 && ctx.table.key.length > 0) recordUncaptured(ctx.changes, db, ctx.table.name)
-  if (capture.length === 0 || rows.length === 0) return
+export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, capture: CapturedColumn[], rows: Row[]): void {
+  const sink = ctx.changes
+  if (capture.length === 0 && ctx.table.key.length > 0) recordUncaptured(sink, db, ctx.table.name)
+  // Columns are captured only for a sink that wants them (captureColumns).
+  if (capture.length === 0 || rows.length === 0 || sink === undefined) return
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
   const keys = decoded.map((values) => keyAt.map((i) => values[i]))
-  const records = decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field!.name, values[i]])))
-  recordChange(ctx.changes!, db, { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId })
+  const records = decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field.name, values[i]])))
+  recordChange(sink, db, { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId })
 }
 
 
@@ -108,7 +114,7 @@ export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, 
     result = await plainInsert(ctx, trx, rows, names, all)
   } else {
     const insert = trx(ctx.table.name).insert(rows)
-    const query = or === 'IGNORE' ? insert.onConflict().ignore() as unknown as Knex.QueryBuilder : insert
+    const query: Knex.QueryBuilder = or === 'IGNORE' ? insert.onConflict().ignore() : insert
     result = await runWriteQuery(trx, ctx.direct, all.length > 0 ? query.returning(selectList(trx, ctx, all)) : query)
   }
   reportChange(ctx, trx, 'insert', capture, result)
@@ -166,7 +172,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const run = async (batch: Record<string, Knex.Raw>[], target: string[]): Promise<Row[]> => {
     // Which rows exist already decides each returned row's realtime action (insert or update).
-    const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field!))
+    const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field))
     const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, keyCapture)
     const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
@@ -218,9 +224,9 @@ function upsertQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<strin
   const kept = keptColumns(ctx, target)
   const merged = written.filter((name) => !kept.has(name))
   const conflict = db(ctx.table.name).insert(rows).onConflict(target)
-  const query = merged.length === 0
-    ? conflict.ignore() as unknown as Knex.QueryBuilder
-    : conflict.merge(Object.fromEntries(merged.map((name) => [name, db.raw(`excluded.${ctx.dialect.quote(name)}`)]))) as unknown as Knex.QueryBuilder
+  const query: Knex.QueryBuilder = merged.length === 0
+    ? conflict.ignore()
+    : conflict.merge(Object.fromEntries(merged.map((name) => [name, db.raw(`excluded.${ctx.dialect.quote(name)}`)])))
   return columns.length > 0 ? query.returning(selectList(db, ctx, columns)) : query
 }
 

@@ -6,6 +6,7 @@
 // Everything the text depends on is in the shape: the names of the fields given, in order, the
 // returning list and the caller's class; the values never are (null is bound like any value).
 import type { TableField } from '../../schemas/config.js'
+import { fieldsNamed } from '../table/descriptor.js'
 import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
@@ -99,10 +100,11 @@ function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindin
  */
 export function insertPlan (ctx: CrudContext, names: string[], returning: ListSpec): InsertPlan | typeof UNPLANNED {
   return cachedPlan(ctx, `insert\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
-    const trace = c.trace!
-    for (const field of names.map((name) => c.table.fields.get(name)!)) if (c.applyRules && field.noInsert === true) return UNPLANNED
+    const trace = c.trace
+    // The caller checked every name; one that is no field is left to the unplanned path, which answers for it.
+    const fields = fieldsNamed(c.table, names)
+    if (fields === undefined || (c.applyRules && fields.some((f) => f.noInsert === true))) return UNPLANNED
     const createRule = condition(trace, ruleCondition(c, 'createRule', { newValues: 'row' }))
-    const fields = names.map((name) => c.table.fields.get(name)!)
     const columns = returning === undefined ? [] : outputColumns(c, 'returning', returning)
     const keys = keyColumns(c)
     const q = c.dialect.quote
@@ -149,9 +151,9 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
  */
 export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec): EditPlan | typeof UNPLANNED {
   return cachedPlan(ctx, `edit\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
-    const trace = c.trace!
-    const fields = names.map((name) => c.table.fields.get(name)!)
-    if (c.applyRules && fields.some((f) => f.noUpdate === true)) return UNPLANNED
+    const trace = c.trace
+    const fields = fieldsNamed(c.table, names)
+    if (fields === undefined || (c.applyRules && fields.some((f) => f.noUpdate === true))) return UNPLANNED
     const set = new Map<string, Fragment>()
     const newValues = new Map<string, Compiled>()
     for (const field of fields) {
@@ -162,8 +164,9 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     const updated = c.table.updated
     if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: c.dialect.now(), bindings: [] })
     const columns = outputColumns(c, 'returning', returning)
-    // The record id is bound per run; it is never null (lib/crud/context.ts#idValue).
-    const uid = c.table.uid!
+    // The record id is bound per run; it is never null (lib/crud/context.ts#idValue, which also answered 404 already for a table without a uid).
+    const uid = c.table.uid
+    if (uid === undefined) return UNPLANNED
     const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
     if (where === false) return { fields, columns, statement: false }
@@ -172,8 +175,8 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
       bindings.push(...f.bindings)
       return `${c.dialect.quote(name)} = ${f.sql}`
     })
-    if (where !== true) bindings.push(...where.bindings)
-    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')}${where === true ? '' : ` WHERE ${where.sql}`}`
+    bindings.push(...where.bindings)
+    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
     return { fields, columns, statement: withReturning(c, trace, head, bindings, columns) }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

@@ -97,7 +97,7 @@ function throwIfErrors (fieldErrors: FieldErrors): void {
   if (Object.keys(fieldErrors).length > 0) throw errors.validation(fieldErrors)
 }
 
-function withDb (ctx: CrudContext, db: Knex | Knex.Transaction): CrudContext {
+function withDb (ctx: CrudContext, db: Knex): CrudContext {
   return { ...ctx, db }
 }
 
@@ -107,7 +107,8 @@ function withDb (ctx: CrudContext, db: Knex | Knex.Transaction): CrudContext {
  */
 async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => Promise<T>, needed = true): Promise<T> {
   try {
-    return needed ? await (ctx.db as Knex).transaction(work) : await work(ctx.db as Knex.Transaction)
+    // Unneeded, `work` runs its one statement on the caller's connection (only hooks' `after`, which forces `needed`, needs a real transaction).
+    return needed ? await ctx.db.transaction(work) : await work(ctx.db as Knex.Transaction)
   } catch (error) {
     throw await translateDbError(ctx, error, written)
   }
@@ -172,7 +173,7 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   if (sqlRule === false) throw errors.forbidden()
   refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
   if (needsHookTransaction(ctx, 'beforeInsert')) return await inHookTransaction(ctx, async (tctx) => await insert(tctx, params))
-  const db = ctx.db as Knex
+  const db = ctx.db
   const fieldErrors: FieldErrors = {}
   const hooks = ctx.table.writeHooks
   const given = await beforeInsert(ctx, inputs) ?? inputs.map((values) => ({ values, system: {} }))
@@ -295,7 +296,8 @@ async function upsertRow (ctx: CrudContext, trx: Knex.Transaction, values: Row, 
   const keyValues = keyFragments(ctx, trx, values, expr)
   const keys = uniqueKeys(ctx, Object.keys(keyValues))
   // A row whose only key is the uid it is about to be given meets nothing.
-  const fresh = keys.length === 0 && generatesUid(ctx, values) && uniqueKeys(ctx, [ctx.table.uid!.name]).length > 0
+  const uid = ctx.table.uid
+  const fresh = keys.length === 0 && uid !== undefined && generatesUid(ctx, values) && uniqueKeys(ctx, [uid.name]).length > 0
   if (keys.length === 0 && !fresh) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
   let target = fresh ? undefined : await metKey(ctx, trx, keyValues, keys)
   if (target === undefined) {

@@ -182,7 +182,7 @@ interface SchemaRecord {
 
 async function readRecord (db: Knex.Transaction | Knex, existing: Set<string>): Promise<SchemaRecord> {
   if (!existing.has(SCHEMA_TABLE)) return { model: undefined, owners: undefined }
-  const rows = await db(SCHEMA_TABLE).whereIn('id', [MODEL_ROW, OWNERS_ROW]).select('id', 'tables') as Array<{ id: number | string, tables: string }>
+  const rows = await db<{ id: number | string, tables: string }>(SCHEMA_TABLE).whereIn('id', [MODEL_ROW, OWNERS_ROW]).select('id', 'tables')
   const text = (id: number): string | undefined => rows.find((r) => Number(r.id) === id)?.tables
   const model = text(MODEL_ROW)
   const owners = text(OWNERS_ROW)

@@ -33,8 +33,8 @@ export type Effect =
 export type ModelTable = TableData & { searchFormat?: number }
 
 /** The layout of the table's search index (decision D71); a model from before layouts were recorded holds the first. */
-export function searchFormatOf (table: TableData): number {
-  return (table as ModelTable).searchFormat ?? 1
+export function searchFormatOf (table: ModelTable): number {
+  return table.searchFormat ?? 1
 }
 
 /** The table, recorded as searched with an index of `format` (when it is searched). */
@@ -54,14 +54,14 @@ export function fieldSchemaOf (field: TableField): TableField {
 }
 
 /** A table as the model keeps it: its shape only. */
-export function schemaOf (table: TableData): TableData {
+export function schemaOf (table: ModelTable): TableData {
   return withoutUndefined({
     name: table.name,
     fields: table.fields.map(fieldSchemaOf),
     indexes: table.indexes !== undefined && table.indexes.length > 0 ? structuredClone(table.indexes) : undefined,
     triggers: table.triggers !== undefined && table.triggers.length > 0 ? structuredClone(table.triggers) : undefined,
     fullTextSearch: table.fullTextSearch === undefined ? undefined : structuredClone(table.fullTextSearch),
-    searchFormat: table.fullTextSearch === undefined ? undefined : (table as ModelTable).searchFormat
+    searchFormat: table.fullTextSearch === undefined ? undefined : table.searchFormat
   })
 }
 

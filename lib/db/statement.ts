@@ -35,5 +35,5 @@ export async function runWriteQuery (db: Knex | Knex.Transaction, direct: Direct
 
 /** better-sqlite3 answers rows (or run info for a statement without RETURNING), pg a result object. */
 function rowsOf (result: unknown): Row[] {
-  return Array.isArray(result) ? result as Row[] : (result as { rows?: Row[] }).rows ?? []
+  return Array.isArray(result) ? result : (result as { rows?: Row[] }).rows ?? []
 }

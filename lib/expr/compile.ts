@@ -127,8 +127,21 @@ function safe (node: Compiled & { kind: 'sql' }, isSafe: boolean): Compiled {
   return node
 }
 
+/** A constant whose value is known to be a `V` (checked by `isLitOf`). */
+type Lit<V extends Literal = Literal> = Compiled & { kind: 'lit', value: V }
+
+const isLit = (node: Compiled): node is Lit => node.kind === 'lit'
+
+/** A constant whose value passes `is` (a text, a number): what an operator that needs one checks. */
+function isLitOf<V extends Literal> (node: Compiled, is: (value: Literal) => value is V): node is Lit<V> {
+  return node.kind === 'lit' && is(node.value)
+}
+const isText = (value: Literal): value is string => typeof value === 'string'
+const isTextOrNull = (value: Literal): value is string | null => value === null || typeof value === 'string'
+const isKey = (value: Literal): value is string | number => typeof value === 'string' || typeof value === 'number'
+
 /** A literal's value where the value decides the SQL text: a global read this way is folded. */
-function constant (node: Compiled & { kind: 'lit' }, trace: Trace | undefined): Literal {
+function constant<V extends Literal> (node: Lit<V>, trace: Trace | undefined): V {
   if (node.source !== undefined) trace?.fold(node.source)
   return node.value
 }
@@ -247,10 +260,10 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   if (index === undefined) throw new ExpressionError(`Table "${scope.table.name}" has no full-text search (fullTextSearch in its config)`, expr.pos)
   const fields = searchedFields(expr.left, index, scope)
   const right = compile(expr.right, scope)
-  if (right.kind !== 'lit' || (right.value !== null && typeof right.value !== 'string')) {
+  if (!isLitOf(right, isTextOrNull)) {
     throw new ExpressionError('The right side of @@ must be a text such as \'words\'', expr.right.pos)
   }
-  const text = constant(right, scope.trace) as string | null
+  const text = constant(right, scope.trace)
   if (text === null) return { kind: 'lit', value: null }
   const query = searchQuery(text, expr.right.pos)
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
@@ -290,17 +303,22 @@ function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[]
 
 function logical (op: '&' | '|', left: Compiled, right: Compiled, trace: Trace | undefined): Compiled {
   // SQL three-valued logic; in a WHERE, NULL matches nothing, like false.
-  if (left.kind === 'lit' && right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(constant(left, trace)), tri(constant(right, trace))) }
-  const known = left.kind === 'lit' ? left : right.kind === 'lit' ? right : undefined
-  if (known !== undefined) {
-    const other = truthOf((known === left ? right : left) as Compiled & { kind: 'sql' })
-    const value = tri(constant(known, trace))
-    if (op === '&') return value === true ? other : { kind: 'lit', value }
-    return value === true ? { kind: 'lit', value: true } : other
+  if (left.kind === 'lit') {
+    if (right.kind === 'lit') return { kind: 'lit', value: (op === '&' ? and3 : or3)(tri(constant(left, trace)), tri(constant(right, trace))) }
+    return withKnown(op, left, right, trace)
   }
-  const l = truthOf(left as Compiled & { kind: 'sql' })
-  const r = truthOf(right as Compiled & { kind: 'sql' })
+  if (right.kind === 'lit') return withKnown(op, right, left, trace)
+  const l = truthOf(left)
+  const r = truthOf(right)
   return safe(sql(`(${l.sql} ${op === '&' ? 'AND' : 'OR'} ${r.sql})`, [...l.bindings, ...r.bindings]), l.safe === true && r.safe === true)
+}
+
+/** One side of `&` / `|` is a constant: the other side, or the constant, decides. */
+function withKnown (op: '&' | '|', known: Lit, sqlSide: Compiled & { kind: 'sql' }, trace: Trace | undefined): Compiled {
+  const other = truthOf(sqlSide)
+  const value = tri(constant(known, trace))
+  if (op === '&') return value === true ? other : { kind: 'lit', value }
+  return value === true ? { kind: 'lit', value: true } : other
 }
 
 type Tri = boolean | null
@@ -350,9 +368,9 @@ function numericJson (node: Compiled, other: Compiled, scope: Scope): Compiled {
 function inList (left: Compiled, right: Expr, scope: Scope): Compiled {
   if (right.type !== 'list') throw new ExpressionError('"in" needs a list such as (1, 2)', right.pos)
   const items = right.items.map((item) => compile(item, scope))
-  if (left.kind === 'lit' && items.every((i) => i.kind === 'lit')) {
+  if (left.kind === 'lit' && items.every(isLit)) {
     const value = constant(left, scope.trace)
-    return { kind: 'lit', value: items.some((i) => (fold('==', value, constant(i as Compiled & { kind: 'lit' }, scope.trace), right.pos) as { value: Literal }).value === true) }
+    return { kind: 'lit', value: items.some((i) => fold('==', value, constant(i, scope.trace), right.pos).value === true) }
   }
   const field = left.kind === 'sql' ? left.field : undefined
   const l = toFragment(left, scope, field, right.pos)
@@ -362,10 +380,10 @@ function inList (left: Compiled, right: Expr, scope: Scope): Compiled {
 
 function jsonExtract (left: Compiled, right: Compiled, asText: boolean, pos: number, scope: Scope): Compiled {
   if (left.kind !== 'sql') throw new ExpressionError('The left side of a JSON operator must be a column', pos)
-  if (right.kind !== 'lit' || (typeof right.value !== 'string' && typeof right.value !== 'number')) {
+  if (!isLitOf(right, isKey)) {
     throw new ExpressionError('The right side of a JSON operator must be a path string such as \'$.a.b\' or an index', pos)
   }
-  const path = jsonPath(constant(right, scope.trace) as string | number, pos)
+  const path = jsonPath(constant(right, scope.trace), pos)
   const target = { sql: left.sql, bindings: left.bindings }
   const fragment = scope.dialect.jsonExtract(target, path, asText, false)
   return { kind: 'sql', sql: fragment.sql, bindings: fragment.bindings, json: asText ? { target, path } : undefined }
@@ -403,8 +421,8 @@ function call (expr: Expr & { type: 'call' }, scope: Scope): Compiled {
   if (expr.name === 'json_contains') return sql(scope.dialect.jsonContains(args[0].sql, args[1].sql), bindings)
   if (expr.name === 'json_set') {
     const path = compiled[1]
-    if (path.kind !== 'lit' || typeof path.value !== 'string') throw new ExpressionError('json_set() needs a literal path such as \'$.a\'', expr.pos)
-    const fragment = scope.dialect.jsonSet(args[0].sql, jsonPath(constant(path, scope.trace) as string, expr.pos), args[2].sql)
+    if (!isLitOf(path, isText)) throw new ExpressionError('json_set() needs a literal path such as \'$.a\'', expr.pos)
+    const fragment = scope.dialect.jsonSet(args[0].sql, jsonPath(constant(path, scope.trace), expr.pos), args[2].sql)
     return sql(fragment.sql, [...args[0].bindings, ...fragment.bindings, ...args[2].bindings])
   }
   const text = scope.dialect.callFunction(expr.name, args.map((a) => a.sql))
@@ -437,26 +455,31 @@ function withGrowth (node: Compiled & { kind: 'sql' }, growth: number, pos: numb
   return node
 }
 
+/** A comparison, concatenation or LIKE of two constants, neither null (JavaScript's order: numbers as numbers, texts as texts). */
+function compared (op: '~' | '!~' | '||' | '=' | '<' | '<=' | '>' | '>=', x: string | number, y: string | number): Literal {
+  switch (op) {
+    case '=': return x === y
+    case '<': return x < y
+    case '<=': return x <= y
+    case '>': return x > y
+    case '>=': return x >= y
+    case '||': return `${x}${y}`
+    case '~': case '!~': return likeMatch(String(x), String(y)) === (op === '~')
+  }
+}
+
 /** Both sides are constants: evaluate now, with SQL's null semantics. */
-function fold (op: BinaryOp, a: Literal, b: Literal, pos: number): Compiled {
+function fold (op: BinaryOp, a: Literal, b: Literal, pos: number): Lit {
   const num = (v: Literal) => (typeof v === 'boolean' ? Number(v) : v)
   const x = num(a)
   const y = num(b)
-  const lit = (value: Literal): Compiled => ({ kind: 'lit', value })
+  const lit = (value: Literal): Lit => ({ kind: 'lit', value })
   switch (op) {
     case '==': return lit(x === y)
     case '!=': return lit(x !== y)
     case '~': case '!~': case '||': case '=': case '<': case '<=': case '>': case '>=':
       if (x === null || y === null) return lit(op === '!~' ? true : op === '~' ? false : null)
-  }
-  switch (op) {
-    case '=': return lit(x === y)
-    case '<': return lit((x as number) < (y as number))
-    case '<=': return lit((x as number) <= (y as number))
-    case '>': return lit((x as number) > (y as number))
-    case '>=': return lit((x as number) >= (y as number))
-    case '||': return lit(`${x}${y}`)
-    case '~': case '!~': return lit(likeMatch(String(x), String(y)) === (op === '~'))
+      return lit(compared(op, x, y))
   }
   if (x === null || y === null) return lit(null)
   if (typeof x !== 'number' || typeof y !== 'number') throw new ExpressionError(`Operator "${op}" needs numbers`, pos)

@@ -91,8 +91,9 @@ export class FileTracker {
 async function stillReferenced (db: Knex, table: TableDescriptor, names: string[]): Promise<Set<string>> {
   const found = new Set<string>()
   for (const field of fileFields(table)) {
-    const rows: Array<Record<string, unknown>> = await db(table.name).whereIn(field.name, names).select({ v: field.name })
-    for (const row of rows) found.add(row.v as string)
+    // A file field holds its file's name (text).
+    const rows: Array<{ v: string }> = await db(table.name).whereIn(field.name, names).select({ v: field.name })
+    for (const row of rows) found.add(row.v)
   }
   return found
 }

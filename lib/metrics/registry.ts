@@ -96,9 +96,10 @@ export function createMetrics (sources: MetricSources): Metrics {
   sources.knex.on('query', (query: { __knexQueryUid?: string }) => { if (query.__knexQueryUid !== undefined) started.set(query.__knexQueryUid, process.hrtime.bigint()) })
   const finished = (query: { __knexQueryUid?: string, sql?: string }): void => {
     const uid = query.__knexQueryUid
-    const start = uid === undefined ? undefined : started.get(uid)
+    if (uid === undefined) return
+    const start = started.get(uid)
     if (start === undefined) return
-    started.delete(uid!)
+    started.delete(uid)
     statements.observe({ operation: operationOf(query.sql ?? '') }, Number(process.hrtime.bigint() - start) / 1e9)
   }
   sources.knex.on('query-response', (_response: unknown, query: { __knexQueryUid?: string, sql?: string }) => finished(query))

@@ -73,6 +73,17 @@ export interface UpdateHook {
 /** What hooks may know about the caller, and the connection (or transaction) the write runs on. */
 export interface HookContext { admin: boolean, uid: string | null, sid: string | null, applyRules: boolean, db: Knex | Knex.Transaction }
 
+/** The fields named `names`, in order; undefined when one of them is not a field of the table. */
+export function fieldsNamed (table: TableDescriptor, names: readonly string[]): TableField[] | undefined {
+  const fields: TableField[] = []
+  for (const name of names) {
+    const field = table.fields.get(name)
+    if (field === undefined) return undefined
+    fields.push(field)
+  }
+  return fields
+}
+
 function byUsage (table: TableData, usage: string): TableField | undefined {
   return table.fields.find((f) => f.usage === usage)
 }
@@ -122,8 +133,9 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
 /** Links each foreign key field to the descriptor it references (config validation made sure it exists). */
 function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>): void {
   for (const field of descriptor.fieldList) {
-    const target = field.foreignKey === undefined ? undefined : all.get(field.foreignKey.table)
-    const column = target?.fields.get(field.foreignKey!.column)
+    const fk = field.foreignKey
+    const target = fk === undefined ? undefined : all.get(fk.table)
+    const column = fk === undefined ? undefined : target?.fields.get(fk.column)
     if (target !== undefined && column !== undefined) descriptor.foreignKeys.push({ field, target, column })
   }
 }
