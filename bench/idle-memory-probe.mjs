@@ -8,9 +8,10 @@ const out = process.env.FASTBASE_IDLE_PROBE_OUT
 if (out !== undefined && process.argv[1]?.endsWith('scripts/start.mjs')) {
   process.on('SIGUSR2', () => {
     const { heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
-    const spaces = Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]))
+    // The young generation's reserved size: what --max-semi-space-size bounds.
+    const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size
     // Written whole then renamed, so the reader never sees half a file.
-    writeFileSync(`${out}.tmp`, JSON.stringify({ heapUsed, heapTotal, external, arrayBuffers, newSpace: spaces.new_space.size, spaces }))
+    writeFileSync(`${out}.tmp`, JSON.stringify({ heapUsed, heapTotal, external, arrayBuffers, newSpace }))
     renameSync(`${out}.tmp`, out)
   })
 }

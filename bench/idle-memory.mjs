@@ -76,10 +76,15 @@ function serverPid (pid) {
   return undefined
 }
 
-function vmRss (pid) {
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  if (kib === null) throw new Error(`no VmRSS for ${pid}`)
-  return Number(kib[1]) * 1024
+/** VmRSS, and its parts: anonymous memory (heaps, stacks) and mapped files (mostly the node binary's code). */
+function residentSet (pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const bytes = (field) => {
+    const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)
+    if (kib === null) throw new Error(`no ${field} for ${pid}`)
+    return Number(kib[1]) * 1024
+  }
+  return { rss: bytes('VmRSS'), rssAnon: bytes('RssAnon'), rssFile: bytes('RssFile') }
 }
 
 async function heapOf (pid, out) {
@@ -117,8 +122,8 @@ async function oneStart () {
     await sleep(settleMs)
     const pid = serverPid(npm.pid)
     if (pid === undefined) throw new Error('no node process runs scripts/start.mjs under npm')
-    const rss = vmRss(pid)
-    return { rss, ...(flags.bare ? {} : await heapOf(pid, out)) }
+    const resident = residentSet(pid)
+    return { ...resident, ...(flags.bare ? {} : await heapOf(pid, out)) }
   } finally {
     // npm, its shell and the server share the process group `detached` gave them.
     try { process.kill(-npm.pid, 'SIGTERM') } catch {}
@@ -139,8 +144,9 @@ for (let i = 0; i < runs; i++) {
   const sample = await oneStart()
   samples.push(sample)
   const heap = sample.heapUsed === undefined ? '' : `, heap ${mib(sample.heapUsed)} used of ${mib(sample.heapTotal)} (new space ${mib(sample.newSpace)}), external ${mib(sample.external)}`
-  console.log(`start ${i + 1}: RSS ${mib(sample.rss)} MiB${heap}`)
+  console.log(`start ${i + 1}: RSS ${mib(sample.rss)} MiB (anonymous ${mib(sample.rssAnon)}, files ${mib(sample.rssFile)})${heap}`)
 }
-const line = [`RSS median ${mib(median(samples.map((s) => s.rss)))} MiB of ${samples.map((s) => mib(s.rss)).join(', ')}`]
-if (!flags.bare) line.push(`heap used ${mib(median(samples.map((s) => s.heapUsed)))} of ${mib(median(samples.map((s) => s.heapTotal)))} MiB (medians)`)
+const medianOf = (field) => mib(median(samples.map((s) => s[field])))
+const line = [`RSS median ${medianOf('rss')} MiB of ${samples.map((s) => mib(s.rss)).join(', ')} (anonymous ${medianOf('rssAnon')}, files ${medianOf('rssFile')})`]
+if (!flags.bare) line.push(`heap used ${medianOf('heapUsed')} of ${medianOf('heapTotal')} MiB (medians)`)
 console.log(`${line.join('; ')}${flags['node-option'].length > 0 ? ` with ${flags['node-option'].join(' ')}` : ''}`)
