@@ -9,6 +9,7 @@
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
+//   npm run bench -- --fastbase-node-option=--max-semi-space-size=1   a Node flag for fastbase's servers only (repeatable)
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
 //
 // Beside req/s each run reports the server's CPU time per request (user + system time of its
@@ -57,6 +58,9 @@ const { values: flags } = parseArgs({
     requests: { type: 'string' },
     mixed: { type: 'string' },
     only: { type: 'string' },
+    // Node flags for fastbase's server processes (not the ceiling's, nor this one's), to measure what
+    // a flag of `npm start` costs under load.
+    'fastbase-node-option': { type: 'string', multiple: true, default: [] },
     quick: { type: 'boolean', default: false },
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
     'realtime-only': { type: 'boolean', default: false },
@@ -85,7 +89,8 @@ const options = {
   connections: Math.round(positive('connections', 16)),
   requests: flags.requests === undefined ? undefined : Math.round(positive('requests')),
   mixed: positive('mixed', quick ? 5 : MIXED_SECONDS),
-  only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== '')
+  only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
+  fastbaseNodeOptions: flags['fastbase-node-option']
 }
 
 // ------------------------------------------------------------------ database and servers
@@ -113,7 +118,8 @@ function freshDatabase (work, name = 'bench') {
 
 /** Forks a server (see child.mjs) and waits until it listens. */
 async function startServer (name, file, serverOptions) {
-  const child = fork(join(here, file), [JSON.stringify(serverOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const execArgv = file === 'fastbase-server.mjs' ? [...process.execArgv, ...options.fastbaseNodeOptions] : process.execArgv
+  const child = fork(join(here, file), [JSON.stringify(serverOptions)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   const ready = await new Promise((resolve, reject) => {
     const early = (code) => reject(new Error(`${name} server exited (code ${code}) before it was ready`))
     child.once('exit', early)
