@@ -77,8 +77,9 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     // The Node versions fastbase itself runs on (its dependencies' engines decide them).
     engines: { node: ownPackage().engines?.node ?? '>=20.19' },
     scripts: {
-      // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts).
-      start: 'node node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
+      // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts);
+      // a small young generation as fastbase's own `npm start` (decision D74).
+      start: 'node --max-semi-space-size=1 node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
       check: 'fastbase check',
       migrate: 'fastbase migrate'
     },
