@@ -12,6 +12,7 @@ import type { TableDescriptor } from '../lib/table/descriptor.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { FORBIDDEN_KEYS, MAX_FIELD_NAME, formFieldPath, setFormField, typedForm } from '../lib/form-fields.js'
 import { PassThrough, pipeline, type Readable } from 'node:stream'
+import { errorMessage } from '../lib/thrown.js'
 
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
@@ -49,7 +50,7 @@ function resolveFileRefs (value: unknown, stored: string[], depth = 0): unknown 
 function multipartError (error: unknown): unknown {
   if (error instanceof FastbaseError) return error
   const status = (error as { statusCode?: number }).statusCode
-  if (status === 413) return errors.payloadTooLarge((error as Error).message)
+  if (status === 413) return errors.payloadTooLarge(errorMessage(error))
   return errors.badRequest(`Malformed multipart body: ${(error as Error).message ?? 'unreadable'}`)
 }
 

@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ConfigError } from '../errors.js'
+import { errorMessage } from '../thrown.js'
 
 const LOADERS: Record<string, (file: string) => Promise<unknown>> = {
   '.json': loadJson,
@@ -38,7 +39,7 @@ async function loadJson (file: string): Promise<unknown> {
   try {
     return JSON.parse(text)
   } catch (err) {
-    throw new ConfigError([`${file}: invalid JSON${describeJsonError(text) ?? `: ${(err as Error).message}`}`])
+    throw new ConfigError([`${file}: invalid JSON${describeJsonError(text) ?? `: ${errorMessage(err)}`}`])
   }
 }
 
@@ -129,6 +130,6 @@ async function importOrExplain<T> (file: string, load: () => Promise<T>): Promis
   try {
     return await load()
   } catch (err) {
-    throw new ConfigError([`${file}: could not be loaded: ${(err as Error)?.message ?? String(err)}`])
+    throw new ConfigError([`${file}: could not be loaded: ${errorMessage(err)}`])
   }
 }

@@ -5,6 +5,7 @@ import { postgresDdl } from './postgres-ddl.js'
 import { postgresSearch } from './postgres-fts.js'
 import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint, jsonPairArguments } from './common.js'
+import { errorCode } from '../thrown.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
@@ -146,11 +147,11 @@ export const postgres: Dialect = {
     return { kind, column }
   },
   isBusy (error) {
-    return (error as { code?: unknown })?.code === '55P03'
+    return errorCode(error) === '55P03'
   },
   isTimeout (error) {
     // query_canceled: by statement_timeout, the only canceller fastbase sets.
-    return (error as { code?: unknown })?.code === '57014'
+    return errorCode(error) === '57014'
   },
   badInput (error) {
     const e = error as { code?: unknown, message?: string }
