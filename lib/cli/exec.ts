@@ -34,7 +34,7 @@ Example: fastbase exec POST table/posts/insert '{"values":{"title":"Hi"},"return
     const [methodArg, route, bodyText] = positionals
     if (methodArg === undefined || route === undefined) throw new UsageError('needs a METHOD and a route')
     const method = methodArg.toUpperCase()
-    if (!(METHODS as readonly string[]).includes(method)) throw new UsageError(`unknown method "${methodArg}" (use ${METHODS.join(', ')})`)
+    if (!METHODS.some((m) => m === method)) throw new UsageError(`unknown method "${methodArg}" (use ${METHODS.join(', ')})`)
     let body: string | undefined
     if (bodyText !== undefined) {
       if (method === 'GET') throw new UsageError('a GET request takes no body')

@@ -30,7 +30,7 @@ export async function loadConfigFile (path: string): Promise<unknown> {
   const info = await stat(file).catch(() => undefined)
   if (info === undefined || !info.isFile()) throw new ConfigError([`${file}: config file not found`])
   const exported = await loader(file)
-  return typeof exported === 'function' ? await (exported as () => unknown)() : exported
+  return typeof exported === 'function' ? await exported() : exported
 }
 
 async function loadJson (file: string): Promise<unknown> {
@@ -112,7 +112,8 @@ function jsonErrorOffset (text: string): number | undefined {
 }
 
 async function loadModule (file: string): Promise<unknown> {
-  const module = await importOrExplain(file, async () => await import(pathToFileURL(file).href) as Record<string, unknown>)
+  // A module namespace: its exports by name (import() of a computed path is typed `any`).
+  const module: Record<string, unknown> = await importOrExplain(file, async () => await import(pathToFileURL(file).href))
   // A namespace object is exotic (null prototype, read-only); the config is plain data.
   return module.default ?? { ...module }
 }

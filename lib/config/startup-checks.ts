@@ -68,7 +68,7 @@ async function issuerProblems (config: DatabaseSettings, warnings: string[]): Pr
   if (!config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))) return []
   const options = { ownIssuer: ownIssuerOf(config), keySets: new RemoteKeySets(), warn: (message: string) => { warnings.push(message) } }
   const problems: string[] = []
-  for (const entry of providerEntries(config as { authProviders?: unknown, jwtAllowedIssuers?: unknown })) {
+  for (const entry of providerEntries(config)) {
     await IdTokenVerifier.create([entry], options).catch((error: unknown) => { problems.push(errorMessage(error)) })
   }
   return problems
