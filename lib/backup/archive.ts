@@ -13,7 +13,9 @@ import { errorCode, errorMessage } from '../thrown.js'
 export async function digestFile (path: string): Promise<{ sha256: string, size: number }> {
   const hash = createHash('sha256')
   let size = 0
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+  // Without an encoding the stream reads Buffers.
+  const stream: AsyncIterable<Buffer> = createReadStream(path)
+  for await (const chunk of stream) {
     hash.update(chunk)
     size += chunk.length
   }
@@ -51,7 +53,7 @@ export async function readArchive (file: string, into: string): Promise<Manifest
   try {
     // Only plain files and folders, never outside `into` (tar strips `..` and absolute paths).
     await extract({ file, cwd: into, strict: true, filter: (path, entry) => {
-      const type = (entry as { type?: string }).type
+      const type = 'type' in entry ? entry.type : undefined
       if (type === 'File' || type === 'OldFile' || type === 'Directory') return true
       unexpected.push(path)
       return false
