@@ -27,7 +27,7 @@ type Options = NonNullable<ParseArgsConfig['options']>
 export function parse<O extends Options> (args: string[], options: O): { values: Record<string, string | boolean | undefined>, positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
-    return { values: values as Record<string, string | boolean | undefined>, positionals }
+    return { values, positionals }
   } catch (error) {
     throw new UsageError(errorMessage(error))
   }
