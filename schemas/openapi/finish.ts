@@ -56,8 +56,9 @@ function applyDeclared (op: Json, declared: OperationDocument, b: DocumentCompon
   op.responses = responses
 }
 
-/** Finishes the document @fastify/swagger built (in place) and returns it. */
-export function finishDocument (doc: Json, source: DocumentSource): Json {
+/** Finishes the document @fastify/swagger built (in place) and returns it, typed as it came. */
+export function finishDocument<D extends Json> (document: D, source: DocumentSource): D {
+  const doc: Json = document
   const { prefix, config, components: b } = source
   const paths: Json = {}
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
@@ -100,5 +101,5 @@ export function finishDocument (doc: Json, source: DocumentSource): Json {
   }
   doc.servers = [{ url: '/', description: `This server (paths carry the API prefix ${prefix})` }]
   doc.components = { ...(doc.components ?? {}), schemas: { ...(doc.components?.schemas ?? {}), ...b.schemas }, responses: { ...(doc.components?.responses ?? {}), ...b.responses }, parameters: { ...(doc.components?.parameters ?? {}), ...b.parameters } }
-  return doc
+  return document
 }
