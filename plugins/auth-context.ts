@@ -80,7 +80,8 @@ async function authContext (app: FastifyInstance): Promise<void> {
     const payload = verify(() => key.verify(token, { allowExpired }))
     const claims = { table, payload, until: typeof payload.exp === 'number' ? payload.exp * 1000 : 0 }
     if (!allowExpired && claims.until > Date.now()) {
-      if (verifiedTokens.size >= VERIFIED_TOKENS) verifiedTokens.delete(verifiedTokens.keys().next().value as string)
+      const oldest = verifiedTokens.size >= VERIFIED_TOKENS ? verifiedTokens.keys().next() : undefined
+      if (oldest?.done === false) verifiedTokens.delete(oldest.value)
       verifiedTokens.set(token, claims)
     }
     return claims

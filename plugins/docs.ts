@@ -49,7 +49,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
       const fb = app.fastbase
       // A minimal instance (tests of this plugin alone) has no tables: the routes' own view is kept.
       if (fb.descriptors === undefined) return doc
-      return finishDocument(doc, { prefix, config, components: documentComponents(fb), version: packageVersion }) as typeof doc
+      return finishDocument(doc, { prefix, config, components: documentComponents(fb), version: packageVersion })
     }
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
@@ -139,7 +139,7 @@ const unwrapNested: SwaggerTransformObject = (document) => {
 function unwrap (s: Json): Json {
   const { allOf, description, ...rest } = s
   if (Object.keys(rest).length > 0 || !Array.isArray(allOf) || allOf.length !== 1) return s
-  const [only] = allOf as unknown[]
+  const [only]: unknown[] = allOf
   if (!isObject(only)) return s
   return description === undefined || 'description' in only ? only : { ...only, description }
 }

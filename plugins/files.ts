@@ -12,6 +12,8 @@ import type { TableDescriptor } from '../lib/table/descriptor.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { FORBIDDEN_KEYS, MAX_FIELD_NAME, formFieldPath, setFormField, typedForm } from '../lib/form-fields.js'
 import { PassThrough, pipeline, type Readable } from 'node:stream'
+import { errorMessage } from '../lib/thrown.js'
+import { isObject } from '../lib/plain.js'
 
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
@@ -26,7 +28,7 @@ function merge (target: Row, source: unknown): void {
   for (const [key, value] of Object.entries(source)) {
     if (FORBIDDEN_KEYS.has(key)) continue
     const current = Object.hasOwn(target, key) ? target[key] : undefined
-    if (current !== null && typeof current === 'object' && !Array.isArray(current) && value !== null && typeof value === 'object' && !Array.isArray(value)) merge(current as Row, value)
+    if (isObject(current) && isObject(value)) merge(current, value)
     else target[key] = value
   }
 }
@@ -48,9 +50,9 @@ function resolveFileRefs (value: unknown, stored: string[], depth = 0): unknown 
 /** Errors of the multipart parser (busboy, @fastify/multipart) are the caller's malformed body: 400/413. */
 function multipartError (error: unknown): unknown {
   if (error instanceof FastbaseError) return error
-  const status = (error as { statusCode?: number }).statusCode
-  if (status === 413) return errors.payloadTooLarge((error as Error).message)
-  return errors.badRequest(`Malformed multipart body: ${(error as Error).message ?? 'unreadable'}`)
+  const { statusCode, message }: Record<string, unknown> = isObject(error) ? error : {}
+  if (statusCode === 413) return errors.payloadTooLarge(errorMessage(error))
+  return errors.badRequest(`Malformed multipart body: ${typeof message === 'string' ? message : 'unreadable'}`)
 }
 
 async function files (app: FastifyInstance): Promise<void> {
@@ -82,7 +84,8 @@ async function files (app: FastifyInstance): Promise<void> {
         if (fileFieldNames.size === 0) throw errors.badRequest(`Unexpected file part "${part.fieldname}": table ${table.name} has no file field`)
         // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.
         const inField = part.fieldname !== FILE_PART
-        if (inField && !fileFieldNames.has(formFieldPath(part.fieldname).at(-1)!)) {
+        const fieldName = formFieldPath(part.fieldname).at(-1)
+        if (inField && (fieldName === undefined || !fileFieldNames.has(fieldName))) {
           throw errors.badRequest(`Unexpected file part "${part.fieldname}": upload files as ${FILE_PART} parts or as the value of a file field (values.<field>)`)
         }
         // A body that ended inside this part has already closed its stream; a pipe set up now would wait forever.
@@ -152,13 +155,15 @@ function asciiJson (value: unknown): string {
 async function jsonFilePart (file: Readable, max: number): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of file) {
-    size += (chunk as Buffer).length
+  // A file part's stream has no encoding set: it reads Buffers.
+  const stream: AsyncIterable<Buffer> = file
+  for await (const chunk of stream) {
+    size += chunk.length
     if (size > max) {
       file.resume()
       throw errors.payloadTooLarge(`Multipart fields larger than the body limit in all`)
     }
-    chunks.push(chunk as Buffer)
+    chunks.push(chunk)
   }
   return Buffer.concat(chunks).toString('utf8')
 }

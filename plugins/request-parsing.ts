@@ -11,9 +11,9 @@ import { urlencodedBody } from '../lib/form-fields.js'
 export function lenientJsonBodies (scope: FastifyInstance): void {
   const parse = scope.getDefaultJsonParser('error', 'error')
   scope.removeContentTypeParser('application/json')
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if ((body as string).trim() === '') return done(null, {})
-    parse(request, body as string, done)
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
+    if (body.trim() === '') return done(null, {})
+    parse(request, body, done)
   })
 }
 
@@ -24,9 +24,9 @@ export function lenientJsonBodies (scope: FastifyInstance): void {
  */
 export function urlencodedBodies (scope: FastifyInstance): void {
   const maxFields = scope.fastbase.limits.fields
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body: string, done) => {
     try {
-      done(null, urlencodedBody(body as string, maxFields, request.routeOptions.schema?.body as TSchema | undefined))
+      done(null, urlencodedBody(body, maxFields, request.routeOptions.schema?.body as TSchema | undefined))
     } catch (error) {
       done(error as Error, undefined)
     }

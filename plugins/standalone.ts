@@ -23,7 +23,7 @@ export const OWN_SERVER = Symbol('fastbase: started with its own server options'
 
 /** True when the plugin's options are app.ts's server options (fastify-cli's `--options`). */
 export function startedAsOwnServer (opts: object): boolean {
-  return (opts as { [OWN_SERVER]?: unknown })[OWN_SERVER] === true
+  return OWN_SERVER in opts && opts[OWN_SERVER] === true
 }
 
 /** A start the plugin refuses: one message, no stack (fastify-cli prints `err.stack`). */

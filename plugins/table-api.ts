@@ -22,8 +22,8 @@ function isRequest (value: object): value is FastifyRequest {
 
 /** An AuthContext as fastbase makes them (lib/auth-context.ts). */
 function isCaller (value: object): value is AuthContext {
-  const v = value as Partial<AuthContext>
-  return 'uid' in v && typeof v.admin === 'boolean' && typeof v.superadmin === 'boolean' && typeof v.jwt === 'object' && typeof v.record === 'object'
+  return 'uid' in value && 'admin' in value && typeof value.admin === 'boolean' && 'superadmin' in value && typeof value.superadmin === 'boolean' &&
+    'jwt' in value && typeof value.jwt === 'object' && 'record' in value && typeof value.record === 'object'
 }
 
 async function tableApi (app: FastifyInstance): Promise<void> {

@@ -24,8 +24,8 @@ export const AUTH_USAGES = ['auth_username', 'auth_email', 'auth_email_verified'
   'auth_password_salt', 'auth_name', 'auth_avatar', 'auth_audience', 'auth_metadata'] as const
 export const FK_ACTIONS = ['SET NULL', 'SET DEFAULT', 'CASCADE', 'RESTRICT', 'NO ACTION'] as const
 
-// The cast keeps the literal types, so Static<> gives 'a' | 'b' rather than string.
-const literalUnion = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)) as unknown as Array<TLiteral<T[number]>>)
+// Each member typed as the literal of the whole list, so Static<> gives 'a' | 'b' rather than string.
+const literalUnion = <T extends readonly string[]>(values: T) => Type.Union(values.map((v): TLiteral<T[number]> => Type.Literal(v)))
 
 export const FieldSchema = Type.Object({
   name: Identifier,

@@ -52,7 +52,7 @@ function describedAs (action: CodeAction): ActionData {
     const param: Extract<ActionParam, object> = { type }
     if (!required.has(name)) param.optional = true
     if (typeof schema.description === 'string') param.description = schema.description
-    if (schema.default !== undefined) param.default = schema.default as never
+    if (schema.default !== undefined) param.default = schema.default
     params[name] = param
   }
   return { name: action.name, description: action.description, params, requireAuth: action.requireAuth, guard: action.guard }
@@ -78,7 +78,7 @@ export function compileCodeActions (actions: ReadonlyArray<CodeAction<any, any, 
     if (action.params?.type !== 'object' || typeof action.params.properties !== 'object') { problems.push(`${at}: params must be a TypeBox object schema (Type.Object)`); continue }
     // Strict as config actions' params: a key the schema does not name is refused, not ignored.
     const schema = action.params.additionalProperties === undefined ? Type.Object(action.params.properties, { ...action.params, additionalProperties: false }) : action.params
-    compiled.set(action.name, { data: describedAs(action), schema, result: action.result, validate: validator(schema), handler: action.handler as CodeAction['handler'] })
+    compiled.set(action.name, { data: describedAs(action), schema, result: action.result, validate: validator(schema), handler: action.handler })
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return compiled
@@ -88,7 +88,7 @@ function validator (schema: TObject): (input: unknown) => Row {
   const check = TypeCompiler.Compile(schema)
   return (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) throw errors.badRequest('Invalid request body: expected a JSON object of parameters')
-    const params = Value.Default(schema, structuredClone(input)) as Row
+    const params = Value.Default(schema, structuredClone(input))
     if (!check.Check(params)) throw errors.validation(fieldErrors(issues(check.Errors(params))))
     return params
   }

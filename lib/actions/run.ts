@@ -17,6 +17,7 @@ import type { TObject } from '@sinclair/typebox'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
+import { isObject } from '../plain.js'
 import type { SqlWrite } from '../crud/record-hooks.js'
 
 type Row = Record<string, unknown>
@@ -27,7 +28,8 @@ export interface CompiledAction {
   schema: TObject
   validate: (input: unknown) => Row
   guard?: Expr
-  statements: Array<{ table: TableDescriptor, sql?: ActionSqlQuery, step?: ActionStep }>
+  /** Each a SQL-mode query or a step, never both. */
+  statements: Array<{ table: TableDescriptor, sql: ActionSqlQuery, step?: undefined } | { table: TableDescriptor, sql?: undefined, step: ActionStep }>
   /** An action written in code (lib/actions/code.ts): its handler instead of statements. */
   code?: Pick<CompiledCode, 'handler' | 'result'>
 }
@@ -96,9 +98,10 @@ export function compileActions (actions: ActionData[], tables: Map<string, Table
       if (table === undefined) { problems.push(`${entry.path}.table: unknown table "${spec.table}"`); continue }
       if ('sql' in entry) {
         for (const column of [...Object.keys(entry.sql.set ?? {}), ...list(entry.sql.values).flatMap((v) => Object.keys(v))]) {
-          if (!table.fields.has(column)) problems.push(`${entry.path}: unknown column "${column}" in table "${table.name}"`)
+          const field = table.fields.get(column)
+          if (field === undefined) problems.push(`${entry.path}: unknown column "${column}" in table "${table.name}"`)
           // SQL mode writes values as given: a password would be stored unhashed (and never sign in).
-          else if (table.auth !== undefined && table.fields.get(column)!.usage === 'auth_password') problems.push(`${entry.path}: SQL mode cannot write the password column "${column}" (it would be stored unhashed); write it in a steps-mode action`)
+          else if (table.auth !== undefined && field.usage === 'auth_password') problems.push(`${entry.path}: SQL mode cannot write the password column "${column}" (it would be stored unhashed); write it in a steps-mode action`)
         }
         statements.push({ table, sql: entry.sql })
         continue
@@ -137,7 +140,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
   const auth = options.auth ?? ANONYMOUS
   const { data } = action
   if (data.requireAuth === true && auth.uid === null) throw errors.unauthorized()
-  const raw = input !== null && typeof input === 'object' && !Array.isArray(input) ? input as Row : {}
+  const raw: Row = isObject(input) ? input : {}
   const globals = (params: Row) => ({ auth: authGlobals(auth), params, request: options.request ?? {} })
   // A guard that folds to a constant is decided now, before anything runs (it sees the params as sent).
   const guard = action.guard === undefined ? true : guardCondition(runtime, action.guard, globals(raw))
@@ -165,7 +168,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
       try {
         results.push(statement.sql !== undefined
           ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)
-          : await runStep(ctx, data.name, statement.step!))
+          : await runStep(ctx, data.name, statement.step))
       } catch (error) {
         const written = statement.sql !== undefined ? list(statement.sql.values) : list(statement.step?.values)
         const translated = await translateDbError(ctx, error, written as Row[])

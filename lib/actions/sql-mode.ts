@@ -82,19 +82,21 @@ export async function runSqlQuery (ctx: CrudContext, trx: Knex.Transaction, acti
       for (const o of list(query.orderBy)) q = q.orderByRaw(rewriteRaise(o))
       if (query.limit !== undefined) q = q.limit(query.limit)
       if (query.offset !== undefined) q = q.offset(query.offset)
-      return (await q as Row[]).map((row) => decodeRow(ctx, out, row))
+      // Knex types an untyped table's rows `any`: they are plain row objects.
+      const rows: Row[] = await q
+      return rows.map((row) => decodeRow(ctx, out, row))
     }
     case 'INSERT': {
       const out = query.returning === undefined ? [] : columns(ctx, action, query.returning, params)
       const values = query.values === undefined ? [] : Array.isArray(query.values) ? query.values : [query.values]
-      const rows = values.map((v) => Object.fromEntries(Object.entries(v).map(([c, value]) => [c, raw(trx, valueFragment(ctx, action, c, value as Value, params))])))
+      const rows = values.map((v) => Object.fromEntries(Object.entries(v).map(([c, value]) => [c, raw(trx, valueFragment(ctx, action, c, value, params))])))
       const result: Row[] = []
       for (const batch of statementBatches(rows)) result.push(...await insertStatement(ctx, trx, batch, query.or, out))
       return result.map((row) => decodeRow(ctx, out, row))
     }
     case 'UPDATE': {
       const out = query.returning === undefined ? [] : columns(ctx, action, query.returning, params)
-      const set = new Map(Object.entries(query.set ?? {}).map(([c, value]) => [c, valueFragment(ctx, action, c, value as Value, params)]))
+      const set = new Map(Object.entries(query.set ?? {}).map(([c, value]) => [c, valueFragment(ctx, action, c, value, params)]))
       if (set.size === 0) throw errors.actionConfig(action, 'UPDATE needs set')
       return (await updateStatement(ctx, trx, set, where, out, query.or)).map((row) => decodeRow(ctx, out, row))
     }

@@ -7,12 +7,15 @@ import { readFile, readdir, stat } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
 import { errors } from '../errors.js'
 import { MANIFEST_ENTRY, parseManifest, type ArchiveEntry, type Manifest } from './manifest.js'
+import { errorCode, errorMessage } from '../thrown.js'
 
 /** sha256 (hex) and size of a file, read as a stream. */
 export async function digestFile (path: string): Promise<{ sha256: string, size: number }> {
   const hash = createHash('sha256')
   let size = 0
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+  // Without an encoding the stream reads Buffers.
+  const stream: AsyncIterable<Buffer> = createReadStream(path)
+  for await (const chunk of stream) {
     hash.update(chunk)
     size += chunk.length
   }
@@ -50,14 +53,14 @@ export async function readArchive (file: string, into: string): Promise<Manifest
   try {
     // Only plain files and folders, never outside `into` (tar strips `..` and absolute paths).
     await extract({ file, cwd: into, strict: true, filter: (path, entry) => {
-      const type = (entry as { type?: string }).type
+      const type = 'type' in entry ? entry.type : undefined
       if (type === 'File' || type === 'OldFile' || type === 'Directory') return true
       unexpected.push(path)
       return false
     } })
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw errors.badArchive(`${file} does not exist`)
-    throw errors.badArchive(`the file is not a readable gzipped tar archive (${(err as Error).message})`)
+    if (errorCode(err) === 'ENOENT') throw errors.badArchive(`${file} does not exist`)
+    throw errors.badArchive(`the file is not a readable gzipped tar archive (${errorMessage(err)})`)
   }
   if (unexpected.length > 0) throw errors.badArchive(`it holds links or special files (${unexpected.slice(0, 3).join(', ')})`)
   const manifestText = await readFile(join(into, MANIFEST_ENTRY), 'utf8').catch(() => { throw errors.badArchive(`it has no ${MANIFEST_ENTRY} (cut short, or not a fastbase backup)`) })

@@ -15,7 +15,8 @@ const nameOf = (key: string, suffix: string): string | undefined => {
 
 async function readText (storage: Storage, key: string): Promise<string> {
   const chunks: Buffer[] = []
-  for await (const chunk of await storage.read(key) as AsyncIterable<Buffer | string>) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+  const stream: AsyncIterable<Buffer | string> = await storage.read(key)
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
   return Buffer.concat(chunks).toString('utf8')
 }
 

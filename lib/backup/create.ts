@@ -93,7 +93,7 @@ export async function createBackup (source: BackupSource, destination: Storage, 
 
 async function sweepStaging (root: string): Promise<void> {
   const now = Date.now()
-  for (const entry of await readdir(root).catch(() => [] as string[])) {
+  for (const entry of await readdir(root).catch((): string[] => [])) {
     const path = join(root, entry)
     const stats = await stat(path).catch(() => undefined)
     if (stats !== undefined && now - stats.mtimeMs > STALE_STAGING_MS) await rm(path, { recursive: true, force: true })

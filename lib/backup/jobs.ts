@@ -4,6 +4,9 @@
 import type { Knex } from 'knex'
 import { JOBS_TABLE } from '../internal/tables.js'
 
+/** The columns of a job's row read here (epoch seconds: a number, or text from a PostgreSQL bigint). */
+interface JobRow { name: string, succeeded_at: number | string | null }
+
 const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
 const CLAIM = `INSERT INTO "${JOBS_TABLE}" ("name", "slot", "instance", "claimed_at") VALUES (?, ?, ?, ?)
@@ -14,7 +17,8 @@ RETURNING "instance"`
 /** True when this instance won `slot` (an ISO time: later slots sort after earlier ones) of `job`. */
 export async function claimSlot (knex: Knex, job: string, slot: string, instance: string): Promise<boolean> {
   const result = await knex.raw(CLAIM, [job, slot, instance, nowSeconds()])
-  const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows)
+  // SQLite answers raw() with the rows, PostgreSQL with its result object (raw() is typed `any`).
+  const rows: unknown[] = Array.isArray(result) ? result : result.rows
   return rows.length > 0
 }
 
@@ -25,6 +29,6 @@ export async function recordSuccess (knex: Knex, job: string, instance: string, 
 
 /** Epoch seconds of the last success of `job`, or undefined. */
 export async function lastSuccess (knex: Knex, job: string): Promise<number | undefined> {
-  const row = await knex(JOBS_TABLE).where({ name: job }).first('succeeded_at') as { succeeded_at: number | string | null } | undefined
+  const row = await knex<JobRow>(JOBS_TABLE).where({ name: job }).first('succeeded_at')
   return row?.succeeded_at === null || row?.succeeded_at === undefined ? undefined : Number(row.succeeded_at)
 }

@@ -12,6 +12,8 @@ export const HEARTBEAT_SECONDS = 10
 export const STALE_AFTER_SECONDS = 35
 
 export interface LiveInstance { id: string, host: string, pid: number, seenSecondsAgo: number }
+/** An instance's row (pid and epoch seconds come back as text from PostgreSQL bigints). */
+interface InstanceRow { id: string, host: string, pid: number | string, seen_at: number | string }
 
 export interface Heartbeat {
   id: string
@@ -50,7 +52,7 @@ export async function startHeartbeat (knex: Knex, log: { warn: (details: object,
 /** Instances seen within STALE_AFTER_SECONDS (none when the table does not exist yet). */
 export async function liveInstances (knex: Knex, now = nowSeconds()): Promise<LiveInstance[]> {
   if (!await knex.schema.hasTable(INSTANCES_TABLE)) return []
-  const rows = await knex(INSTANCES_TABLE).where('seen_at', '>', now - STALE_AFTER_SECONDS).select('id', 'host', 'pid', 'seen_at') as Array<{ id: string, host: string, pid: number | string, seen_at: number | string }>
+  const rows = await knex<InstanceRow>(INSTANCES_TABLE).where('seen_at', '>', now - STALE_AFTER_SECONDS).select('id', 'host', 'pid', 'seen_at')
   return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), seenSecondsAgo: Math.max(0, now - Number(r.seen_at)) }))
 }
 

@@ -77,13 +77,15 @@ export function parseManifest (text: string): Manifest {
   } catch {
     throw errors.badArchive(`${MANIFEST_ENTRY} is not JSON`)
   }
-  if (typeof value === 'object' && value !== null && (value as { format?: unknown }).format !== ARCHIVE_FORMAT) throw errors.badArchive(`${MANIFEST_ENTRY} is not a fastbase backup manifest`)
-  if (typeof value === 'object' && value !== null && typeof (value as { version?: unknown }).version === 'number' && (value as { version: number }).version > ARCHIVE_VERSION) {
-    throw errors.badArchive(`it was written in archive format ${(value as { version: number }).version} by a newer fastbase; this one reads format ${ARCHIVE_VERSION}`)
+  if (typeof value === 'object' && value !== null) {
+    if (!('format' in value) || value.format !== ARCHIVE_FORMAT) throw errors.badArchive(`${MANIFEST_ENTRY} is not a fastbase backup manifest`)
+    if ('version' in value && typeof value.version === 'number' && value.version > ARCHIVE_VERSION) {
+      throw errors.badArchive(`it was written in archive format ${value.version} by a newer fastbase; this one reads format ${ARCHIVE_VERSION}`)
+    }
   }
+  if (Value.Check(ManifestSchema, value)) return value
   const problem = Value.Errors(ManifestSchema, value).First()
-  if (problem !== undefined) throw errors.badArchive(`${MANIFEST_ENTRY}: ${problem.path || '/'} ${problem.message}`)
-  return value as Manifest
+  throw errors.badArchive(`${MANIFEST_ENTRY}: ${problem?.path || '/'} ${problem?.message ?? 'does not match the manifest schema'}`)
 }
 
 /** A stored record, or undefined when it is not one (a foreign object beside the backups). */

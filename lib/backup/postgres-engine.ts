@@ -15,22 +15,25 @@ import { pgEnvironment, runPgTool } from './pg-tools.js'
 import { timeStamp } from './time-stamp.js'
 
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`
-const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows
+/** The rows of a raw query, typed by the query that selects them (pg answers raw() with its result object). */
+async function rowsOf<T> (db: Knex | Knex.Transaction, sql: string, bindings: readonly Knex.RawBinding[] = []): Promise<T[]> {
+  return (await db.raw<{ rows: T[] }>(sql, bindings)).rows
+}
 
 async function currentSchema (db: Knex | Knex.Transaction): Promise<string> {
-  return rowsOf<{ schema: string }>(await db.raw('SELECT current_schema() AS schema'))[0].schema
+  return (await rowsOf<{ schema: string }>(db, 'SELECT current_schema() AS schema'))[0].schema
 }
 
 async function schemaExists (db: Knex, schema: string): Promise<boolean> {
-  return rowsOf(await db.raw('SELECT 1 FROM pg_namespace WHERE nspname = ?', [schema])).length > 0
+  return (await rowsOf(db, 'SELECT 1 FROM pg_namespace WHERE nspname = ?', [schema])).length > 0
 }
 
 async function facts (db: Knex | Knex.Transaction, schema: string): Promise<DatabaseFacts> {
-  const names = rowsOf<{ name: string }>(await db.raw("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name", [schema])).map((r) => r.name)
+  const names = (await rowsOf<{ name: string }>(db, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE' ORDER BY table_name", [schema])).map((r) => r.name)
   const tables: Record<string, number> = {}
-  for (const name of names) tables[name] = Number(rowsOf<{ n: string }>(await db.raw(`SELECT count(*) AS n FROM ${ident(schema)}.${ident(name)}`))[0].n)
+  for (const name of names) tables[name] = Number((await rowsOf<{ n: string }>(db, `SELECT count(*) AS n FROM ${ident(schema)}.${ident(name)}`))[0].n)
   if (!names.includes(MIGRATIONS_TABLE)) return { schema: { migrations: 0, last: null }, tables }
-  const row = rowsOf<{ migrations: string, last: string | null }>(await db.raw(`SELECT count(*) AS migrations, (SELECT name FROM ${ident(schema)}.${ident(MIGRATIONS_TABLE)} ORDER BY id DESC LIMIT 1) AS last FROM ${ident(schema)}.${ident(MIGRATIONS_TABLE)}`))[0]
+  const row = (await rowsOf<{ migrations: string, last: string | null }>(db, `SELECT count(*) AS migrations, (SELECT name FROM ${ident(schema)}.${ident(MIGRATIONS_TABLE)} ORDER BY id DESC LIMIT 1) AS last FROM ${ident(schema)}.${ident(MIGRATIONS_TABLE)}`))[0]
   return { schema: { migrations: Number(row.migrations), last: row.last }, tables }
 }
 
@@ -46,7 +49,7 @@ export const postgresEngine: DatabaseEngine = {
     return await target.knex.transaction(async (trx) => {
       await trx.raw('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY')
       await trx.raw('SET LOCAL statement_timeout = 0')
-      const snapshotId = rowsOf<{ id: string }>(await trx.raw('SELECT pg_export_snapshot() AS id'))[0].id
+      const snapshotId = (await rowsOf<{ id: string }>(trx, 'SELECT pg_export_snapshot() AS id'))[0].id
       const schema = await currentSchema(trx)
       const counted = await facts(trx, schema)
       await runPgTool('pg_dump', ['--format=custom', '--no-owner', '--no-privileges', `--snapshot=${snapshotId}`, `--schema=${schema}`, `--file=${file}`], pgEnvironment(target.databaseUrl))

@@ -18,6 +18,7 @@ import { describeLive, liveInstances } from './liveness.js'
 import { FILES_FOLDER, type Manifest } from './manifest.js'
 import { stagingRoot } from './create.js'
 import { timeStamp } from './time-stamp.js'
+import { errorCode } from '../thrown.js'
 
 export interface RestoreTarget {
   databaseUrl: string
@@ -103,7 +104,7 @@ async function moveFolder (from: string, to: string): Promise<void> {
   try {
     await rename(from, to)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err
+    if (errorCode(err) !== 'EXDEV') throw err
     await cp(from, to, { recursive: true })
   }
 }

@@ -16,6 +16,7 @@ import type { DatabaseEngine, Snapshot } from './database-engine.js'
 import { factsMismatch } from './database-engine.js'
 import { forgetInstances, integrityProblems, sqliteFacts } from './sqlite-inspect.js'
 import { timeStamp } from './time-stamp.js'
+import type { SnapshotAnswer, SnapshotData } from './sqlite-snapshot-thread.js'
 
 const THREAD_FILE = new URL(`./sqlite-snapshot-thread${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 /** The database's WAL and shared-memory files move with it: together they are its state. */
@@ -28,12 +29,13 @@ export const sqliteEngine: DatabaseEngine = {
     const source = sqliteFilename(target.databaseUrl)
     if (source === ':memory:') throw new Error('an in-memory SQLite database cannot be backed up')
     return await new Promise<Snapshot>((resolve, reject) => {
-      const worker = new Worker(THREAD_FILE, { workerData: { source, target: file, busyTimeout: envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000) } })
+      const workerData: SnapshotData = { source, target: file, busyTimeout: envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000) }
+      const worker = new Worker(THREAD_FILE, { workerData })
       let settled = false
-      worker.once('message', (message: { facts?: Snapshot, error?: string }) => {
+      worker.once('message', (message: SnapshotAnswer) => {
         settled = true
-        if (message.error !== undefined) reject(new Error(`SQLite snapshot failed: ${message.error}`))
-        else resolve(message.facts!)
+        if ('error' in message) reject(new Error(`SQLite snapshot failed: ${message.error}`))
+        else resolve(message.facts)
       })
       worker.once('error', (err) => { settled = true; reject(err) })
       worker.once('exit', (code) => { if (!settled) reject(new Error(`the SQLite snapshot thread exited (${code})`)) })
@@ -70,16 +72,17 @@ export const sqliteEngine: DatabaseEngine = {
     // The target's connection must not hold the file while it moves.
     await target.knex.destroy()
     const keptAt = existsSync(path) ? `${path}.before-restore-${timeStamp()}` : undefined
-    const moved: string[] = []
+    /** The files moved aside, as [where they were, where they are]. */
+    const moved: Array<[string, string]> = []
     const putBack = async (): Promise<void> => {
-      for (const suffix of moved) await rename(keptAt! + suffix, path + suffix)
+      for (const [from, to] of moved) await rename(to, from)
     }
     try {
       if (keptAt !== undefined) {
         for (const suffix of COMPANIONS) {
           if (!existsSync(path + suffix)) continue
           await rename(path + suffix, keptAt + suffix)
-          moved.push(suffix)
+          moved.push([path + suffix, keptAt + suffix])
         }
       }
       await rename(staged, path)

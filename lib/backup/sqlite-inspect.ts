@@ -12,19 +12,19 @@ export interface DatabaseFacts {
 
 /** `PRAGMA integrity_check`'s problems (empty when the file is sound). */
 export function integrityProblems (db: Database): string[] {
-  const rows = db.prepare('PRAGMA integrity_check').pluck().all() as string[]
+  const rows = db.prepare<[], string>('PRAGMA integrity_check').pluck().all()
   return rows.length === 1 && rows[0] === 'ok' ? [] : rows.slice(0, 10)
 }
 
 export function sqliteFacts (db: Database): DatabaseFacts {
   // Ordinary tables only: FTS5's shadow tables are counted through the tables they index.
-  const names = db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[]
+  const names = db.prepare<[], string>("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all()
   const tables: Record<string, number> = {}
   for (const name of names) tables[name] = Number(db.prepare(`SELECT count(*) FROM "${name.replace(/"/g, '""')}"`).pluck().get())
   const schema = names.includes(MIGRATIONS_TABLE)
-    ? db.prepare(`SELECT count(*) AS migrations, (SELECT name FROM "${MIGRATIONS_TABLE}" ORDER BY id DESC LIMIT 1) AS last FROM "${MIGRATIONS_TABLE}"`).get() as { migrations: number, last: string | null }
-    : { migrations: 0, last: null }
-  return { schema: { migrations: Number(schema.migrations), last: schema.last }, tables }
+    ? db.prepare<[], DatabaseFacts['schema']>(`SELECT count(*) AS migrations, (SELECT name FROM "${MIGRATIONS_TABLE}" ORDER BY id DESC LIMIT 1) AS last FROM "${MIGRATIONS_TABLE}"`).get()
+    : undefined
+  return { schema: { migrations: Number(schema?.migrations ?? 0), last: schema?.last ?? null }, tables }
 }
 
 /** A restored copy says no instance runs on it (its rows were the instances of the backup's time). */

@@ -3,9 +3,20 @@
 // keeps writing), then the copy is checked and described. Posts back { facts } or { error }.
 import { parentPort, workerData } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { integrityProblems, sqliteFacts } from './sqlite-inspect.js'
+import { integrityProblems, sqliteFacts, type DatabaseFacts } from './sqlite-inspect.js'
+import { errorMessage } from '../thrown.js'
 
-const { source, target, busyTimeout } = workerData as { source: string, target: string, busyTimeout: number }
+/** What lib/backup/sqlite-engine.ts starts the thread with, and what the thread posts back. */
+export interface SnapshotData { source: string, target: string, busyTimeout: number }
+export type SnapshotAnswer = { facts: DatabaseFacts } | { error: string }
+
+// workerData is `any` to Node: the engine passes a SnapshotData.
+const { source, target, busyTimeout }: SnapshotData = workerData
+const answer = (message: SnapshotAnswer): void => {
+  // Set whenever this file runs as the engine's worker, the only way it runs.
+  if (parentPort === null) throw new Error('sqlite-snapshot-thread runs only as a worker thread')
+  parentPort.postMessage(message)
+}
 
 try {
   const db = new Database(source, { readonly: true, fileMustExist: true })
@@ -19,10 +30,10 @@ try {
   try {
     const problems = integrityProblems(copy)
     if (problems.length > 0) throw new Error(`the snapshot fails PRAGMA integrity_check: ${problems.join('; ')}`)
-    parentPort!.postMessage({ facts: sqliteFacts(copy) })
+    answer({ facts: sqliteFacts(copy) })
   } finally {
     copy.close()
   }
 } catch (error) {
-  parentPort!.postMessage({ error: (error as Error).message ?? String(error) })
+  answer({ error: errorMessage(error) })
 }

@@ -2,6 +2,7 @@
 // service token (teenybase's `teeny exec`), the JSON answer on stdout.
 import { EXIT, atMost, err, out, parse, UsageError, type Command } from './io.js'
 import { commandEnv } from './check.js'
+import { errorMessage } from '../thrown.js'
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 const DEFAULT_URL = 'http://127.0.0.1:3000'
@@ -33,14 +34,14 @@ Example: fastbase exec POST table/posts/insert '{"values":{"title":"Hi"},"return
     const [methodArg, route, bodyText] = positionals
     if (methodArg === undefined || route === undefined) throw new UsageError('needs a METHOD and a route')
     const method = methodArg.toUpperCase()
-    if (!(METHODS as readonly string[]).includes(method)) throw new UsageError(`unknown method "${methodArg}" (use ${METHODS.join(', ')})`)
+    if (!METHODS.some((m) => m === method)) throw new UsageError(`unknown method "${methodArg}" (use ${METHODS.join(', ')})`)
     let body: string | undefined
     if (bodyText !== undefined) {
       if (method === 'GET') throw new UsageError('a GET request takes no body')
       try {
         body = JSON.stringify(JSON.parse(bodyText))
       } catch (error) {
-        throw new UsageError(`the body is not valid JSON: ${(error as Error).message}`)
+        throw new UsageError(`the body is not valid JSON: ${errorMessage(error)}`)
       }
     }
     const timeout = values.timeout === undefined ? DEFAULT_TIMEOUT_MS : Number(values.timeout)
@@ -98,7 +99,7 @@ function prettyJson (text: string): string {
 function describeFetchError (error: unknown): string {
   const cause = (error as { cause?: { code?: string, message?: string } }).cause
   if (cause?.code === 'ECONNREFUSED') return 'connection refused (is the server running? --url / FASTBASE_URL set the address)'
-  return cause?.message ?? (error as Error).message
+  return cause?.message ?? errorMessage(error)
 }
 
 function nonEmpty (value: string | undefined): string | undefined {

@@ -1,5 +1,6 @@
 // What every command shares: exit codes, usage errors, and output.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { errorMessage } from '../thrown.js'
 
 /** 0 ok, 1 problems found or the command failed, 2 the command line is wrong. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -26,9 +27,9 @@ type Options = NonNullable<ParseArgsConfig['options']>
 export function parse<O extends Options> (args: string[], options: O): { values: Record<string, string | boolean | undefined>, positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
-    return { values: values as Record<string, string | boolean | undefined>, positionals }
+    return { values, positionals }
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    throw new UsageError(errorMessage(error))
   }
 }
 

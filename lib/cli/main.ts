@@ -8,6 +8,7 @@ import { backup } from './backup.js'
 import { restore } from './restore.js'
 import { types } from './types.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
+import { errorMessage } from '../thrown.js'
 
 const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore }
 
@@ -49,7 +50,7 @@ export async function main (argv: string[]): Promise<number> {
       err(`fastbase ${name}: ${error.message}\nRun "fastbase ${name} --help" for usage.`)
       return EXIT.usage
     }
-    err(`fastbase ${name}: ${(error as Error)?.message ?? String(error)}`)
+    err(`fastbase ${name}: ${errorMessage(error)}`)
     return EXIT.failed
   }
 }

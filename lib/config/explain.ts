@@ -3,7 +3,7 @@
 // unions explained by the variant that fits best, and "did you mean" for misspelt keys and values.
 import { Value } from '@sinclair/typebox/value'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import type { TSchema } from '@sinclair/typebox'
+import { KindGuard, type TSchema } from '@sinclair/typebox'
 import { DatabaseSettingsSchema, SqlValueSchema } from '../../schemas/config.js'
 import { formatPath } from './paths.js'
 import { isObject } from '../plain.js'
@@ -16,7 +16,7 @@ function pointerSegments (pointer: string, root: unknown): (string | number)[] {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~')
     const index = Array.isArray(node) && /^\d+$/.test(key) ? Number(key) : undefined
     segments.push(index ?? key)
-    node = isObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined
+    node = Array.isArray(node) ? (index === undefined ? undefined : node[index]) : isObject(node) ? node[key] : undefined
   }
   return segments
 }
@@ -70,7 +70,7 @@ function unknownKey (error: ValueError): Problem {
  * an extension's `name`, fewest errors) explains what is wrong inside it.
  */
 function * explainUnion (error: ValueError): Iterable<Problem> {
-  const variants = error.schema.anyOf as TSchema[]
+  const variants = KindGuard.IsUnion(error.schema) ? error.schema.anyOf : []
   const kindMatches = variants.map((variant, i) => ({ variant, errors: [...error.errors[i]] }))
     .filter(({ variant }) => fitsKind(variant, error.value))
   const candidates = kindMatches.filter(({ variant }) => sameDiscriminator(variant, error.value))
@@ -89,7 +89,7 @@ function * explainUnion (error: ValueError): Iterable<Problem> {
   }
   const discriminator = kindMatches.length > 0 ? discriminatorKey(kindMatches.map((m) => m.variant)) : undefined
   if (discriminator !== undefined) {
-    const allowed = variants.map((v) => literalOf(v.properties[discriminator] as TSchema))
+    const allowed = variants.map((v) => literalOf(KindGuard.IsObject(v) ? v.properties[discriminator] : v))
     yield { pointer: `${error.path}/${discriminator}`, message: `must be one of ${allowed.join(', ')}` }
     return
   }
@@ -99,7 +99,7 @@ function * explainUnion (error: ValueError): Iterable<Problem> {
 /** ` (did you mean "integer"?)` when a string is close to one of a union's string literals. */
 function typoHint (variants: TSchema[], value: unknown): string {
   if (typeof value !== 'string') return ''
-  const literals = variants.filter((v) => typeof v.const === 'string').map((v) => v.const as string)
+  const literals = variants.flatMap((v) => typeof v.const === 'string' ? [v.const] : [])
   const guess = suggest(value, literals)
   return guess === undefined ? '' : ` (did you mean ${JSON.stringify(guess)}?)`
 }
@@ -107,7 +107,7 @@ function typoHint (variants: TSchema[], value: unknown): string {
 /** Does the value have the JSON kind the schema accepts (for literals: is it that literal)? */
 function fitsKind (schema: TSchema, value: unknown): boolean {
   if ('const' in schema) return schema.const === value
-  if (Array.isArray(schema.anyOf)) return (schema.anyOf as TSchema[]).some((s) => fitsKind(s, value))
+  if (KindGuard.IsUnion(schema)) return schema.anyOf.some((s) => fitsKind(s, value))
   switch (schema.type) {
     case 'string': return typeof value === 'string'
     case 'number': return typeof value === 'number'
@@ -122,14 +122,14 @@ function fitsKind (schema: TSchema, value: unknown): boolean {
 
 /** False when an object variant's literal property (e.g. `name: 'auth'`) disagrees with the value. */
 function sameDiscriminator (schema: TSchema, value: unknown): boolean {
-  if (schema.type !== 'object' || !isObject(value) || schema.properties === undefined) return true
-  return Object.entries(schema.properties as Record<string, TSchema>)
+  if (!KindGuard.IsObject(schema) || !isObject(value)) return true
+  return Object.entries(schema.properties)
     .every(([key, property]) => !('const' in property) || !(key in value) || property.const === value[key])
 }
 
 function discriminatorKey (variants: TSchema[]): string | undefined {
   const [first, ...rest] = variants
-  const keys = Object.entries((first.properties ?? {}) as Record<string, TSchema>)
+  const keys = Object.entries(KindGuard.IsObject(first) ? first.properties : {})
     .filter(([, property]) => 'const' in property).map(([key]) => key)
   return keys.find((key) => rest.every((v) => v.properties?.[key] !== undefined && 'const' in v.properties[key]))
 }
@@ -144,7 +144,7 @@ function describeChoices (variants: TSchema[]): string {
   const kinds: string[] = []
   const collect = (schema: TSchema): void => {
     if ('const' in schema) literals.push(literalOf(schema))
-    else if (Array.isArray(schema.anyOf)) (schema.anyOf as TSchema[]).forEach(collect)
+    else if (KindGuard.IsUnion(schema)) schema.anyOf.forEach(collect)
     else {
       const kind = KIND_NAMES[String(schema.type)] ?? 'something else'
       if (!kinds.includes(kind)) kinds.push(kind)
@@ -171,7 +171,7 @@ const PATTERN_HINTS: Record<string, string> = {
 }
 
 function messageFor (error: ValueError): string {
-  const s = error.schema as Record<string, unknown>
+  const s: Record<string, unknown> = error.schema
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty: return 'is required'
     case ValueErrorType.String: return 'must be a string'

@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ConfigError } from '../errors.js'
+import { errorMessage } from '../thrown.js'
 
 const LOADERS: Record<string, (file: string) => Promise<unknown>> = {
   '.json': loadJson,
@@ -29,7 +30,7 @@ export async function loadConfigFile (path: string): Promise<unknown> {
   const info = await stat(file).catch(() => undefined)
   if (info === undefined || !info.isFile()) throw new ConfigError([`${file}: config file not found`])
   const exported = await loader(file)
-  return typeof exported === 'function' ? await (exported as () => unknown)() : exported
+  return typeof exported === 'function' ? await exported() : exported
 }
 
 async function loadJson (file: string): Promise<unknown> {
@@ -38,7 +39,7 @@ async function loadJson (file: string): Promise<unknown> {
   try {
     return JSON.parse(text)
   } catch (err) {
-    throw new ConfigError([`${file}: invalid JSON${describeJsonError(text) ?? `: ${(err as Error).message}`}`])
+    throw new ConfigError([`${file}: invalid JSON${describeJsonError(text) ?? `: ${errorMessage(err)}`}`])
   }
 }
 
@@ -111,7 +112,8 @@ function jsonErrorOffset (text: string): number | undefined {
 }
 
 async function loadModule (file: string): Promise<unknown> {
-  const module = await importOrExplain(file, async () => await import(pathToFileURL(file).href) as Record<string, unknown>)
+  // A module namespace: its exports by name (import() of a computed path is typed `any`).
+  const module: Record<string, unknown> = await importOrExplain(file, async () => await import(pathToFileURL(file).href))
   // A namespace object is exotic (null prototype, read-only); the config is plain data.
   return module.default ?? { ...module }
 }
@@ -129,6 +131,6 @@ async function importOrExplain<T> (file: string, load: () => Promise<T>): Promis
   try {
     return await load()
   } catch (err) {
-    throw new ConfigError([`${file}: could not be loaded: ${(err as Error)?.message ?? String(err)}`])
+    throw new ConfigError([`${file}: could not be loaded: ${errorMessage(err)}`])
   }
 }

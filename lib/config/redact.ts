@@ -9,7 +9,7 @@
 // both), and values of a shape the schema does not expect. Inside values that are shown, URLs keep
 // their scheme, host and path; a password in them hides the whole URL, query values and fragments
 // become REDACTED (API keys travel there).
-import { Kind, type TSchema } from '@sinclair/typebox'
+import { KindGuard, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { DatabaseSettingsSchema } from '../../schemas/config.js'
 import { isSecretPosition } from './secrets.js'
@@ -27,27 +27,20 @@ function shown (value: unknown, schema: TSchema | undefined, path: Segment[]): u
   // Nothing to hide in an unset value or a flag; an empty string says only that no secret is set.
   if (value === null || typeof value === 'boolean' || value === '') return value
   if (schema === undefined || isSecretPosition(path)) return REDACTED
-  switch (schema[Kind]) {
-    case 'Union': {
-      const member = (schema.anyOf as TSchema[]).find((candidate) => Value.Check(candidate, value))
-      return shown(value, member, path)
-    }
-    case 'Array':
-      return Array.isArray(value) ? value.map((item, i) => shown(item, schema.items as TSchema, [...path, i])) : REDACTED
-    case 'Object':
-      return isObject(value) ? entries(value, path, (key) => Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined) : REDACTED
-    case 'Record': {
-      const values = Object.values(schema.patternProperties as Record<string, TSchema>)[0]
-      return isObject(value) ? entries(value, path, () => values) : REDACTED
-    }
-    case 'Unknown':
-    case 'Any':
-      // The developer's own data in the config (SQL literals, parameter defaults): shown, with its URLs masked.
-      return developerData(value)
-    default:
-      if (Array.isArray(value) || typeof value === 'object') return REDACTED
-      return typeof value === 'string' ? maskedUrls(value) : value
+  if (KindGuard.IsUnion(schema)) return shown(value, schema.anyOf.find((candidate) => Value.Check(candidate, value)), path)
+  if (KindGuard.IsArray(schema)) return Array.isArray(value) ? value.map((item, i) => shown(item, schema.items, [...path, i])) : REDACTED
+  if (KindGuard.IsObject(schema)) {
+    const { properties } = schema
+    return isObject(value) ? entries(value, path, (key) => Object.hasOwn(properties, key) ? properties[key] : undefined) : REDACTED
   }
+  if (KindGuard.IsRecord(schema)) {
+    const values = Object.values(schema.patternProperties)[0]
+    return isObject(value) ? entries(value, path, () => values) : REDACTED
+  }
+  // The developer's own data in the config (SQL literals, parameter defaults): shown, with its URLs masked.
+  if (KindGuard.IsUnknown(schema) || KindGuard.IsAny(schema)) return developerData(value)
+  if (Array.isArray(value) || typeof value === 'object') return REDACTED
+  return typeof value === 'string' ? maskedUrls(value) : value
 }
 
 function isObject (value: unknown): value is Record<string, unknown> {

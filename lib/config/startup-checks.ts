@@ -16,6 +16,7 @@ import { internalTablesFor } from '../internal/tables.js'
 import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../auth/request-origin.js'
 import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens.js'
 import { RemoteKeySets } from '../auth/key-sets.js'
+import { errorMessage } from '../thrown.js'
 
 export interface StartupCheck {
   /** Every problem, one line each (`path: message`); none = the start goes on to the database. */
@@ -67,8 +68,8 @@ async function issuerProblems (config: DatabaseSettings, warnings: string[]): Pr
   if (!config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth'))) return []
   const options = { ownIssuer: ownIssuerOf(config), keySets: new RemoteKeySets(), warn: (message: string) => { warnings.push(message) } }
   const problems: string[] = []
-  for (const entry of providerEntries(config as { authProviders?: unknown, jwtAllowedIssuers?: unknown })) {
-    await IdTokenVerifier.create([entry], options).catch((error: unknown) => { problems.push((error as Error).message) })
+  for (const entry of providerEntries(config)) {
+    await IdTokenVerifier.create([entry], options).catch((error: unknown) => { problems.push(errorMessage(error)) })
   }
   return problems
 }
@@ -79,6 +80,6 @@ function schemaProblems (config: DatabaseSettings, dialect: DialectName): string
     planMigrations(undefined, { tables: [...internalTablesFor(config, dialect), ...config.tables] }, dialect)
     return []
   } catch (error) {
-    return [`tables: the ${dialectFor(dialect).label} schema cannot be created: ${(error as Error).message}`]
+    return [`tables: the ${dialectFor(dialect).label} schema cannot be created: ${errorMessage(error)}`]
   }
 }

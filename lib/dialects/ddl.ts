@@ -295,8 +295,8 @@ function triggerStatements (table: TableData, trigger: TableTrigger, syntax: Ddl
   return syntax.trigger({
     name: quote(triggerName(table.name, trigger)),
     table: quote(table.name),
-    seq: (trigger.seq ?? 'BEFORE') as TriggerParts['seq'],
-    event: trigger.event as TriggerParts['event'],
+    seq: trigger.seq ?? 'BEFORE',
+    event: trigger.event,
     updateOf,
     when: trigger.when === undefined ? undefined : renderSqlValue(trigger.when, syntax),
     body

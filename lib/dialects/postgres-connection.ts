@@ -8,6 +8,7 @@ import { memoize } from '../memo.js'
 import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
 import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { errorCode, errorMessage } from '../thrown.js'
 
 const PG_INT8 = 20
 const PG_NUMERIC = 1700
@@ -19,9 +20,10 @@ const toNumber = (value: string): number => Number(value)
 type Parser = (value: string) => unknown
 // pg is loaded with the first PostgreSQL connection: SQLite deployments never load it.
 let pgModule: typeof Pg | undefined
-const loadPg = (): typeof Pg => (pgModule ??= createRequire(import.meta.url)('pg') as typeof Pg)
-// pg's own parsers, looked up by plain oid (pg's typings only accept its enum of names).
-const builtinParser = (oid: number, format?: string): Parser => (loadPg().types.getTypeParser as (oid: number, format?: string) => Parser)(oid, format)
+const loadPg = (): typeof Pg => (pgModule ??= createRequire(import.meta.url)('pg'))
+type ParserFormat = Parameters<typeof Pg.types.getTypeParser>[1]
+// pg's own parsers (typed `any` by pg-types: each oid's parser gives its own type).
+const builtinParser = (oid: number, format?: ParserFormat): Parser => loadPg().types.getTypeParser(oid, format)
 
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
@@ -37,7 +39,7 @@ const pgTypes: Knex.PgCustomTypesConfig = {
         return (value) => parseTextArray(value).map((v) => (v === null ? null : Number(v)))
       }
     }
-    return builtinParser(oid, format)
+    return builtinParser(oid, format === 'binary' ? 'binary' : 'text')
   }
 }
 
@@ -116,12 +118,13 @@ const preparedCounts = new WeakMap<object, number>()
 const statementName = memoize(2000, (text: string) => `fb_${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`)
 
 function isStalePlan (err: unknown): boolean {
-  return (err as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((err as Error).message)
+  return errorCode(err) === '0A000' && /cached plan must not change result type/.test(errorMessage(err))
 }
 
 /** On a pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
 async function runPooled (knex: Knex, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
-  const client = knex.client as { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void }
+  // Knex types its client `any`: these are the two pool methods used here.
+  const client: { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void } = knex.client
   const connection = await client.acquireConnection()
   try {
     if (unnamed) return (await connection.query({ text, values })).rows

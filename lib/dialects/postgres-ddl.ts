@@ -29,7 +29,7 @@ function columnType (field: TableField): string {
   if (field.type === 'bool') return 'boolean'
   if (field.type === 'json') return 'jsonb'
   if (field.type === 'date') return 'timestamptz'
-  return SQL_TYPES[field.sqlType as SqlType] ?? 'text'
+  return SQL_TYPES[field.sqlType] ?? 'text'
 }
 
 /** A foreign key column takes the type of the column it references (PostgreSQL requires comparable types). */

@@ -5,6 +5,8 @@ import { postgresDdl } from './postgres-ddl.js'
 import { postgresSearch } from './postgres-fts.js'
 import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint, jsonPairArguments } from './common.js'
+import { errorCode } from '../thrown.js'
+import { isObject } from '../plain.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
@@ -16,6 +18,15 @@ const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
 // and the type errors a caller's expression can produce (mismatched or uncastable types, unknown
 // operator for these types, aggregate misuse). Other class-42 errors mean fastbase built bad SQL: a 500.
 const BAD_INPUT_TYPE_ERRORS = new Set(['42883', '42804', '42803', '42P10', '42846', '42725', '42P18', '42P08'])
+
+/** pg's error fields (code, message, detail, column, constraint), each unknown until checked. */
+function fieldsOf (error: unknown): Record<string, unknown> {
+  return isObject(error) ? error : {}
+}
+
+function textOf (value: unknown): string {
+  return typeof value === 'string' ? value : ''
+}
 
 /** A text[] literal for `#>` paths, bound as one value. */
 function pathArray (path: (string | number)[]): string {
@@ -81,7 +92,10 @@ export const postgres: Dialect = {
   rowEstimate: {
     explain: (sql) => `EXPLAIN (FORMAT JSON) ${sql}`,
     rows: (result) => {
-      const plan = (result[0]?.['QUERY PLAN'] as Array<{ Plan?: { 'Plan Rows'?: unknown } }> | undefined)?.[0]?.Plan?.['Plan Rows']
+      // One JSON document: [{ Plan: { 'Plan Rows': n, ... } }].
+      const plans = result[0]?.['QUERY PLAN']
+      const [explained]: unknown[] = Array.isArray(plans) ? plans : []
+      const plan = isObject(explained) && isObject(explained.Plan) ? explained.Plan['Plan Rows'] : undefined
       return typeof plan === 'number' ? Math.round(plan) : 0
     }
   },
@@ -135,26 +149,26 @@ export const postgres: Dialect = {
   decode,
   rawRows: (result) => (result as { rows?: Record<string, unknown>[] }).rows ?? [],
   constraintViolation (error, table) {
-    const e = error as { code?: unknown, column?: string, detail?: string, constraint?: string, message?: string }
-    const kind = typeof e?.code === 'string' ? CONSTRAINT_CODES[e.code] : undefined
+    const e = fieldsOf(error)
+    const kind = typeof e.code === 'string' ? CONSTRAINT_CODES[e.code] : undefined
     if (kind === undefined) return undefined
-    if (kind === 'trigger') return { kind, message: driverMessage(e.message ?? '') }
-    const fromDetail = /Key \(([^)]+)\)=/.exec(e.detail ?? '')?.[1]
-    const fromConstraint = columnOfConstraint(e.constraint, table)
+    if (kind === 'trigger') return { kind, message: driverMessage(textOf(e.message)) }
+    const fromDetail = /Key \(([^)]+)\)=/.exec(textOf(e.detail))?.[1]
+    const fromConstraint = columnOfConstraint(typeof e.constraint === 'string' ? e.constraint : undefined, table)
     const candidates = [e.column, fromDetail, fromConstraint].filter((c): c is string => typeof c === 'string')
-    const column = candidates.find((c) => table.fields.some((f) => f.name === c)) ?? columnFromMessage(e.message ?? '', table)
+    const column = candidates.find((c) => table.fields.some((f) => f.name === c)) ?? columnFromMessage(textOf(e.message), table)
     return { kind, column }
   },
   isBusy (error) {
-    return (error as { code?: unknown })?.code === '55P03'
+    return errorCode(error) === '55P03'
   },
   isTimeout (error) {
     // query_canceled: by statement_timeout, the only canceller fastbase sets.
-    return (error as { code?: unknown })?.code === '57014'
+    return errorCode(error) === '57014'
   },
   badInput (error) {
-    const e = error as { code?: unknown, message?: string }
-    const bad = typeof e?.code === 'string' && (e.code.startsWith('22') || BAD_INPUT_TYPE_ERRORS.has(e.code))
-    return bad ? driverMessage(e.message ?? '') : undefined
+    const e = fieldsOf(error)
+    const bad = typeof e.code === 'string' && (e.code.startsWith('22') || BAD_INPUT_TYPE_ERRORS.has(e.code))
+    return bad ? driverMessage(textOf(e.message)) : undefined
   }
 }

@@ -41,7 +41,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     pool: {
       min: 1,
       max: 1,
-      afterCreate (db: SqliteDatabase, done: (err: Error | null, db: SqliteDatabase) => void) {
+      afterCreate (db: SqliteDatabase, done: (err: unknown, db: SqliteDatabase) => void) {
         try {
           db.pragma('journal_mode = WAL')
           db.pragma('synchronous = NORMAL')
@@ -52,12 +52,13 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
           writerDb = db
           done(null, db)
         } catch (err) {
-          done(err as Error, db)
+          done(err, db)
         }
       }
     }
   })
-  const pool = knex.client.pool as { numUsed: () => number, numPendingAcquires: () => number } | undefined
+  // Knex types its client `any`: tarn's pool, of which two counters are read.
+  const pool: { numUsed: () => number, numPendingAcquires: () => number } | undefined = knex.client.pool
   /**
    * The writer connection, right now, when Knex is not using it (no transaction open, nobody
    * queued). Safe because better-sqlite3 runs a statement synchronously: nothing can start in between.
@@ -65,8 +66,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   const idleWriter = (): SqliteDatabase | undefined =>
     writerDb === undefined || writerDb.inTransaction || pool === undefined || pool.numUsed() > 0 || pool.numPendingAcquires() > 0 ? undefined : writerDb
   const runOn = (db: SqliteDatabase, sql: string, bindings: readonly unknown[]): Row[] => {
-    const statement = db.prepare(sql)
-    if (statement.reader) return statement.all(...bindings) as Row[]
+    const statement = db.prepare<unknown[], Row>(sql)
+    if (statement.reader) return statement.all(...bindings)
     statement.run(...bindings)
     return []
   }
@@ -81,7 +82,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     read (statement, bindings) {
       if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
       const db = reader?.() ?? idleWriter()
-      return db === undefined ? undefined : db.prepare(statement.native).all(...bindings) as Row[]
+      return db === undefined ? undefined : db.prepare<unknown[], Row>(statement.native).all(...bindings)
     },
     write (sql, bindings) {
       const db = idleWriter()

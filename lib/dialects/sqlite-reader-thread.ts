@@ -4,10 +4,12 @@
 // The thread runs the source of `readerThread` (eval), not this module: a thread loading a module
 // would first load whatever module hooks the process runs under (a TypeScript loader in tests,
 // seconds per thread), and it needs nothing but the driver. So the function stands alone: no
-// imports, no closure; what it needs comes in `workerData`.
+// imports (but types), no closure; what it needs comes in `workerData`.
+import type { MessagePort } from 'node:worker_threads'
+import type { Row } from './connection.js'
 
 export interface ReaderJob { id: number, sql: string, bindings: unknown[] }
-export type ReaderAnswer = { id: number, rows: unknown[] } | { id: number, error: { message: string, code?: string } }
+export type ReaderAnswer = { id: number, rows: Row[] } | { id: number, error: { message: string, code?: string } }
 export interface ReaderData {
   /** Absolute path of better-sqlite3's entry point. */
   driver: string
@@ -20,32 +22,36 @@ export interface ReaderData {
 
 export function readerThread (): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads')
-  const data = workerData as ReaderData
-  const Database = require(data.driver) as typeof import('better-sqlite3')
+  // require() gives `any`: on a thread started by ReaderPool, parentPort is set and workerData is its ReaderData.
+  const { parentPort, workerData: data }: { parentPort: MessagePort, workerData: ReaderData } = require('node:worker_threads')
+  const Database: typeof import('better-sqlite3') = require(data.driver)
   const db = new Database(data.filename, { readonly: true, fileMustExist: true })
   db.pragma(`busy_timeout = ${data.busyTimeout}`)
-  type Prepared = { all: (...bindings: unknown[]) => unknown[] }
+  type Prepared = { all: (...bindings: unknown[]) => Row[] }
   const cache = new Map<string, Prepared>()
   const prepared = (sql: string): Prepared => {
     const kept = cache.get(sql)
     if (kept !== undefined) return kept
-    const statement = db.prepare<unknown[]>(sql)
+    const statement = db.prepare<unknown[], Row>(sql)
     if (sql.length > data.maxPreparedText) return statement
-    if (cache.size >= data.cacheSize) cache.delete(cache.keys().next().value as string)
+    if (cache.size >= data.cacheSize) {
+      const oldest = cache.keys().next()
+      if (oldest.done !== true) cache.delete(oldest.value)
+    }
     cache.set(sql, statement)
     return statement
   }
   // Buffers arrive as plain Uint8Arrays (structured clone); better-sqlite3 binds only Buffers.
   const bindable = (value: unknown): unknown => value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value
-  parentPort!.on('message', (job: ReaderJob) => {
+  parentPort.on('message', (job: ReaderJob) => {
     let answer: ReaderAnswer
     try {
       answer = { id: job.id, rows: prepared(job.sql).all(...job.bindings.map(bindable)) }
     } catch (error) {
-      const e = error as { message?: string, code?: string }
-      answer = { id: job.id, error: { message: String(e?.message ?? error), code: typeof e?.code === 'string' ? e.code : undefined } }
+      const e = typeof error === 'object' && error !== null ? error : {}
+      const message = 'message' in e ? e.message : undefined
+      answer = { id: job.id, error: { message: String(message ?? error), code: 'code' in e && typeof e.code === 'string' ? e.code : undefined } }
     }
-    parentPort!.postMessage(answer)
+    parentPort.postMessage(answer)
   })
 }

@@ -93,7 +93,7 @@ export class ReaderPool {
       if (pending === undefined || pending.job.id !== answer.id) return
       reader.running = undefined
       if ('error' in answer) this.fail(pending, codedError(answer.error.code, answer.error.message))
-      else this.succeed(pending, answer.rows as Row[])
+      else this.succeed(pending, answer.rows)
       this.dispatch()
     })
     worker.on('error', (error) => this.lose(reader, error))

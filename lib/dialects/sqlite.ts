@@ -6,6 +6,7 @@ import { sqliteSearch } from './sqlite-fts.js'
 import { READ_TIMEOUT, READERS_BUSY } from './sqlite-readers.js'
 import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, jsonPairArguments } from './common.js'
+import { errorCode, errorMessage } from '../thrown.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   SQLITE_CONSTRAINT_UNIQUE: 'unique',
@@ -120,20 +121,20 @@ export const sqlite: Dialect = {
   decode,
   rawRows: (result) => (Array.isArray(result) ? result : []),
   constraintViolation (error, table) {
-    const code = (error as { code?: unknown })?.code
+    const code = errorCode(error)
     const kind = typeof code === 'string' ? CONSTRAINT_CODES[code] : undefined
     if (kind === undefined) return undefined
-    const message = String((error as Error).message)
+    const message = errorMessage(error)
     return kind === 'trigger' ? { kind, message: driverMessage(message) } : { kind, column: columnFromMessage(message, table) }
   },
   isBusy (error) {
-    const code = (error as { code?: unknown })?.code
+    const code = errorCode(error)
     return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === READERS_BUSY)
   },
   // Only reads on reader threads have a timeout (lib/dialects/sqlite-readers.ts): the others are bounded by what requests may ask.
-  isTimeout: (error) => (error as { code?: unknown })?.code === READ_TIMEOUT,
+  isTimeout: (error) => errorCode(error) === READ_TIMEOUT,
   badInput (error) {
-    const message = (error as Error)?.message ?? ''
+    const message = errorMessage(error)
     return /malformed JSON|datatype mismatch|bad JSON path|integer overflow|JSON cannot hold BLOB/i.test(message) ? driverMessage(message) : undefined
   }
 }

@@ -28,7 +28,7 @@ const TAG_TEXT: Record<string, string> = {
 
 /** `op` as its route declared it: `declared` applied over what swagger derived. */
 function applyDeclared (op: Json, declared: OperationDocument, b: DocumentComponents): void {
-  const parameters = (op.parameters ?? []) as Json[]
+  const parameters: Json[] = op.parameters ?? []
   for (const param of parameters) if (param.name === '*' && declared.wildcard !== undefined) param.name = declared.wildcard
   for (const [name, patch] of Object.entries(declared.parameters ?? {})) {
     const derived = parameters.find((p) => p.name === name)
@@ -40,8 +40,9 @@ function applyDeclared (op: Json, declared: OperationDocument, b: DocumentCompon
   if (shared !== undefined) {
     op.parameters = parameters.map((p) => {
       if (p.in !== 'query') return p
-      b.parameters[`${shared}.${p.name as string}`] ??= p
-      return { $ref: `#/components/parameters/${shared}.${p.name as string}` }
+      const name: string = p.name
+      b.parameters[`${shared}.${name}`] ??= p
+      return { $ref: `#/components/parameters/${shared}.${name}` }
     })
   }
   if (declared.requestBody !== undefined) op.requestBody = declared.requestBody
@@ -55,23 +56,25 @@ function applyDeclared (op: Json, declared: OperationDocument, b: DocumentCompon
   op.responses = responses
 }
 
-/** Finishes the document @fastify/swagger built (in place) and returns it. */
-export function finishDocument (doc: Json, source: DocumentSource): Json {
+/** Finishes the document @fastify/swagger built (in place) and returns it, typed as it came. */
+export function finishDocument<D extends Json> (document: D, source: DocumentSource): D {
+  const doc: Json = document
   const { prefix, config, components: b } = source
   const paths: Json = {}
-  for (const [path, item] of Object.entries(doc.paths ?? {}) as Array<[string, Json]>) {
+  for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     let named = path
     for (const method of METHODS) {
-      const op = item[method] as Json | undefined
+      const op: Json | undefined = item[method]
       if (op === undefined) continue
-      const declared = op['x-document'] as OperationDocument | undefined
+      // What the route declared in its schema's `x-document` (schemas/openapi/operation.ts).
+      const declared: OperationDocument | undefined = op['x-document']
       delete op['x-document']
       if (declared !== undefined) {
         applyDeclared(op, declared, b)
         if (declared.wildcard !== undefined) named = path.replace('{*}', `{${declared.wildcard}}`)
       }
       op.description ??= op.summary
-      for (const [code, response] of Object.entries(op.responses ?? {}) as Array<[string, Json]>) {
+      for (const [code, response] of Object.entries<Json>(op.responses ?? {})) {
         if (response.description === 'Default Response') response.description = code.startsWith('2') ? 'Success' : `Status ${code}`
       }
     }
@@ -79,7 +82,7 @@ export function finishDocument (doc: Json, source: DocumentSource): Json {
   }
   doc.paths = paths
   const tags = new Set<string>()
-  for (const item of Object.values(paths) as Json[]) for (const m of METHODS) for (const tag of item[m]?.tags ?? []) tags.add(tag as string)
+  for (const item of Object.values<Json>(paths)) for (const m of METHODS) for (const tag of item[m]?.tags ?? []) tags.add(tag)
   doc.tags = [...tags].map((name) => {
     const table = b.views.get(name)
     const accounts = name.endsWith(' auth') ? b.views.get(name.slice(0, -5)) : undefined
@@ -98,5 +101,5 @@ export function finishDocument (doc: Json, source: DocumentSource): Json {
   }
   doc.servers = [{ url: '/', description: `This server (paths carry the API prefix ${prefix})` }]
   doc.components = { ...(doc.components ?? {}), schemas: { ...(doc.components?.schemas ?? {}), ...b.schemas }, responses: { ...(doc.components?.responses ?? {}), ...b.responses }, parameters: { ...(doc.components?.parameters ?? {}), ...b.parameters } }
-  return doc
+  return document
 }

@@ -60,8 +60,12 @@ export const SQL_BASE: Record<SqlType, SqlBase> = {
 
 
 /** Unknown types and sqlTypes were reported by the schema check; the cross checks skip them. */
-export const isFieldType = (type: unknown): type is FieldType => (FIELD_TYPES as readonly unknown[]).includes(type)
+export const isFieldType = (type: unknown): type is FieldType => FIELD_TYPES.some((t) => t === type)
 
 export function sqlBase (sqlType: unknown): SqlBase | undefined {
-  return typeof sqlType === 'string' && Object.hasOwn(SQL_BASE, sqlType) ? SQL_BASE[sqlType as SqlType] : undefined
+  return isSqlType(sqlType) ? SQL_BASE[sqlType] : undefined
+}
+
+function isSqlType (sqlType: unknown): sqlType is SqlType {
+  return typeof sqlType === 'string' && Object.hasOwn(SQL_BASE, sqlType)
 }

@@ -21,7 +21,7 @@ export function checkTypes (c: DatabaseSettings): string[] {
       // An unknown type was already reported by the schema check.
       if (base === undefined || !isFieldType(field.type)) continue
       const allowed = TYPES_FOR_BASE[base]
-      if (!(allowed as readonly string[]).includes(field.type)) {
+      if (!allowed.some((type) => type === field.type)) {
         problems.push(`${path}.type: "${field.type}" is not allowed with sqlType "${field.sqlType}" (allowed: ${allowed.join(', ')})`)
       }
     }

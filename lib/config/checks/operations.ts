@@ -4,6 +4,7 @@
 import { Cron } from 'croner'
 import { isObject } from '../../plain.js'
 import type { Check } from './common.js'
+import { errorMessage } from '../../thrown.js'
 
 export const MIN_METRICS_TOKEN = 16
 
@@ -29,6 +30,6 @@ export function cronProblem (pattern: string): string | undefined {
     new Cron(pattern, { paused: true }).stop()
     return undefined
   } catch (err) {
-    return `not a cron expression croner accepts (${(err as Error).message}); e.g. "0 3 * * *" for 03:00 every day`
+    return `not a cron expression croner accepts (${errorMessage(err)}); e.g. "0 3 * * *" for 03:00 every day`
   }
 }

@@ -89,7 +89,7 @@ export function checkColumnRefs (c: DatabaseSettings): string[] {
       if (typeof index.fields === 'string') for (const entry of index.fields.split(',')) check(entry, `${path}.fields`)
       else if (Array.isArray(index.fields)) index.fields.forEach((entry, i) => { check(entry, `${path}.fields[${i}]`) })
     }
-    const fts = t.item.fullTextSearch as { fields?: unknown } | undefined
+    const fts: unknown = t.item.fullTextSearch
     if (isObject(fts) && Array.isArray(fts.fields)) {
       fts.fields.forEach((entry, i) => { check(entry, `${t.path}.fullTextSearch.fields[${i}]`) })
     }
@@ -108,13 +108,13 @@ export function checkColumnRefs (c: DatabaseSettings): string[] {
 export function checkFullTextSearch (c: DatabaseSettings): string[] {
   const problems: string[] = []
   for (const t of tablesOf(c).filter(hasFieldList)) {
-    const fts = t.item.fullTextSearch as Record<string, unknown> | undefined
+    const fts: unknown = t.item.fullTextSearch
     if (!isObject(fts)) continue
     const path = `${t.path}.fullTextSearch`
     const fields = new Map(fieldsOf(t).map((f) => [f.item.name, f.item]))
     const names = Array.isArray(fts.fields) ? fts.fields : []
     names.forEach((name, i) => {
-      const field = fields.get(name as string)
+      const field = typeof name === 'string' ? fields.get(name) : undefined
       if (field !== undefined && (sqlBase(field.sqlType) !== 'text' || field.type === 'json' || field.type === 'date')) {
         problems.push(`${path}.fields[${i}]: "${field.name}" is not a text field (type ${field.type}, sqlType ${field.sqlType})`)
       }
