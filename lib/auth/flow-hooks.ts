@@ -26,7 +26,7 @@ export async function hookedInsert (services: SessionServices, at: AuthTable, tr
   if (hooks === undefined) return encoded(services, at, values)
   return await hooked(services, at, trx, flow, 'beforeInsert', values, async (base, shown) => {
     const event: BeforeInsertEvent<Row, unknown> = { ...base, values: shown }
-    for (const hook of hooks) await (hook as (e: BeforeInsertEvent<Row, unknown>) => unknown)(event)
+    for (const hook of hooks) await hook(event)
     return event.values
   })
 }
@@ -37,7 +37,7 @@ export async function hookedUpdate (services: SessionServices, at: AuthTable, tr
   if (hooks === undefined) return encoded(services, at, values)
   return await hooked(services, at, trx, flow, 'beforeUpdate', values, async (base, shown) => {
     const event: BeforeUpdateEvent<Row, unknown> = { ...base, values: shown, set: Object.freeze({}), where: uidWhere(at, uid) }
-    for (const hook of hooks) await (hook as (e: BeforeUpdateEvent<Row, unknown>) => unknown)(event)
+    for (const hook of hooks) await hook(event)
     return event.values
   })
 }
