@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
-import { planCacheSize } from '../lib/crud/plan-cache.js'
+import { planCacheCounts, planCacheSize } from '../lib/crud/plan-cache.js'
 
 const config: DatabaseSettings = {
   jwtSecret: 'write-plans-secret',
@@ -55,9 +55,13 @@ forEachDialect(t, 'inserts and edits from plans', async (t, dialect) => {
   const first = await insert('alice', { owner: 'alice', title: 'a', stars: 1 })
   t.equal(first.statusCode, 200, first.body)
   const shapes = planCacheSize().shapes
+  const misses = planCacheCounts.misses
   const second = await insert('bob', { owner: 'bob', title: 'b', stars: 2 })
   t.equal(second.statusCode, 200, second.body)
   t.equal(planCacheSize().shapes, shapes, 'a second caller of the same class reuses the plan')
+  // `auth.uid != null` reads only whether there is a uid: every signed-in user is one class, so
+  // a second user compiles nothing (each user a class of their own would rebuild plans all the time).
+  t.equal(planCacheCounts.misses, misses, "the second user's insert and its checks are answered from the cache")
   t.match(second.json()[0], { owner: 'bob', title: 'b', stars: 2 })
   t.not(second.json()[0].id, first.json()[0].id, 'each row gets its own uid')
 

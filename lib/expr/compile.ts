@@ -140,6 +140,8 @@ const isText = (value: Literal): value is string => typeof value === 'string'
 const isTextOrNull = (value: Literal): value is string | null => value === null || typeof value === 'string'
 const isKey = (value: Literal): value is string | number => typeof value === 'string' || typeof value === 'number'
 
+const isNullConstant = (node: Lit): boolean => node.value === null && node.source === undefined
+
 /** A literal's value where the value decides the SQL text: a global read this way is folded. */
 function constant<V extends Literal> (node: Lit<V>, trace: Trace | undefined): V {
   if (node.source !== undefined) trace?.fold(node.source)
@@ -243,7 +245,13 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   const right = compile(expr.right, scope)
   if (expr.op === '->' || expr.op === '->>') return jsonExtract(left, right, expr.op === '->>', expr.pos, scope)
   if (expr.op === '&' || expr.op === '|') return logical(expr.op, left, right, scope.trace)
-  if (left.kind === 'lit' && right.kind === 'lit') return fold(expr.op, constant(left, scope.trace), constant(right, scope.trace), expr.pos)
+  if (left.kind === 'lit' && right.kind === 'lit') {
+    // Beside a null constant only the other side's null-ness can decide (`auth.uid != null`), and the
+    // class of its read already holds that: folding its value would give every user a class (and a
+    // plan) of their own.
+    if (isNullConstant(left) || isNullConstant(right)) return fold(expr.op, left.value, right.value, expr.pos)
+    return fold(expr.op, constant(left, scope.trace), constant(right, scope.trace), expr.pos)
+  }
   return comparison(expr.op, numericJson(left, right, scope), numericJson(right, left, scope), scope, expr.pos)
 }
 
