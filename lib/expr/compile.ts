@@ -248,7 +248,7 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   if (left.kind === 'lit' && right.kind === 'lit') {
     // Beside a null constant only the other side's null-ness can decide (`auth.uid != null`), and the
     // class of its read already holds that: folding its value would give every user a class (and a
-    // plan) of their own.
+    // plan) of their own (decision D76).
     if (isNullConstant(left) || isNullConstant(right)) return fold(expr.op, left.value, right.value, expr.pos)
     return fold(expr.op, constant(left, scope.trace), constant(right, scope.trace), expr.pos)
   }
