@@ -6,6 +6,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { errors } from './errors.js'
 import { MAX_FIELD_NAME_DEPTH } from './limits.js'
+import { isObject } from './plain.js'
 
 type Row = Record<string, unknown>
 
@@ -38,11 +39,6 @@ export function setFormField (body: Row, name: string, value: unknown): void {
   else if (Array.isArray(given)) given.push(value)
   else if (typeof given === 'object' && given !== null) throw errors.badRequest(`Form field "${name}" conflicts with a nested field`)
   else node[last] = [given, value]
-}
-
-/** An object a form field's path may go through (not an array, not a value). */
-function isObject (value: unknown): value is Row {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 /** Form text converted to the types the body schema asks for (`views=7` -> 7, `published=true` -> true). */

@@ -9,6 +9,7 @@
 import type { JWK, JWTPayload, JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
 import { FastbaseError, errors } from '../errors.js'
+import { errorMessage } from '../thrown.js'
 import type { ExternalIdentity } from './external-users.js'
 import { OAUTH_PRESETS } from './oauth-providers.js'
 
@@ -230,7 +231,7 @@ async function staticKey (secret: string | Record<string, unknown>, algorithm: s
     if (jwk === undefined || jwk.kty === 'oct' || jwk.d !== undefined) throw new Error('only a public key is accepted (a symmetric or private JWK is not)')
     return { key: await importJWK(jwk, alg), algorithms: [alg] }
   } catch (error) {
-    throw new Error(`${path}.secret: ${error instanceof Error ? error.message : String(error)}`)
+    throw new Error(`${path}.secret: ${errorMessage(error)}`)
   }
 }
 

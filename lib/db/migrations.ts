@@ -19,6 +19,7 @@ import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
 import type { DialectName } from '../dialects/types.js'
 import { errors } from '../errors.js'
+import { errorMessage } from '../thrown.js'
 import { planMigrations, type Plan, type Step } from './migration-plan.js'
 import { applyEffects, isInternalTable, schemaOf, withSearchFormat } from './schema-model.js'
 
@@ -372,7 +373,7 @@ async function runStep (trx: Knex.Transaction, name: string, step: Step): Promis
       }
     }
   } catch (err) {
-    throw errors.migrationFailed(name, err instanceof Error ? err.message : String(err))
+    throw errors.migrationFailed(name, errorMessage(err))
   }
 }
 
