@@ -10,7 +10,8 @@ import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
 import { compile, parse, type Scope } from '../lib/expr/index.js'
 import { validateConfig } from '../lib/config/validate.js'
-import type { SearchRank } from '../lib/search/fts.js'
+import { searchIndexOf, type SearchRank } from '../lib/search/fts.js'
+import { sqliteSearch } from '../lib/dialects/sqlite-fts.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
 const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlType: 'text', ...extra }) as const
@@ -311,6 +312,23 @@ t.test('compiled SQL per dialect', async (t) => {
       'FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ? AND "fts5_notes_idx".rowid >= (SELECT min("fb_row") FROM "fb_c") AND "fts5_notes_idx".rowid <= (SELECT max("fb_row") FROM "fb_c") AND +"fts5_notes_idx".rowid IN (SELECT "fb_row" FROM "fb_c")',
     bindings: ['me', '{title body} : (("Hello" AND "wor"*))']
   }, 'scores: the hits in the fields searched, of the first candidates only')
+  const driven = sqliteSearch.drive(lite.ranks[0].index, '"notes"', undefined, lite.ranks[0].query)
+  t.same(driven, {
+    sql: '(SELECT rowid AS "fb_match" FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH ?) AS "fb_match" CROSS JOIN "notes" ON "notes".rowid = "fb_match"."fb_match"',
+    bindings: ['("Hello" AND "wor"*)']
+  }, 'drive: the matches in rowid order, the index\'s columns out of scope, each joined to its row')
+  t.match(sqliteSearch.scores(lite.ranks[0].index, '"notes"', undefined, lite.ranks[0].query, { where: { sql: 'unused', bindings: [] }, order: '"notes"."id"', limit: 1000, rest: { sql: '"notes"."owner" = ?', bindings: ['me'] } }), {
+    sql: /^WITH "fb_c" AS MATERIALIZED \(SELECT "notes".rowid AS "fb_row" FROM \(SELECT rowid AS "fb_match" FROM "fts5_notes_idx" WHERE "fts5_notes_idx" MATCH \?\) AS "fb_match" CROSS JOIN "notes" ON "notes".rowid = "fb_match"."fb_match" WHERE "notes"."owner" = \? ORDER BY "fb_match"."fb_match" LIMIT 1000\) SELECT /,
+    bindings: ['("Hello" AND "wor"*)', 'me', '("Hello" AND "wor"*)']
+  }, 'scores with `rest`: the candidates are the first matches in rowid order that `rest` admits (decision D77)')
+  const rowidIs = (fields: TableData['fields'], contentRowid?: string) => searchIndexOf({ name: 't', fields, fullTextSearch: { fields: ['body'], content_rowid: contentRowid } })?.rowidIsKey
+  const body = text('body')
+  t.equal(rowidIs([id, body]), true, 'the table\'s own rowid')
+  t.equal(rowidIs([{ name: 'n', type: 'integer', sqlType: 'integer', primary: true }, body], 'n'), true, 'an INTEGER PRIMARY KEY: the rowid\'s alias')
+  t.equal(rowidIs([id, { name: 'n', type: 'integer', sqlType: 'integer', unique: true }, body], 'n'), false, 'an integer column that is not the key')
+  t.equal(rowidIs([{ name: 'n', type: 'integer', sqlType: 'int', primary: true }, body], 'n'), false, 'an INT key is not the rowid\'s alias (only INTEGER is)')
+  t.equal(rowidIs([id, { name: 'rowid', type: 'integer', sqlType: 'integer' }, body]), false, 'a column named rowid hides the rowid')
+  t.equal(sqliteSearch.drive({ ...lite.ranks[0].index, rowidIsKey: false }, '"notes"', undefined, lite.ranks[0].query), undefined, 'no drive without a one-seek row id')
   t.match(sql(sqlite, 'title @@ auth.q').compiled, { bindings: ['{title} : (("from" AND "auth"))'] }, 'a global is folded into the query')
   t.match(sql(sqlite, 'notes @@ \'x\'', false).compiled, { bindings: ['{title body} : ("x")'] }, 'a caller who cannot see `secret` does not search it')
 

@@ -4,7 +4,7 @@ import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
-import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type CrudContext } from './context.js'
+import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -45,7 +45,12 @@ interface PlanBase {
    * instead of reusing one generic plan (decision D71).
    */
   searches: boolean
+  /** Its condition requires a search whose index can drive its statements: they read the matches from it. */
+  driven?: Driven
 }
+
+/** The index's matching rows joined to the table (Dialect#search.drive), and what else the condition asks of them. */
+interface Driven { from: Fragment, rest: Fragment | true }
 
 /** A plan whose condition may match rows: the one its queries are built from. */
 type MatchingPlan = PlanBase & { condition: Fragment | true }
@@ -57,7 +62,9 @@ const RANKED = '"fb_rank"'
 
 function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const ranks: SearchRank[] = []
-  const condition = ruleFirst(ruleCondition(ctx, 'listRule'), whereOf(ctx, params.where, { ranks }))
+  const rule = ruleCondition(ctx, 'listRule')
+  const condition = ruleFirst(rule, whereOf(ctx, params.where, { ranks }))
+  const driven = ranks.length > 0 && condition !== false ? drivenBySearch(ctx, params.where, rule, ranks[0]) : undefined
   const columns = outputColumns(ctx, 'select', params.select)
   checkGrouping(ctx, columns, params.group)
   checkDistinct(columns, params.distinct)
@@ -65,10 +72,23 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const searches = ranks.length > 0
   const costly = searches || columns.some((c) => c.nested !== undefined)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  if (order !== undefined) return { columns, condition, group, costly, searches, order: { sql: order, bindings: [] } }
+  if (order !== undefined) return { columns, condition, group, costly, searches, driven, order: { sql: order, bindings: [] } }
   const key = defaultOrder(ctx, params, columns, group)
-  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, order: key }
-  return { columns, condition, group, costly, searches, ...ranked(ctx, ranks[0], condition, key.sql) }
+  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
+  return { columns, condition, group, costly, searches, driven, ...ranked(ctx, ranks[0], condition, key.sql, driven?.rest) }
+}
+
+/**
+ * A where that requires its first search (with the search false it admits no row) may read its rows
+ * from the index (Dialect#search.drive) rather than test each row against the set of every match;
+ * `rest` is what the condition asks of a matching row besides.
+ */
+function drivenBySearch (ctx: CrudContext, where: string | undefined, rule: Condition, rank: SearchRank): Driven | undefined {
+  const drive = ctx.dialect.search.drive?.(rank.index, ctx.table.quoted, rank.fields, rank.query)
+  // The where's searches were counted against the request's budget when it was first compiled.
+  if (drive === undefined || whereOf(ctx, where, { firstSearchAs: { value: false }, searchBudget: undefined }) !== false) return undefined
+  const rest = ruleFirst(rule, whereOf(ctx, where, { firstSearchAs: { value: true }, searchBudget: undefined }))
+  return rest === false ? undefined : { from: drive, rest }
 }
 
 /**
@@ -88,24 +108,30 @@ const isKeyOrder = (ctx: CrudContext, params: ReadParams, columns: OutputColumn[
 
 /**
  * A where that searches (`@@`) puts the best matches of its first search first, as teenybase does.
- * Only the first RANK_CANDIDATES matching rows the caller may see (in key order) are scored, each
+ * Only the first RANK_CANDIDATES matching rows the caller may see (in key order, or the index's when it
+ * drives the statement) are scored, each
  * from its own text: the order never depends on rows or fields the caller cannot see, and ranking
  * costs at most that many rows however many match. The other matches follow in key order.
  */
-function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string): Pick<PlanBase, 'order' | 'scores'> {
-  const statement = ctx.dialect.search.scores(rank.index, ctx.table.quoted, rank.fields, rank.query, { where: condition, order: key, limit: RANK_CANDIDATES })
+function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string, rest: Fragment | true | undefined): Pick<PlanBase, 'order' | 'scores'> {
+  const statement = ctx.dialect.search.scores(rank.index, ctx.table.quoted, rank.fields, rank.query, { where: condition, order: key, limit: RANK_CANDIDATES, rest })
   return {
     scores: { statement, rowKey: ctx.dialect.search.rowKey(rank.index, ctx.table.quoted) },
     order: { sql: `${RANKED}."fb_score" DESC NULLS LAST, ${key}`, bindings: [] }
   }
 }
 
+/** The rows the plan's condition admits: of the table, or read from the search index that drives it. */
+function matchingRows (ctx: CrudContext, p: MatchingPlan): Knex.QueryBuilder {
+  if (p.driven === undefined) return applyCondition(ctx.db.from(ctx.table.name), p.condition)
+  const { from, rest } = p.driven
+  return applyCondition(ctx.db.from(ctx.db.raw(from.sql, from.bindings)), rest)
+}
+
 function baseQuery (ctx: CrudContext, p: MatchingPlan, distinct: boolean): Knex.QueryBuilder {
-  const db = ctx.db
-  const list = selectList(db, ctx, p.columns)
-  let query = db.from(ctx.table.name)
+  const list = selectList(ctx.db, ctx, p.columns)
+  let query = matchingRows(ctx, p)
   query = distinct ? query.distinct(list) : query.select(list)
-  query = applyCondition(query, p.condition)
   if (p.group !== undefined) query = query.groupByRaw(p.group)
   return query
 }
@@ -174,9 +200,9 @@ function expandedPage (ctx: CrudContext, p: MatchingPlan, params: ReadParams, of
   // The plain columns stay: an order may name their keys.
   const plain = p.columns.filter((c) => c.nested === undefined)
   const limit = limitOf(ctx, params.limit, columnWidth(p.columns))
-  const rows = db.from(ctx.table.name).select([...keys, ...selectList(db, ctx, plain)])
+  const columns = [...keys, ...selectList(db, ctx, plain)]
   const candidates = candidatesWithin(p, offset + limit)
-  const page = (candidates !== undefined ? candidatesOnly(rows, p, candidates) : ordered(joinScores(applyCondition(rows, p.condition), p), p))
+  const page = (candidates !== undefined ? candidatesOnly(db.from(ctx.table.name).select(columns), p, candidates) : ordered(joinScores(matchingRows(ctx, p).select(columns), p), p))
     .limit(limit, { skipBinding: true })
   if (offset > 0) page.offset(offset, { skipBinding: true })
   const pageKeys = db.from(page.as('fb_page')).select(ctx.table.key.map((_, i) => `fb_key_${i}`))
@@ -212,8 +238,8 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     if (p.condition === false) return { columns: p.columns }
     const db = c.db
     const grouped = params.group !== undefined || params.distinct === true
-    const matching = grouped ? baseQuery(c, p, params.distinct === true) : applyCondition(db.from(c.table.name).select(db.raw('1')), p.condition)
-    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : applyCondition(db.from(c.table.name).count({ total: '*' }), p.condition)
+    const matching = grouped ? baseQuery(c, p, params.distinct === true) : matchingRows(c, p).select(db.raw('1'))
+    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : matchingRows(c, p).count({ total: '*' })
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     return {
       columns: p.columns,

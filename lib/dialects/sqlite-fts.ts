@@ -1,8 +1,9 @@
 // SQLite full-text search: an FTS5 table beside the table (`fts5_<table>_idx`), filled from it
 // when created and kept in step by insert, update and delete triggers. A match is a rowid lookup
 // in it (`rowid IN (SELECT rowid ... MATCH ?)`): the lookup does not depend on the row being
-// tested, so it may be evaluated before the rule (lib/crud/context.ts#ruleFirst).
-import type { Fragment } from './types.js'
+// tested, so it may be evaluated before the rule (lib/crud/context.ts#ruleFirst). A statement whose
+// condition requires the match reads the matches from the index instead (`drive`, decision D77).
+import type { Candidates, Fragment } from './types.js'
 import { quoteString } from './ddl.js'
 import { quote } from './common.js'
 import { ftsTableName, type SearchIndex, type Tokenizer } from '../search/fts.js'
@@ -85,29 +86,59 @@ function rowKey (index: SearchIndex, row: string): string {
   return `${row}.${index.rowid === undefined ? 'rowid' : quote(index.rowid)}`
 }
 
+const MATCHED = '"fb_match"'
+
+/**
+ * The index's matching rows in rowid order, each joined to its table row: no set of every matching
+ * rowid is built first (what `rowid IN (SELECT ...)` does), so a statement that stops after some rows
+ * reads only those, and one that reads them all reads each once. The index is a subquery (SQLite
+ * flattens it) so that its columns, named like the table's, are not in scope; CROSS JOIN keeps it the
+ * outer loop. Only where the rowid is the table's own (or its alias) is each row one b-tree seek.
+ */
+function drive (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery): Fragment | undefined {
+  if (!index.rowidIsKey) return undefined
+  const fts = quote(ftsTableName(index.table))
+  return {
+    sql: `(SELECT rowid AS ${MATCHED} FROM ${fts} WHERE ${fts} MATCH ?) AS ${MATCHED} CROSS JOIN ${table} ON ${rowKey(index, table)} = ${MATCHED}.${MATCHED}`,
+    bindings: [matchText(query, fields)]
+  }
+}
+
+/** The candidates' rowids: with `rest`, the first matches in rowid order (decision D77); else the first in `order`. */
+function candidateRows (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: Candidates): Fragment {
+  const driven = candidates.rest === undefined ? undefined : drive(index, table, fields, query)
+  const where = driven === undefined ? candidates.where : candidates.rest ?? true
+  const condition: Fragment = where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${where.sql}`, bindings: where.bindings }
+  const [from, order] = driven === undefined ? [{ sql: table, bindings: [] }, candidates.order] : [driven, `${MATCHED}.${MATCHED}`]
+  return {
+    sql: `SELECT ${rowKey(index, table)} AS "fb_row" FROM ${from.sql}${condition.sql} ORDER BY ${order} LIMIT ${candidates.limit}`,
+    bindings: [...from.bindings, ...condition.bindings]
+  }
+}
+
 export const sqliteSearch = {
   match (index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment {
     const { fts, rowid } = names(index, row)
     return { sql: `(${rowid} IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`, bindings: [matchText(query, fields)] }
   },
   rowKey,
+  drive,
   /**
    * Score: how many passages of the searched fields match (FTS5's highlight() marks each with one
    * character), which reads only the row's text; bm25 would weigh words by the whole index, rows
    * the caller may not see included. `+rowid` keeps SQLite from handing the candidates to FTS5 one
    * rowid lookup at a time (each would run the whole query again); the range of the candidates'
-   * rowids lets FTS5 read only that part of each word's list (decision D71: rows are usually
-   * inserted in key order, so the first candidates lie close together).
+   * rowids lets FTS5 read only that part of each word's list (decision D71).
    */
-  scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment {
+  scores (index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: Candidates): Fragment {
     const fts = quote(ftsTableName(index.table))
     const hits = (fields ?? index.fields).map((f) => `coalesce(length(highlight(${fts}, ${index.fields.indexOf(f)}, char(1), '')) - length(${fts}.${quote(f)}), 0)`)
-    const where = candidates.where === true ? { sql: '', bindings: [] } : { sql: ` WHERE ${candidates.where.sql}`, bindings: candidates.where.bindings }
+    const rows = candidateRows(index, table, fields, query, candidates)
     return {
-      sql: `WITH "fb_c" AS MATERIALIZED (SELECT ${rowKey(index, table)} AS "fb_row" FROM ${table}${where.sql} ORDER BY ${candidates.order} LIMIT ${candidates.limit}) ` +
+      sql: `WITH "fb_c" AS MATERIALIZED (${rows.sql}) ` +
         `SELECT ${fts}.rowid AS "fb_row", ${hits.join(' + ')} AS "fb_score" FROM ${fts} WHERE ${fts} MATCH ? ` +
         `AND ${fts}.rowid >= (SELECT min("fb_row") FROM "fb_c") AND ${fts}.rowid <= (SELECT max("fb_row") FROM "fb_c") AND +${fts}.rowid IN (SELECT "fb_row" FROM "fb_c")`,
-      bindings: [...where.bindings, matchText(query, fields)]
+      bindings: [...rows.bindings, matchText(query, fields)]
     }
   }
 }

@@ -38,6 +38,13 @@ export interface DdlDialect {
   columnType(field: TableField): string
 }
 
+/**
+ * The rows a search ranks: those `where` admits, the first `limit` in `order`. `rest`, given when
+ * `where` requires the search, is `where` without it: a dialect with `drive` may then take the first
+ * `limit` in the index's order instead (decision D77).
+ */
+export interface Candidates { where: Fragment | true, order: string, limit: number, rest?: Fragment | true }
+
 export interface Dialect extends DdlDialect {
   readonly name: DialectName
   /** The database's name for people (messages). */
@@ -110,7 +117,14 @@ export interface Dialect extends DdlDialect {
      * `table` (quoted) that `candidates` admits, taken in `order`, at most `limit`: each score read
      * from the row's own text in `fields` and the query alone.
      */
-    scores(index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: { where: Fragment | true, order: string, limit: number }): Fragment
+    scores(index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery, candidates: Candidates): Fragment
+    /**
+     * A FROM of the matching rows of `table` (quoted), read in the index's own order and joined to the
+     * table, exposing no other column than the table's: for a statement whose condition requires the
+     * search (the rest of it then tested on them), cheaper than `match` where most rows match. Absent,
+     * or undefined for an index whose rows cannot be looked up by its row id: `match` is used.
+     */
+    drive?(index: SearchIndex, table: string, fields: string[] | undefined, query: SearchQuery): Fragment | undefined
   }
 
   // ---- values ----

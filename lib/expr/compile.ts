@@ -59,6 +59,12 @@ export interface Scope {
   rowValues?: ReadonlyMap<string, Literal>
   /** Collects each `@@` compiled, for a select to rank by (the first). */
   ranks?: SearchRank[]
+  /**
+   * The first `@@` (the one ranked) compiles to this constant instead, after the same checks: with it
+   * false, does the rest still admit rows; with it true, what else is asked of a matching row
+   * (lib/crud/read.ts#drivenBySearch).
+   */
+  firstSearchAs?: { value: boolean, done?: true }
   /** Caller text: how many more `@@` it may hold (MAX_SEARCHES); absent for developer-written rules. */
   searchBudget?: { left: number }
 }
@@ -277,6 +283,10 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
   if (hasPhrase(query) && index.detail !== undefined && index.detail !== 'full') throw new ExpressionError(`A "phrase" needs fullTextSearch detail "full" (table "${index.table}" has "${index.detail}")`, expr.right.pos)
   scope.ranks?.push({ index, fields, query })
+  if (scope.firstSearchAs !== undefined && scope.firstSearchAs.done === undefined) {
+    scope.firstSearchAs.done = true
+    return { kind: 'lit', value: scope.firstSearchAs.value }
+  }
   const match = scope.dialect.search.match(index, scope.table.quoted, fields, query)
   return safe(sql(match.sql, match.bindings), true)
 }

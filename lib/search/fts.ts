@@ -14,6 +14,8 @@ export interface SearchIndex {
   tokenize: Tokenizer
   /** SQLite: the integer column FTS5 uses as rowid (`content_rowid`); absent = the table's rowid. */
   rowid?: string
+  /** SQLite: `rowid` is the table's rowid or its alias (an INTEGER PRIMARY KEY): one seek finds the row. */
+  rowidIsKey: boolean
   /** SQLite: the index reads the text from the table (teenybase's `contentless`, default true) rather than keeping a copy. */
   external: boolean
   /** SQLite FTS5 tuning, passed through: prefix lengths, columnsize, detail. */
@@ -29,8 +31,9 @@ export interface SearchIndex {
 export interface SearchRank { index: SearchIndex, fields: string[] | undefined, query: SearchQuery }
 
 /**
- * Rows a rank scores: the first this many matching rows the caller may see, in primary-key order.
- * Scoring reads each row's text again, so it is bounded; the rows after them follow in key order.
+ * Rows a rank scores: the first this many matching rows the caller may see, in primary-key order (on
+ * SQLite, when the search drives the statement, in rowid order: decision D77). Scoring reads each
+ * row's text again, so it is bounded; the rows after them follow in key order.
  */
 export const RANK_CANDIDATES = 1000
 
@@ -45,17 +48,27 @@ export const DEFAULT_PREFIX = '2 3'
 export function searchIndexOf (table: TableData): SearchIndex | undefined {
   const fts = table.fullTextSearch
   if (fts === undefined || fts.enabled === false) return undefined
+  const rowid = fts.contentless === false ? undefined : fts.content_rowid
   return {
     table: table.name,
     fields: fts.fields,
     // trigram matches substrings, which PostgreSQL's text search cannot do the same way: words, with a warning.
     tokenize: fts.tokenize === undefined || fts.tokenize === 'trigram' ? 'unicode61' : fts.tokenize,
-    rowid: fts.contentless === false ? undefined : fts.content_rowid,
+    rowid,
+    rowidIsKey: isRowidKey(table, rowid),
     external: fts.contentless !== false,
     prefix: fts.prefix === undefined ? DEFAULT_PREFIX : fts.prefix === 0 ? undefined : String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' '),
     columnsize: fts.columnsize,
     detail: fts.detail
   }
+}
+
+/** SQLite: the table's own rowid (undefined, or named so with no column of that name), or the INTEGER PRIMARY KEY that aliases it. */
+function isRowidKey (table: TableData, rowid: string | undefined): boolean {
+  const column = table.fields.find((f) => f.name === (rowid ?? 'rowid'))
+  if (column === undefined) return rowid === undefined || rowid.toLowerCase() === 'rowid'
+  const primary = table.fields.filter((f) => f.primary === true || f.autoIncrement === true)
+  return primary.length === 1 && primary[0] === column && (column.autoIncrement === true || column.sqlType.toUpperCase() === 'INTEGER')
 }
 
 /** Start-up warnings about a table's search config (values fastbase reads differently from teenybase). */
