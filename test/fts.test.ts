@@ -244,7 +244,7 @@ forEachDialect(t, 'full-text search', async (t, dialect) => {
       ['notes', 'title @@ title', /right side of @@ must be a text/],
       ['notes', 'lower(title) @@ \'x\'', /left side of @@/],
       ['notes', 'notes @@ \'*** ...\'', /has no words/],
-      ['notes', `notes @@ '${'w '.repeat(40)}'`, /at most 16 words \(character 33 of the search text\) at position 9/],
+      ['notes', `notes @@ '${'w '.repeat(40)}'`, /at most 10 words \(character 21 of the search text\) at position 9/],
       ['notes', 'notes @@ \'hello "world\'', /Unclosed quote \(character 7 /],
       ['notes', 'notes @@ \'(hello world\'', /Unclosed parenthesis \(character 1 /],
       ['notes', 'notes @@ \'hello world)\'', /Unmatched closing parenthesis \(character 12 /],

@@ -9,6 +9,7 @@ import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
 import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { errorCode, errorMessage } from '../thrown.js'
+import { ReadGate } from './read-gate.js'
 
 const PG_INT8 = 20
 const PG_NUMERIC = 1700
@@ -58,11 +59,18 @@ function sessionSettings (statementTimeout: number | undefined): string {
   return `SET jit = off; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
 }
 
+// Long reads (a search, an expansion) one instance runs at once: as many as SQLite's reader threads.
+// More would hold more backends busy than a small machine has cores, and short statements would wait.
+const DEFAULT_LONG_READS = 2
+const QUEUED_READS_PER_SLOT = 32
+
 export function connectPostgres (url: string, settings: ConnectionSettings = {}): Connection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   parsed.searchParams.delete('schema')
   const session = sessionSettings(settings.statementTimeout)
+  const longReads = envInt('FASTBASE_PG_LONG_READS', DEFAULT_LONG_READS)
+  const gate = longReads > 0 ? new ReadGate(longReads, longReads * QUEUED_READS_PER_SLOT) : undefined
   const knex = knexFactory({
     client: 'pg',
     connection: { connectionString: parsed.toString(), types: pgTypes },
@@ -76,7 +84,11 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
     }
   })
   const direct: DirectRunner = {
-    read: (statement, bindings) => statement.native.length <= MAX_PREPARED_TEXT ? runPooled(knex, statement.native, bindings, statement.planEachRun === true) : undefined,
+    read: (statement, bindings) => {
+      if (statement.native.length > MAX_PREPARED_TEXT) return undefined
+      const run = () => runPooled(knex, statement.native, bindings, statement.planEachRun === true)
+      return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
+    },
     write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(knex, numbered(sql), bindings) : undefined
   }
   return {

@@ -7,6 +7,7 @@ import { ValueError, jsonText, numberInput, toDate } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstraint, jsonPairArguments } from './common.js'
 import { errorCode } from '../thrown.js'
 import { isObject } from '../plain.js'
+import { READS_BUSY } from './read-gate.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
@@ -160,7 +161,8 @@ export const postgres: Dialect = {
     return { kind, column }
   },
   isBusy (error) {
-    return errorCode(error) === '55P03'
+    const code = errorCode(error)
+    return code === '55P03' || code === READS_BUSY
   },
   isTimeout (error) {
     // query_canceled: by statement_timeout, the only canceller fastbase sets.

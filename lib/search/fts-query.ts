@@ -21,9 +21,9 @@ export type SearchQuery = SearchPhrase | SearchAnd | SearchOr
 export const MAX_SEARCH_LENGTH = 1000
 /**
  * Words of one search (phrase words included): each is a term of the index lookup, and an OR of
- * frequent words merges one long list per word (decision D73).
+ * frequent words merges one long list per word (decisions D73, D78).
  */
-export const MAX_SEARCH_TERMS = 16
+export const MAX_SEARCH_TERMS = 10
 /** Parentheses nested in one search. */
 export const MAX_SEARCH_DEPTH = 8
 /** Letters a prefix (`word*`) needs at least: a one-letter prefix stands for a large part of the vocabulary. */
