@@ -36,7 +36,7 @@ import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime, measureRealtimeFilters } from './realtime.mjs'
-import { measureSearch, reportSearch, seedSearch } from './search.mjs'
+import { SEARCH_RUNS, measureSearch, reportSearch, seedSearch } from './search.mjs'
 import { measureExpand, expandReport } from './expand.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -434,7 +434,7 @@ async function search () {
   await seedSearch(database.url, join(work, 'search-seed'))
   const server = await startServer('fastbase-search', 'fastbase-server.mjs', { project: 'search', databaseUrl: database.url, dataDir: join(work, 'search') })
   servers.push(server)
-  const result = await measureSearch(server.url, { runs: quick ? 10 : 50, seconds: options.duration })
+  const result = await measureSearch(server.url, { runs: quick ? 10 : SEARCH_RUNS, seconds: options.duration })
   await server.stop()
   reportSearch(result)
   return result
