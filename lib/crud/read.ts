@@ -108,10 +108,10 @@ const isKeyOrder = (ctx: CrudContext, params: ReadParams, columns: OutputColumn[
 
 /**
  * A where that searches (`@@`) puts the best matches of its first search first, as teenybase does.
- * Only the first RANK_CANDIDATES matching rows the caller may see (in key order, or the index's when it
- * drives the statement) are scored, each
- * from its own text: the order never depends on rows or fields the caller cannot see, and ranking
- * costs at most that many rows however many match. The other matches follow in key order.
+ * Only the first RANK_CANDIDATES matching rows the caller may see (in key order, or in the index's
+ * when it drives the statement: decision D77) are scored, each from its own text: the order never
+ * depends on rows or fields the caller cannot see, and ranking costs at most that many rows however
+ * many match. The other matches follow in key order.
  */
 function ranked (ctx: CrudContext, rank: SearchRank, condition: Fragment | true, key: string, rest: Fragment | true | undefined): Pick<PlanBase, 'order' | 'scores'> {
   const statement = ctx.dialect.search.scores(rank.index, ctx.table.quoted, rank.fields, rank.query, { where: condition, order: key, limit: RANK_CANDIDATES, rest })
