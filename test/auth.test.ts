@@ -146,7 +146,8 @@ forEachDialect(t, 'auth', async (t, dialect) => {
     const [h, p, s] = session.token.split('.')
     const forged = Buffer.from(JSON.stringify({ ...claims, id: 'someone-else' })).toString('base64url')
     t.same((await get('/table/users/select', `${h}.${forged}.${s}`)).json(), { code: 401, message: 'Invalid or expired token' }, 'tampered payload')
-    t.equal((await get('/table/users/select', `${h}.${p}.${s.slice(0, -2)}xx`)).statusCode, 401, 'tampered signature')
+    // Its first character: the last one's low bits are padding, and could be changed to no effect.
+    t.equal((await get('/table/users/select', `${h}.${p}.${s[0] === 'x' ? 'y' : 'x'}${s.slice(1)}`)).statusCode, 401, 'tampered signature')
     const at = app.fastbase.auth.tables.get('users')!
     const now = Math.floor(Date.now() / 1000)
     const expired = at.key.sign({ ...claims, iat: now - 100, exp: now - 10 })
