@@ -9,7 +9,7 @@
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
-//   npm run bench -- --fastbase-node-option=--max-semi-space-size=1   a Node flag for fastbase's servers only (repeatable)
+//   npm run bench -- --fastbase-node-option=--cpu-prof   one more Node flag for fastbase's servers (repeatable; they already get npm start's)
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
 //
 // Beside req/s each run reports the server's CPU time per request (user + system time of its
@@ -26,7 +26,7 @@
 // exits 1 if any request failed; --quick only prints.
 import { fork } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -90,7 +90,18 @@ const options = {
   requests: flags.requests === undefined ? undefined : Math.round(positive('requests')),
   mixed: positive('mixed', quick ? 5 : MIXED_SECONDS),
   only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
-  fastbaseNodeOptions: flags['fastbase-node-option']
+  fastbaseNodeOptions: [...startNodeFlags(), ...flags['fastbase-node-option']]
+}
+
+/**
+ * The Node flags `npm start` gives fastbase (package.json's `start` script, decision D74): the
+ * benchmark runs fastbase as it is shipped. The ceiling runs with Node's defaults.
+ */
+function startNodeFlags () {
+  const start = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')).scripts.start
+  const node = / node ((?:--[\w-]+(?:=\S+)? )*)scripts\/start\.mjs/.exec(start)
+  if (node === null) throw new Error(`bench: cannot read the Node flags of package.json's start script: ${start}`)
+  return node[1].trim().split(' ').filter((flag) => flag !== '')
 }
 
 // ------------------------------------------------------------------ database and servers
