@@ -59,6 +59,14 @@ export interface Connection {
  */
 export const MAX_PREPARED_TEXT = 4096
 
+/**
+ * Reads that may take long (Statement#offThread) run this many at once by default, on either
+ * dialect: one per core of a small machine (SQLite's reader threads, PostgreSQL's slots).
+ */
+export const DEFAULT_LONG_READS = 2
+/** Long reads waiting per thread or slot at most; past it a read is refused as busy. */
+export const QUEUED_LONG_READS = 32
+
 /** A non-negative integer setting from the environment. */
 export function envInt (name: string, fallback: number): number {
   const raw = process.env[name]

@@ -7,7 +7,7 @@ import type Pg from 'pg'
 import { memoize } from '../memo.js'
 import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
-import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { errorCode, errorMessage } from '../thrown.js'
 import { ReadGate } from './read-gate.js'
 
@@ -59,18 +59,13 @@ function sessionSettings (statementTimeout: number | undefined): string {
   return `SET jit = off; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
 }
 
-// Long reads (a search, an expansion) one instance runs at once: as many as SQLite's reader threads.
-// More would hold more backends busy than a small machine has cores, and short statements would wait.
-const DEFAULT_LONG_READS = 2
-const QUEUED_READS_PER_SLOT = 32
-
 export function connectPostgres (url: string, settings: ConnectionSettings = {}): Connection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   parsed.searchParams.delete('schema')
   const session = sessionSettings(settings.statementTimeout)
   const longReads = envInt('FASTBASE_PG_LONG_READS', DEFAULT_LONG_READS)
-  const gate = longReads > 0 ? new ReadGate(longReads, longReads * QUEUED_READS_PER_SLOT) : undefined
+  const gate = longReads > 0 ? new ReadGate(longReads, longReads * QUEUED_LONG_READS) : undefined
   const knex = knexFactory({
     client: 'pg',
     connection: { connectionString: parsed.toString(), types: pgTypes },

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
-import { MAX_PREPARED_TEXT, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
 import { RAISE_FUNCTION } from './common.js'
 
@@ -19,9 +19,6 @@ export function sqliteFilename (url: string): string {
   return resolve(path)
 }
 
-// Two threads: one per core of a small machine; each holds a connection and its statement cache.
-const DEFAULT_READ_THREADS = 2
-const QUEUED_READS_PER_THREAD = 32
 
 export function connectSqlite (url: string, settings: ConnectionSettings = {}): Connection {
   const filename = sqliteFilename(url)
@@ -74,10 +71,10 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   // Under WAL readers never wait for the writer, so reads skip Knex's one-connection pool queue. An
   // in-memory database is private to its connection: its reads take the idle writer instead.
   const reader = filename === ':memory:' ? undefined : readOnlyConnection(filename, busyTimeout)
-  const threads = filename === ':memory:' ? 0 : envInt('FASTBASE_SQLITE_READ_THREADS', DEFAULT_READ_THREADS)
+  const threads = filename === ':memory:' ? 0 : envInt('FASTBASE_SQLITE_READ_THREADS', DEFAULT_LONG_READS)
   const readers = threads === 0
     ? undefined
-    : new ReaderPool({ filename, threads, busyTimeout, timeout: settings.statementTimeout ?? 0, queuePerThread: QUEUED_READS_PER_THREAD, statementCacheSize: STATEMENT_CACHE_SIZE })
+    : new ReaderPool({ filename, threads, busyTimeout, timeout: settings.statementTimeout ?? 0, queuePerThread: QUEUED_LONG_READS, statementCacheSize: STATEMENT_CACHE_SIZE })
   const direct: DirectRunner = {
     read (statement, bindings) {
       if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
