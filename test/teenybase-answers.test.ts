@@ -47,11 +47,14 @@ forEachDialect(t, 'appUrl from $APP_URL; keys in select-list order; request.url 
   const inserted = await app.inject({ method: 'POST', url: '/api/v1/table/people/insert', headers: admin, payload: { values: { name: 'Ada', email: 'ada@example.com', age: 36 }, returning: 'email,uid,name' } })
   t.equal(inserted.statusCode, 200, inserted.body)
   t.same(Object.keys(inserted.json()[0]), ['email', 'uid', 'name'], 'returning: keys in the order asked')
+  const json = 'application/json; charset=utf-8'
+  t.equal(inserted.headers['content-type'], json, 'an answer in list order is still declared JSON')
   const uid = inserted.json()[0].uid
 
   const selected = await app.inject({ method: 'GET', url: '/api/v1/table/people/select?select=uid,name,email' })
   t.equal(selected.statusCode, 200, selected.body)
   t.same(Object.keys(selected.json()[0]), ['uid', 'name', 'email'], 'select: keys in the order asked')
+  t.equal(selected.headers['content-type'], json, 'select with a list: declared JSON')
   t.same(selected.json()[0], { uid, name: 'Ada', email: 'ada@example.com' })
 
   const listed = await app.inject({ method: 'POST', url: '/api/v1/table/people/list', payload: { select: ['age', 'name', 'upper(name) as shout'] } })
@@ -63,6 +66,7 @@ forEachDialect(t, 'appUrl from $APP_URL; keys in select-list order; request.url 
   t.same(Object.keys(plain.json()[0]), ['uid', 'name', 'email', 'age'], 'without a list: the table\'s field order')
   const edited = await app.inject({ method: 'POST', url: `/api/v1/table/people/edit/${uid}?returning=age,uid`, headers: admin, payload: { age: 37 } })
   t.same(Object.keys(edited.json()), ['age', 'uid'], 'edit returning: keys in the order asked')
+  t.equal(edited.headers['content-type'], json, 'edit with a returning list: declared JSON')
 
   // request.url: the app's origin with this request's path and query; a forged Host changes nothing.
   const forged = await app.inject({ method: 'GET', url: '/api/v1/table/people/select?select=name', headers: { host: 'evil.example.net' } })

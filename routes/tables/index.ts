@@ -32,11 +32,14 @@ function upserts (query: unknown): boolean {
  * Rows answer with their keys in the order of the caller's `select` / `returning` list, as teenybase
  * answers: the response schema lists the table's fields in their own order, and the schema's
  * serializer writes keys in that order. Values are already typed by the dialect, so JSON.stringify
- * writes them as the schema's serializer would; answers without a list keep the faster one.
+ * writes them as the schema's serializer would; answers without a list keep the faster one. Fastify
+ * sets no content type on an answer a custom serializer writes, so it is set here.
  */
 function inListOrder (reply: FastifyReply, list: string | string[] | undefined): void {
-  if (list !== undefined && list.length > 0) reply.serializer(JSON.stringify)
+  if (list !== undefined && list.length > 0) reply.serializer(JSON.stringify).type(JSON_TYPE)
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
