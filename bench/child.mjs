@@ -1,16 +1,23 @@
 // The side of the IPC channel both benchmark servers share. Each server runs in its own process
 // (forked by run.mjs) so that the load generator never shares an event loop with it.
 
+import { PerformanceObserver } from 'node:perf_hooks'
+
+// The time this process has spent in garbage collection (main-thread pauses, as V8 reports them):
+// part of its CPU time, reported beside it so that what a build allocates shows on its own.
+let gcMillis = 0
+new PerformanceObserver((list) => { for (const entry of list.getEntries()) gcMillis += entry.duration }).observe({ entryTypes: ['gc'] })
+
 /** The options run.mjs passes as the one argument. */
 export function serverOptions () {
   return JSON.parse(process.argv[2])
 }
 
-/** What the parent samples: resident memory (and its parts) and the CPU time this process has used. */
+/** What the parent samples: resident memory (and its parts), the CPU time this process has used, and its GC time. */
 function usage () {
   const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage()
   const { user, system } = process.cpuUsage()
-  return { rss, heapUsed, heapTotal, external, arrayBuffers, cpuMicros: user + system }
+  return { rss, heapUsed, heapTotal, external, arrayBuffers, cpuMicros: user + system, gcMicros: gcMillis * 1000 }
 }
 
 /**

@@ -156,7 +156,7 @@ async function startServer (name, file, serverOptions) {
     /** The server's memory and CPU time so far (bench/child.mjs#usage). */
     usage: () => new Promise((resolve) => {
       // A dead server has nothing to report (load() then says it died).
-      if (!child.connected) return resolve({ rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, cpuMicros: 0 })
+      if (!child.connected) return resolve({ rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0, cpuMicros: 0, gcMicros: 0 })
       const id = nextId++
       waiting.set(id, resolve)
       child.send({ type: 'usage', id })
@@ -276,6 +276,7 @@ async function load (server, scenario, seconds, measured) {
     reqPerSec: result.requests.average,
     // The IPC samples cost the server a little CPU too: ~4 per second, negligible beside thousands of requests.
     cpuMicrosPerRequest: result.requests.total === 0 ? 0 : (after.cpuMicros - before.cpuMicros) / result.requests.total,
+    gcMicrosPerRequest: result.requests.total === 0 ? 0 : (after.gcMicros - before.gcMicros) / result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     requests: result.requests.total,
@@ -299,12 +300,13 @@ async function benchmark (servers, list) {
         await load(server, scenario, options.warmup, false)
         const run = await load(server, scenario, options.duration, true)
         runs[server.name].push(run)
-        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`)
+        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/request (GC ${run.gcMicrosPerRequest.toFixed(1)})`)
       }
     }
     const summary = (name) => ({
       reqPerSec: mean(runs[name].map((r) => r.reqPerSec)),
       cpuMicrosPerRequest: mean(runs[name].map((r) => r.cpuMicrosPerRequest)),
+      gcMicrosPerRequest: mean(runs[name].map((r) => r.gcMicrosPerRequest)),
       p99: mean(runs[name].map((r) => r.p99)),
       peakRss: Math.max(...runs[name].map((r) => r.peakRss)),
       rounds: runs[name]
@@ -376,7 +378,7 @@ function table (rows) {
 
 function report (results, memory, startup, problems) {
   const mib = (bytes) => `${(bytes / MiB).toFixed(0)} MiB`
-  const rows = [['scenario', 'fastbase req/s', 'ceiling req/s', 'req/s ratio', 'fastbase CPU/req', 'ceiling CPU/req', 'CPU ratio', 'fastbase p99', 'ceiling p99', 'p99 ratio', 'fastbase peak RSS']]
+  const rows = [['scenario', 'fastbase req/s', 'ceiling req/s', 'req/s ratio', 'fastbase CPU/req', 'ceiling CPU/req', 'CPU ratio', 'GC/req (fastbase / ceiling)', 'fastbase p99', 'ceiling p99', 'p99 ratio', 'fastbase peak RSS']]
   for (const r of results) {
     rows.push([
       r.scenario,
@@ -386,6 +388,7 @@ function report (results, memory, startup, problems) {
       `${r.fastbase.cpuMicrosPerRequest.toFixed(0)} µs`,
       `${r.ceiling.cpuMicrosPerRequest.toFixed(0)} µs`,
       r.ratio.cpu.toFixed(2),
+      `${r.fastbase.gcMicrosPerRequest.toFixed(1)} / ${r.ceiling.gcMicrosPerRequest.toFixed(1)} µs`,
       `${r.fastbase.p99.toFixed(1)} ms`,
       `${r.ceiling.p99.toFixed(1)} ms`,
       r.ratio.p99.toFixed(2),

@@ -69,7 +69,7 @@ async function files (app: FastifyInstance): Promise<void> {
    * fields (text, converted to the body schema's types; a file part named after a file field holds
    * its stored name) with the typed `@jsonPayload` merged over them.
    */
-  async function multipartBody (request: FastifyRequest, table: TableDescriptor, tracker: FileTracker): Promise<Row> {
+  async function multipartBody (request: FastifyRequest, table: TableDescriptor, tracker: FileTracker | undefined): Promise<Row> {
     const form: Row = {}
     const json: Row = {}
     const stored: string[] = []
@@ -81,7 +81,7 @@ async function files (app: FastifyInstance): Promise<void> {
       // Swagger UI and FormData clients that append the JSON as a Blob send it as a file part.
       const value = part.type === 'file' && part.fieldname === JSON_PART ? await jsonFilePart(part.file, limits.bodySize - fieldBytes) : undefined
       if (part.type === 'file' && value === undefined) {
-        if (fileFieldNames.size === 0) throw errors.badRequest(`Unexpected file part "${part.fieldname}": table ${table.name} has no file field`)
+        if (tracker === undefined) throw errors.badRequest(`Unexpected file part "${part.fieldname}": table ${table.name} has no file field`)
         // teenybase clients also send a file as the value of its field: `values.cover`, or `cover` on edit.
         const inField = part.fieldname !== FILE_PART
         const fieldName = formFieldPath(part.fieldname).at(-1)
@@ -119,20 +119,23 @@ async function files (app: FastifyInstance): Promise<void> {
 
   /**
    * Route hooks for a table write: `authorize` settles the caller's right to write before a byte is
-   * stored; multipart bodies become JSON bodies; storage is settled before the reply.
+   * stored; multipart bodies become JSON bodies; storage is settled before the reply. Only a table
+   * with file fields stores or releases files, so only its writes get a tracker and the settling hook.
    */
-  app.fastbase.fileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => ({
-    preValidation: async (request: FastifyRequest) => {
-      request.fileTracker = new FileTracker(storage, request.log)
+  app.fastbase.fileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
+    const tracked = fileFields(table).length > 0
+    const preValidation = async (request: FastifyRequest): Promise<void> => {
+      const tracker = tracked ? (request.fileTracker = new FileTracker(storage, request.log)) : undefined
       if (!request.isMultipart()) return
       authorize(request)
       try {
-        request.body = await multipartBody(request, table, request.fileTracker)
+        request.body = await multipartBody(request, table, tracker)
       } catch (error) {
         throw multipartError(error)
       }
-    },
-    onSend: async (request: FastifyRequest, reply: FastifyReply) => {
+    }
+    if (!tracked) return { preValidation }
+    const onSend = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const report = await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
       if (report === undefined) return
       // As teenybase answers: the files this write stored (key -> the name they were sent under)
@@ -140,7 +143,8 @@ async function files (app: FastifyInstance): Promise<void> {
       if (Object.keys(report.uploaded).length > 0) void reply.header(UPLOADED_HEADER, asciiJson(report.uploaded))
       if (report.deleted.length > 0) void reply.header(DELETED_HEADER, asciiJson(report.deleted))
     }
-  })
+    return { preValidation, onSend }
+  }
 }
 
 const UPLOADED_HEADER = 'x-uploaded-files'

@@ -136,7 +136,8 @@ export interface Hooks {
 /** Route hooks for a table write that may carry files (plugins/files.ts). */
 export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
   preValidation: (request: FastifyRequest) => Promise<void>
-  onSend: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /** Only for a table with file fields. */
+  onSend?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 }
 
 /** Options of the fastbase plugin (`app.register(fastbase, options)`); app.ts re-exports it. */

@@ -60,7 +60,21 @@ export interface Executor {
 
 /** The one way a CrudContext is made: routes, actions and server code all come here. */
 export function crudContext (executor: Executor, table: TableDescriptor, auth: AuthContext, extra: Pick<Partial<CrudContext>, 'globals' | 'files' | 'applyRules' | 'requestId'> = {}): CrudContext {
-  return { db: executor.db, dialect: executor.dialect, limits: executor.limits, direct: executor.direct, changes: executor.changes, hooks: executor.hooks, table, auth, applyRules: true, ...extra }
+  // Every field written out (no spread): one object shape for every context, made on every request.
+  return {
+    db: executor.db,
+    dialect: executor.dialect,
+    limits: executor.limits,
+    direct: executor.direct,
+    changes: executor.changes,
+    hooks: executor.hooks,
+    table,
+    auth,
+    applyRules: extra.applyRules ?? true,
+    globals: extra.globals,
+    files: extra.files,
+    requestId: extra.requestId
+  }
 }
 
 /** The executor of a transaction: its statements go through it, never a fast path beside it. */

@@ -10,12 +10,15 @@ import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
 import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { errorCode, errorMessage } from '../thrown.js'
 import { ReadGate } from './read-gate.js'
+import { isoFromUtcText } from './postgres-timestamp.js'
+import { ConnectionLease, type LeasePool } from './postgres-lease.js'
 
 const PG_INT8 = 20
 const PG_NUMERIC = 1700
 const PG_INT8_ARRAY = 1016
 const PG_NUMERIC_ARRAY = 1231
 const PG_TEXT_ARRAY = 1009
+const PG_TIMESTAMPTZ = 1184
 
 const toNumber = (value: string): number => Number(value)
 type Parser = (value: string) => unknown
@@ -29,7 +32,8 @@ const builtinParser = (oid: number, format?: ParserFormat): Parser => loadPg().t
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
  * pg.types, so other pg users in the process are unaffected): counts, bigint and numeric columns
- * come back as JSON numbers (decision D31), timestamptz keeps pg's Date.
+ * come back as JSON numbers (decision D31); a timestamptz comes back as ISO text when the session
+ * wrote it in UTC (decision D81), and as pg's Date in any other form.
  */
 const pgTypes: Knex.PgCustomTypesConfig = {
   getTypeParser (oid: number, format: string): Parser {
@@ -38,6 +42,10 @@ const pgTypes: Knex.PgCustomTypesConfig = {
       if (oid === PG_INT8_ARRAY || oid === PG_NUMERIC_ARRAY) {
         const parseTextArray = builtinParser(PG_TEXT_ARRAY) as (value: string) => Array<string | null>
         return (value) => parseTextArray(value).map((v) => (v === null ? null : Number(v)))
+      }
+      if (oid === PG_TIMESTAMPTZ) {
+        const parseDate = builtinParser(PG_TIMESTAMPTZ)
+        return (value) => isoFromUtcText(value) ?? parseDate(value)
       }
     }
     return builtinParser(oid, format === 'binary' ? 'binary' : 'text')
@@ -53,10 +61,12 @@ export function isPostgresUrl (url: string): boolean {
  * path it takes (prepared on the pool, inside a transaction, an action's): no JIT — compiling a
  * generated statement costs far more than running it, every time — and, when `statementTimeout`
  * is set, a cancel past that many milliseconds. fastbase's own long work (schema changes, the
- * purge) lifts the timeout for its transaction (LIFT_STATEMENT_TIMEOUT).
+ * purge) lifts the timeout for its transaction (LIFT_STATEMENT_TIMEOUT). Times are UTC whatever the
+ * server's own time zone (decision D81): dates print, cast and truncate as they do on SQLite, and
+ * come back in the one text form pgTypes turns into ISO text without a Date.
  */
 function sessionSettings (statementTimeout: number | undefined): string {
-  return `SET jit = off; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
+  return `SET jit = off; SET TIME ZONE 'UTC'; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
 }
 
 export function connectPostgres (url: string, settings: ConnectionSettings = {}): Connection {
@@ -78,20 +88,26 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       }
     }
   })
+  // Knex types its client `any`: the pool methods the lease uses.
+  const client: LeasePool<PgConnection> = knex.client
+  const lease = new ConnectionLease(client)
   const direct: DirectRunner = {
     read: (statement, bindings) => {
       if (statement.native.length > MAX_PREPARED_TEXT) return undefined
-      const run = () => runPooled(knex, statement.native, bindings, statement.planEachRun === true)
+      const run = () => runPooled(lease, statement.native, bindings, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(knex, numbered(sql), bindings) : undefined
+    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings) : undefined
   }
   return {
     knex,
     dialectName: 'postgres',
     direct,
     prepare: async () => { if (schema !== undefined) await createSchema(knex, schema) },
-    close: async () => { await knex.destroy() }
+    close: async () => {
+      lease.close()
+      await knex.destroy()
+    }
   }
 }
 
@@ -111,6 +127,7 @@ async function createSchema (knex: Knex, schema: string): Promise<void> {
 const numbered = memoize(2000, (sql: string) => { let n = 0; return sql.replace(/\?/g, () => `$${++n}`) })
 
 interface PgConnection {
+  __knex__disposed?: unknown
   query: ((config: { name?: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
   /** pg's record of the statements prepared on this connection (name -> text). */
   connection: { parsedStatements: Record<string, string> }
@@ -128,11 +145,9 @@ function isStalePlan (err: unknown): boolean {
   return errorCode(err) === '0A000' && /cached plan must not change result type/.test(errorMessage(err))
 }
 
-/** On a pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
-async function runPooled (knex: Knex, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
-  // Knex types its client `any`: these are the two pool methods used here.
-  const client: { acquireConnection: () => Promise<PgConnection>, releaseConnection: (c: PgConnection) => void } = knex.client
-  const connection = await client.acquireConnection()
+/** On a leased pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
+async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
+  const connection = await lease.acquire()
   try {
     if (unnamed) return (await connection.query({ text, values })).rows
     const name = statementName(text)
@@ -158,6 +173,6 @@ async function runPooled (knex: Knex, text: string, values: readonly unknown[], 
       return (await connection.query({ name, text, values })).rows
     }
   } finally {
-    client.releaseConnection(connection)
+    lease.release(connection)
   }
 }

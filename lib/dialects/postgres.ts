@@ -8,6 +8,7 @@ import { quote, commonFunction, driverMessage, columnFromMessage, columnOfConstr
 import { errorCode } from '../thrown.js'
 import { isObject } from '../plain.js'
 import { READS_BUSY } from './read-gate.js'
+import { isCanonicalIso } from './postgres-timestamp.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
@@ -64,7 +65,8 @@ function decode (field: TableField | undefined, value: unknown): unknown {
   if (value instanceof Date) return value.toISOString()
   if (value === undefined) return null
   // Inside an expanded relation's JSON a timestamptz is text with an offset: the same ISO form as above.
-  if (field?.type === 'date' && typeof value === 'string') {
+  // A column's own value is already ISO text (the connection's parser, decision D81).
+  if (field?.type === 'date' && typeof value === 'string' && !isCanonicalIso(value)) {
     try { return toDate(value).toISOString() } catch { return value }
   }
   if (field?.type === 'bool' && typeof value === 'number') return value === 1
