@@ -10,20 +10,28 @@ import { dialects, freshDir, sharedDatabase } from './helper.js'
 interface Fake extends LeasedConnection { id: number }
 
 /** A pool of numbered connections that records what it handed out and got back. */
-function fakePool () {
+function fakePool (max = 10) {
   const events = new EventEmitter()
   let next = 0
   let pending = 0
+  let used = 0
   const log: string[] = []
   const client: LeasePool<Fake> & { foreignAcquire: () => void, setPending: (n: number) => void } = {
     acquireConnection: async () => {
       events.emit('acquireRequest')
       const connection = { id: next++ }
+      used++
       log.push(`acquire ${connection.id}`)
       return connection
     },
-    releaseConnection: (connection) => { log.push(`release ${connection.id}`) },
+    releaseConnection: (connection) => {
+      used--
+      log.push(`release ${connection.id}`)
+    },
     pool: {
+      max,
+      numUsed: () => used,
+      numPendingCreates: () => 0,
       numPendingAcquires: () => pending,
       on: (event, listener) => events.on(event, listener),
       removeListener: (event, listener) => events.removeListener(event, listener)
@@ -80,6 +88,26 @@ t.test('waiting acquirers and broken connections go to the pool', async (t) => {
   t.same(log, ['acquire 0', 'release 0', 'acquire 1', 'release 1', 'acquire 2'], 'it went back to the pool, which destroys it')
 })
 
+t.test('with the pool full, a statement waits for the next connection a statement releases', async (t) => {
+  const { client, log } = fakePool(1)
+  const lease = new ConnectionLease(client)
+  t.teardown(() => lease.close())
+  const a = await lease.acquire()
+  const waiting = lease.acquire()
+  lease.release(a)
+  t.equal(await waiting, a, 'handed over directly')
+  t.same(log, ['acquire 0'], 'without the pool')
+
+  const third = lease.acquire()
+  client.setPending(1)
+  lease.release(a)
+  client.setPending(0)
+  const fromPool = await third
+  t.not(fromPool, a, 'another waits on the pool: it comes first, and the waiting statement asks the pool itself')
+  t.same(log, ['acquire 0', 'release 0', 'acquire 1'])
+  lease.release(fromPool)
+})
+
 t.test('an unused connection goes back to the pool after a second, and on close', async (t) => {
   const { client, log } = fakePool()
   const lease = new ConnectionLease(client)
@@ -106,4 +134,9 @@ t.test('PostgreSQL: a transaction runs while the stack holds every connection of
   t.same(answered, [{ two: 2 }], 'the transaction got a connection from the stack, not a wait for the acquire timeout')
   const after = await connection.direct!.read(statement, [])
   t.same(after?.[0]?.one, 1, 'statements go on afterwards')
+  // Destroying Knex directly (not through the connection's close) waits for every lent connection.
+  let destroyed = false
+  const destroying = connection.knex.destroy().then(() => { destroyed = true })
+  await Promise.race([destroying, sleep(500)])
+  t.ok(destroyed, 'the stacked connection went back to the pool as it closed')
 })
