@@ -67,3 +67,37 @@ forEachDialect(t, 'createRule before and in SQL', async (t, dialect) => {
   t.equal((await score({ owner: 8 }, '7')).statusCode, 403)
   t.equal((await score({ owner: 7, team: 'RED' }, '7')).statusCode, 200, 'a NOCASE column compares without case, as in SQL')
 })
+
+// Decisions are remembered per table for the values the rule reads (lib/crud/create-precheck.ts):
+// one caller's decision never answers for another, nor one row's values for another's.
+const folding: DatabaseSettings = {
+  ...config,
+  tables: [{
+    ...config.tables[0],
+    name: 'notes',
+    // Only equality and logic: decided in memory whenever owner and status are given.
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', updateRule: null, deleteRule: null, createRule: "auth.uid != null & owner == auth.uid & status == 'draft'" }]
+  }]
+}
+
+forEachDialect(t, 'a remembered createRule decision answers only for the same caller and values', async (t, dialect) => {
+  const app = await buildApp(t, folding, { dialect, setup: simulateUsers })
+  const insert = (values: unknown, uid?: string) => app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: uid === undefined ? {} : { 'x-test-uid': uid }, payload: { values } })
+  const attempts: Array<[string, Record<string, unknown>, string | undefined, number]> = [
+    ['ann as ann', { owner: 'ann', status: 'draft' }, 'ann', 200],
+    ['the same values from bob', { owner: 'ann', status: 'draft' }, 'bob', 403],
+    ['the same values from anonymous', { owner: 'ann', status: 'draft' }, undefined, 403],
+    ['ann again, same values', { owner: 'ann', status: 'draft' }, 'ann', 200],
+    ['ann with another status', { owner: 'ann', status: 'published' }, 'ann', 403],
+    ['bob as bob', { owner: 'bob', status: 'draft' }, 'bob', 200],
+    ['bob with ann\'s row again', { owner: 'ann', status: 'draft' }, 'bob', 403],
+    ['a long owner, decided each time', { owner: 'a'.repeat(2000), status: 'draft' }, 'a'.repeat(2000), 200],
+    ['the long owner from ann', { owner: 'a'.repeat(2000), status: 'draft' }, 'ann', 403]
+  ]
+  for (let round = 0; round < 2; round++) {
+    for (const [label, values, uid, status] of attempts) {
+      const res = await insert(values, uid)
+      t.equal(res.statusCode, status, `${label} (round ${round + 1})`)
+    }
+  }
+})

@@ -6,7 +6,7 @@ import { errors, addFieldError, type FieldErrors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { ValueError } from '../values.js'
 import { newUid } from '../uid.js'
-import { compile, toFragment, toCondition, identifierPaths, ExpressionError, type Compiled, type Expr } from '../expr/index.js'
+import { toFragment, identifierPaths, ExpressionError, type Compiled } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
 import type { HookContext } from '../table/descriptor.js'
@@ -16,6 +16,7 @@ import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransact
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, reportChange, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
+import { decidedBeforeWriting } from './create-precheck.js'
 import { runWriteStatement } from '../db/statement.js'
 
 export type { Conflict } from './statements.js'
@@ -327,56 +328,6 @@ function keyFragments (ctx: CrudContext, db: Knex.Transaction, values: Row, expr
   }
   throwIfErrors(fieldErrors)
   return row
-}
-
-// Rows whose createRule is decided in memory before writing; bigger batches are checked in SQL.
-const PRECHECK_ROWS = 100
-// Text stored as text, and booleans: equality and LIKE on them give in memory exactly what SQL gives.
-// Numbers are left to SQL (an integer column equals the text '5' there), and so is ordering (collations).
-const PRECHECKED_TEXT = new Set(['text', 'email', 'url', 'editor', 'select', 'relation'])
-const IN_MEMORY_OPS = new Set(['==', '!=', '=', '&', '|', '~', '!~', 'in'])
-
-function precheckable (field: TableField, value: unknown): boolean {
-  if (field.type === 'bool') return typeof value === 'boolean'
-  // A collation (NOCASE) changes what equal means in SQL.
-  return PRECHECKED_TEXT.has(field.type) && field.sqlType === 'text' && field.collate === undefined && typeof value === 'string'
-}
-
-/** Only equality, LIKE, `in` and logic: what folds in memory with SQL's meaning. */
-function foldsLikeSql (expr: Expr): boolean {
-  switch (expr.type) {
-    case 'literal': case 'ident': return true
-    case 'unary': return expr.op === '!' && foldsLikeSql(expr.arg)
-    case 'binary': return IN_MEMORY_OPS.has(expr.op) && foldsLikeSql(expr.left) && foldsLikeSql(expr.right)
-    case 'list': return expr.items.every(foldsLikeSql)
-    default: return false
-  }
-}
-
-/**
- * The createRule decided from the values about to be written, when it reads only those (and the
- * caller): `auth.uid != null & author_id == auth.uid` with author_id given is true or false before
- * any SQL, so the insert needs no transaction and no check query. Undefined when a row leaves it to
- * SQL (a default, a trigger, a function of a column). Defaults and triggers could change a row, so
- * tables with triggers are always checked in SQL.
- */
-function decidedBeforeWriting (ctx: CrudContext, rows: Row[]): boolean | undefined {
-  const rule = ctx.table.rules.createRule
-  if (rule === null || rows.length > PRECHECK_ROWS || (ctx.table.data.triggers?.length ?? 0) > 0 || !foldsLikeSql(rule)) return undefined
-  let all = true
-  for (const row of rows) {
-    const known = new Map<string, string | boolean>()
-    for (const [name, value] of Object.entries(row)) {
-      const field = ctx.table.fields.get(name)
-      // An empty autoSetUid id is replaced by a generated one: not the value written.
-      const generated = field === ctx.table.uid && ctx.table.data.autoSetUid === true
-      if (field !== undefined && !generated && precheckable(field, value)) known.set(name, value as string | boolean)
-    }
-    const decided = compile(rule, scopeOf(ctx, { seesHidden: true, newValues: 'row', rowValues: known }))
-    if (decided.kind !== 'lit') return undefined
-    if (toCondition(decided) !== true) all = false
-  }
-  return all
 }
 
 async function resyncIdentities (ctx: CrudContext, trx: Knex.Transaction, inputs: Row[]): Promise<void> {
