@@ -1,6 +1,7 @@
 // A user token -> the auth context rules see. One query checks the session (not revoked, not expired)
 // and loads the user's visible fields for `auth.<field>`, so a logout or password change takes effect
 // on every instance at once, and a deleted user's token stops working.
+import { isDeepStrictEqual } from 'node:util'
 import type { Knex } from 'knex'
 import type { Binding } from '../dialects/types.js'
 import type { AuthContext } from '../auth-context.js'
@@ -62,6 +63,16 @@ function sessionCheck (db: Knex, at: AuthTable): SessionCheck {
   return check
 }
 
+/** The context last made from a token's verified claims, and the user row it was made from. */
+interface Remembered { columns: unknown[], context: AuthContext }
+const remembered = new WeakMap<Row, Remembered>()
+
+/**
+ * The context of a user token, its session checked now. The claims object is the one the token's
+ * verification answered (kept per token until it expires), so a token whose user row reads the same
+ * as last time gets the same context object back: nothing is decoded or built again, and what is
+ * derived from a context (the globals rules read) is kept with it.
+ */
 export async function userContext ({ db, direct, dialect }: Executor, at: AuthTable, payload: Row): Promise<AuthContext | undefined> {
   const { sid, id } = payload
   if (typeof sid !== 'string' || typeof id !== 'string') return undefined
@@ -70,9 +81,19 @@ export async function userContext ({ db, direct, dialect }: Executor, at: AuthTa
   const now = nowSeconds()
   const [row]: Array<Row | undefined> = await runStatement(db, direct, check.statement, check.bindings.map((b) => (b === SID ? sid : b === NOW ? now : b)))
   if (row === undefined) return undefined
-  const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[`f_${f.name}`])]))
+  const columns = visible.map((f) => row[`f_${f.name}`])
+  const last = remembered.get(payload)
+  if (last !== undefined && sameColumns(last.columns, columns)) return last.context
+  const record = Object.fromEntries(visible.map((f, i) => [f.name, dialect.decode(f, columns[i])]))
   if (String(record[at.fields.uid.name]) !== id) return undefined
-  return contextFor(at, record, sid, payload)
+  const context = contextFor(at, record, sid, payload)
+  remembered.set(payload, { columns, context })
+  return context
+}
+
+/** The same values as read before (PostgreSQL reads a json column as a new object each time). */
+function sameColumns (a: unknown[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i] || isDeepStrictEqual(value, b[i]))
 }
 
 /**
