@@ -52,14 +52,18 @@ forEachDialect(t, 'dates are UTC, whatever the database server\'s time zone', as
   t.same(matched.json(), [{ id: 2 }], 'a compared time without an offset is UTC too')
 })
 
-t.test('PostgreSQL sessions run in UTC, so timestamps arrive in the one form read without a Date', { skip: dialects.includes('postgres') ? false : 'PostgreSQL not configured' }, async (t) => {
+t.test('PostgreSQL sessions run in UTC, so fastbase\'s own statements read timestamps without a Date', { skip: dialects.includes('postgres') ? false : 'PostgreSQL not configured' }, async (t) => {
   const connection = connect(awayFromUtc(t, 'postgres'), freshDir(t))
   t.teardown(connection.close)
   await connection.prepare()
   const zone = await connection.knex.raw('SHOW TIME ZONE')
   t.same(zone.rows, [{ TimeZone: 'UTC' }], 'the server\'s own default (here UTC+13:45) is overridden')
-  const read = await connection.knex.raw("SELECT CAST('2026-03-04 05:06:07.089+00' AS timestamptz) AS t, CAST('infinity' AS timestamptz) AS forever")
-  t.same(read.rows, [{ t: '2026-03-04T05:06:07.089Z', forever: Infinity }], 'ISO text; other forms as pg parses them')
+  const sql = "SELECT CAST('2026-03-04 05:06:07.089+00' AS timestamptz) AS t, CAST('infinity' AS timestamptz) AS forever"
+  const direct = await connection.direct!.read({ sql, native: sql }, [])
+  t.same(direct, [{ t: '2026-03-04T05:06:07.089Z', forever: Infinity }], 'fastbase\'s own statements: ISO text; other forms as pg parses them')
+  const viaKnex = await connection.knex.raw(sql)
+  t.type(viaKnex.rows[0].t, Date, 'a Knex query (a developer\'s) still gets a Date')
+  t.equal(viaKnex.rows[0].t.toISOString(), '2026-03-04T05:06:07.089Z')
 })
 
 t.test('isoFromUtcText: the UTC text form, and nothing else', async (t) => {

@@ -32,8 +32,7 @@ const builtinParser = (oid: number, format?: ParserFormat): Parser => loadPg().t
 /**
  * Type parsers of fastbase's pg connections (passed per connection, never set on the global
  * pg.types, so other pg users in the process are unaffected): counts, bigint and numeric columns
- * come back as JSON numbers (decision D31); a timestamptz comes back as ISO text when the session
- * wrote it in UTC (decision D81), and as pg's Date in any other form.
+ * come back as JSON numbers (decision D31), timestamptz keeps pg's Date.
  */
 const pgTypes: Knex.PgCustomTypesConfig = {
   getTypeParser (oid: number, format: string): Parser {
@@ -43,13 +42,25 @@ const pgTypes: Knex.PgCustomTypesConfig = {
         const parseTextArray = builtinParser(PG_TEXT_ARRAY) as (value: string) => Array<string | null>
         return (value) => parseTextArray(value).map((v) => (v === null ? null : Number(v)))
       }
-      if (oid === PG_TIMESTAMPTZ) {
-        const parseDate = builtinParser(PG_TIMESTAMPTZ)
-        return (value) => isoFromUtcText(value) ?? parseDate(value)
-      }
     }
     return builtinParser(oid, format === 'binary' ? 'binary' : 'text')
   }
+}
+
+/**
+ * The parsers of fastbase's own statements on the direct path, whose rows fastbase decodes itself: as
+ * pgTypes, but a timestamptz in the UTC form the session prints is ISO text at once, not a Date made
+ * and turned back into text (decision D81). Knex queries, a developer's included, keep pgTypes.
+ */
+const directTypes: Knex.PgCustomTypesConfig = {
+  getTypeParser (oid: number, format: string): Parser {
+    if (oid === PG_TIMESTAMPTZ && format !== 'binary') return isoTimestamptz
+    return pgTypes.getTypeParser(oid, format)
+  }
+}
+
+function isoTimestamptz (value: string): unknown {
+  return isoFromUtcText(value) ?? builtinParser(PG_TIMESTAMPTZ)(value)
 }
 
 export function isPostgresUrl (url: string): boolean {
@@ -63,7 +74,7 @@ export function isPostgresUrl (url: string): boolean {
  * is set, a cancel past that many milliseconds. fastbase's own long work (schema changes, the
  * purge) lifts the timeout for its transaction (LIFT_STATEMENT_TIMEOUT). Times are UTC whatever the
  * server's own time zone (decision D81): dates print, cast and truncate as they do on SQLite, and
- * come back in the one text form pgTypes turns into ISO text without a Date.
+ * come back in the one text form directTypes turns into ISO text without a Date.
  */
 function sessionSettings (statementTimeout: number | undefined): string {
   return `SET jit = off; SET TIME ZONE 'UTC'; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
@@ -128,7 +139,7 @@ const numbered = memoize(2000, (sql: string) => { let n = 0; return sql.replace(
 
 interface PgConnection {
   __knex__disposed?: unknown
-  query: ((config: { name?: string, text: string, values: readonly unknown[] }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
+  query: ((config: { name?: string, text: string, values: readonly unknown[], types: Knex.PgCustomTypesConfig }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
   /** pg's record of the statements prepared on this connection (name -> text). */
   connection: { parsedStatements: Record<string, string> }
 }
@@ -149,7 +160,7 @@ function isStalePlan (err: unknown): boolean {
 async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
   const connection = await lease.acquire()
   try {
-    if (unnamed) return (await connection.query({ text, values })).rows
+    if (unnamed) return (await connection.query({ text, values, types: directTypes })).rows
     const name = statementName(text)
     const prepared = connection.connection.parsedStatements
     if (!Object.hasOwn(prepared, name)) {
@@ -162,7 +173,7 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
       }
     }
     try {
-      return (await connection.query({ name, text, values })).rows
+      return (await connection.query({ name, text, values, types: directTypes })).rows
     } catch (err) {
       // A schema change (a migration, here or on another instance) changed what the statement
       // returns: PostgreSQL refuses the plan prepared before it. Prepare everything again, once.
@@ -170,7 +181,7 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
       await connection.query('DEALLOCATE ALL')
       connection.connection.parsedStatements = {}
       preparedCounts.delete(prepared)
-      return (await connection.query({ name, text, values })).rows
+      return (await connection.query({ name, text, values, types: directTypes })).rows
     }
   } finally {
     lease.release(connection)
