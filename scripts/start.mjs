@@ -5,8 +5,8 @@
 // - a start that fails (a config with problems, an unreachable database, a migration the database
 //   refuses) ends with one clean message on stderr and exit code 1, not Node's uncaught-exception
 //   dump. Set FASTBASE_DEBUG=1 for the stack.
-// package.json's `start` runs it with `--max-semi-space-size=1 --heap-growing-percent=50` (decisions
-// D74, D80): V8's heap sizes are fixed when Node starts, so they cannot be set from here.
+// package.json's `start` runs it with `--max-semi-space-size=4 --heap-growing-percent=50` (decisions
+// D74, D80, D82): V8's heap sizes are fixed when Node starts, so they cannot be set from here.
 import { runFastify } from 'fastify-cli/start.js'
 import { withEnvFile } from '../dist/lib/config/locations.js'
 
