@@ -1,6 +1,7 @@
-// SQLite through better-sqlite3: one writer connection behind Knex (SQLite has one writer), a
-// read-only second connection for reads outside transactions, reader threads for the reads that may
-// take long, and statements prepared once per text.
+// SQLite through better-sqlite3: one writer connection behind Knex (SQLite has one writer), which
+// also serves reads outside transactions while Knex is not using it, a read-only second connection
+// for those reads while it is, reader threads for the reads that may take long, and statements
+// prepared once per text.
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,8 +69,11 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     statement.run(...bindings)
     return []
   }
-  // Under WAL readers never wait for the writer, so reads skip Knex's one-connection pool queue. An
-  // in-memory database is private to its connection: its reads take the idle writer instead.
+  // Reads skip Knex's one-connection pool queue: they take the writer while Knex is not using it,
+  // whose page cache every write of this process keeps current (a second connection must reread
+  // what the writer changed: a session check after each write cost a third more), and a read-only
+  // connection while a transaction holds the writer (under WAL it never waits for the writer). An
+  // in-memory database is private to its connection: it has only the writer.
   const reader = filename === ':memory:' ? undefined : readOnlyConnection(filename, busyTimeout)
   const threads = filename === ':memory:' ? 0 : envInt('FASTBASE_SQLITE_READ_THREADS', DEFAULT_LONG_READS)
   const readers = threads === 0
@@ -78,7 +82,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   const direct: DirectRunner = {
     read (statement, bindings) {
       if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
-      const db = reader?.() ?? idleWriter()
+      const db = idleWriter() ?? reader?.()
       return db === undefined ? undefined : db.prepare<unknown[], Row>(statement.native).all(...bindings)
     },
     write (sql, bindings) {
