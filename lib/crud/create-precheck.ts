@@ -86,7 +86,8 @@ function rowDecision (ctx: CrudContext, rule: Expr, known: ReadonlyMap<string, s
   if (key === undefined) return decided
   if (held === undefined) decisions.set(ctx.table, held = new Map())
   // Maps keep insertion order: the first key is the oldest.
-  if (held.size >= DECISIONS_PER_TABLE) held.delete(held.keys().next().value as string)
+  const oldest = held.size >= DECISIONS_PER_TABLE ? held.keys().next() : undefined
+  if (oldest?.done === false) held.delete(oldest.value)
   held.set(key, decided)
   return decided
 }
