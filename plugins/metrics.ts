@@ -16,6 +16,7 @@ const metricsPlugin: FastifyPluginAsync = async (app) => {
   const { createMetrics } = await import('../lib/metrics/registry.js')
   const metrics = createMetrics({
     knex: db,
+    held: executor.direct?.held,
     // Read on each scrape: the realtime plugin registers after this one.
     realtime: () => app.fastbase.realtime?.load() ?? { streams: 0, classes: 0, queuedBytes: 0, pendingChanges: 0 },
     lastBackup: async () => await app.fastbase.backups.lastSuccess()

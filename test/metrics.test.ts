@@ -4,7 +4,9 @@
 // of the last backup. Config checks: a short token, a bad path.
 import t from 'tap'
 import { adminToken, buildApp, forEachDialect } from './helper.js'
-import { operationOf } from '../lib/metrics/registry.js'
+import { createMetrics, operationOf } from '../lib/metrics/registry.js'
+import { EventEmitter } from 'node:events'
+import type { Knex } from 'knex'
 import { validateConfig } from '../lib/config/validate.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
@@ -60,6 +62,7 @@ forEachDialect(t, 'on: behind the token, every family', async (t, dialect) => {
   t.ok((sample(text, 'fastbase_db_statement_duration_seconds_count', 'operation="select"') ?? 0) >= 3, 'statement time by operation')
   t.ok((sample(text, 'fastbase_db_statement_duration_seconds_count', 'operation="insert"') ?? 0) >= 1)
   t.ok(sample(text, 'fastbase_db_pool_connections', 'state="max"')! >= 1, 'pool use')
+  t.equal(sample(text, 'fastbase_db_pool_connections', 'state="used"'), 0, 'no connection in use between requests')
   t.ok((sample(text, 'fastbase_read_plan_cache_total', 'result="hit"') ?? 0) >= 2, 'plan cache hits')
   t.ok((sample(text, 'fastbase_read_plan_cache_total', 'result="miss"') ?? 0) >= 1, 'and misses')
   t.equal(sample(text, 'fastbase_realtime', 'measure="streams"'), 0, 'realtime streams')
@@ -90,4 +93,16 @@ t.test('config checks', async (t) => {
   t.match(problems({ backups: { keep: 0 } }).join('\n'), /backups\.keep/)
   t.match(problems({ backups: { storage: { driver: 's3', bucket: 'b', accessKeyId: 'k' } } }), [/backups\.storage: accessKeyId and secretAccessKey must be given together/])
   t.same(problems({ backups: { schedule: '0 3 * * *', keep: 3 }, metrics: { token: TOKEN } }), [])
+})
+
+t.test('the pool gauge counts what the direct runner holds: its idle connections as free, its waiting statements as pending', async (t) => {
+  const pool = { numUsed: () => 5, numFree: () => 1, numPendingAcquires: () => 1, max: 10 }
+  // A Knex stand-in: the gauge reads its pool, the statement timer listens to its events.
+  const knex = Object.assign(new EventEmitter(), { client: { pool } }) as unknown as Knex
+  const metrics = createMetrics({ knex, held: () => ({ idle: 2, waiting: 3 }), lastBackup: async () => undefined })
+  const text = await metrics.registry.metrics()
+  t.equal(sample(text, 'fastbase_db_pool_connections', 'state="used"'), 3, 'five lent by the pool, two of them idle on the stack')
+  t.equal(sample(text, 'fastbase_db_pool_connections', 'state="free"'), 3)
+  t.equal(sample(text, 'fastbase_db_pool_connections', 'state="pending"'), 4, 'one waiting on the pool, three on the stack')
+  t.equal(sample(text, 'fastbase_db_pool_connections', 'state="max"'), 10)
 })

@@ -33,6 +33,11 @@ export interface DirectRunner {
   read: (statement: Statement, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
   /** `sql` has `?` placeholders. Rows of its RETURNING clause. */
   write: (sql: string, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
+  /**
+   * Pool connections the runner holds idle between its statements, and its statements waiting for
+   * one (PostgreSQL's lease): the pool counts the first as used and never sees the second.
+   */
+  held?: () => { idle: number, waiting: number }
 }
 
 export interface ConnectionSettings {

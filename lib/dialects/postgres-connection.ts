@@ -108,7 +108,8 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       const run = () => runPooled(lease, statement.native, bindings, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings) : undefined
+    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings) : undefined,
+    held: () => lease.held()
   }
   return {
     knex,

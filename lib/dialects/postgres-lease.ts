@@ -86,6 +86,11 @@ export class ConnectionLease<C extends LeasedConnection> {
     this.sweeper ??= setInterval(this.sweep, IDLE_MS).unref()
   }
 
+  /** Connections idle on the stack, and statements waiting for one a statement releases (metrics). */
+  held (): { idle: number, waiting: number } {
+    return { idle: this.idle.length, waiting: this.waiters.length }
+  }
+
   /** Every idle connection back to the pool, and from now on every released one (before it closes). */
   readonly close = (): void => {
     this.closed = true

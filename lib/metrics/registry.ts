@@ -11,6 +11,8 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 export interface MetricSources {
   knex: Knex
+  /** What the direct runner holds beside the pool (lib/dialects/connection.ts DirectRunner#held). */
+  held?: () => { idle: number, waiting: number }
   /** Realtime streams, classes and queued bytes, when realtime is on. */
   realtime?: () => { streams: number, classes: number, queuedBytes: number, pendingChanges: number }
   /** Epoch seconds of the last stored backup (of any instance on this database). */
@@ -47,9 +49,11 @@ export function createMetrics (sources: MetricSources): Metrics {
     registers: [registry],
     collect () {
       if (pool === undefined) return
-      this.set({ state: 'used' }, pool.numUsed())
-      this.set({ state: 'free' }, pool.numFree())
-      this.set({ state: 'pending' }, pool.numPendingAcquires())
+      // Connections idle on the direct runner's stack are free, its waiting statements pending.
+      const { idle, waiting } = sources.held?.() ?? { idle: 0, waiting: 0 }
+      this.set({ state: 'used' }, pool.numUsed() - idle)
+      this.set({ state: 'free' }, pool.numFree() + idle)
+      this.set({ state: 'pending' }, pool.numPendingAcquires() + waiting)
       this.set({ state: 'max' }, pool.max)
     }
   })
@@ -123,7 +127,8 @@ export function createMetrics (sources: MetricSources): Metrics {
     },
     timedRunner: (runner) => ({
       read: (statement, bindings) => timed(statement.native, () => runner.read(statement, bindings)),
-      write: (sql, bindings) => timed(sql, () => runner.write(sql, bindings))
+      write: (sql, bindings) => timed(sql, () => runner.write(sql, bindings)),
+      held: runner.held
     })
   }
 }
