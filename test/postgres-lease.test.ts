@@ -108,6 +108,20 @@ t.test('with the pool full, a statement waits for the next connection a statemen
   lease.release(fromPool)
 })
 
+t.test('a statement waiting a second for a released connection asks the pool instead', async (t) => {
+  const { client, log } = fakePool(1)
+  const lease = new ConnectionLease(client)
+  t.teardown(() => lease.close())
+  const held = await lease.acquire()
+  const waiting = lease.acquire()
+  await sleep(2500)
+  const got = await waiting
+  t.not(got, held, 'not the connection still in use')
+  t.same(log, ['acquire 0', 'acquire 1'], 'from the pool, whose own acquire timeout applies from there')
+  lease.release(got)
+  lease.release(held)
+})
+
 t.test('an unused connection goes back to the pool after a second, and on close', async (t) => {
   const { client, log } = fakePool()
   const lease = new ConnectionLease(client)

@@ -25,10 +25,11 @@ export interface LeasePool<C> {
   }
 }
 
-interface Waiter<C> { resolve: (connection: C) => void, reject: (error: unknown) => void }
+interface Waiter<C> { resolve: (connection: C) => void, reject: (error: unknown) => void, since: number }
 
-// How long an unused connection stays out of the pool: the pool's own idle reaping (30 s) and its
-// counts see it again after this.
+// How long an unused connection stays out of the pool (the pool's own idle reaping and its counts
+// see it again after this), and how long a statement waits for a released connection before it asks
+// the pool instead (where the pool's acquire timeout applies, should every statement hang).
 const IDLE_MS = 1000
 
 export class ConnectionLease<C extends LeasedConnection> {
@@ -61,7 +62,8 @@ export class ConnectionLease<C extends LeasedConnection> {
     }
     const { pool } = this.client
     if (!this.closed && pool !== undefined && this.waiters.length < this.inUse && pool.numUsed() + pool.numPendingCreates() >= pool.max) {
-      return await new Promise<C>((resolve, reject) => { this.waiters.push({ resolve, reject }) })
+      this.sweeper ??= setInterval(this.sweep, IDLE_MS).unref()
+      return await new Promise<C>((resolve, reject) => { this.waiters.push({ resolve, reject, since: this.lastUse }) })
     }
     return await this.fromPool()
   }
@@ -119,11 +121,18 @@ export class ConnectionLease<C extends LeasedConnection> {
   }
 
   private readonly sweep = (): void => {
-    if (Date.now() - this.lastUse >= IDLE_MS) this.flush()
+    const now = Date.now()
+    for (let waiter = this.waiters[0]; waiter !== undefined && now - waiter.since >= IDLE_MS; waiter = this.waiters[0]) {
+      this.waiters.shift()
+      this.fromPool().then(waiter.resolve, waiter.reject)
+    }
+    if (now - this.lastUse >= IDLE_MS) this.flush()
   }
 
+  /** The idle connections back to the pool; the sweeper stops once nothing is held or waiting. */
   private flush (): void {
     for (let connection = this.idle.pop(); connection !== undefined; connection = this.idle.pop()) this.client.releaseConnection(connection)
+    if (this.waiters.length > 0) return
     clearInterval(this.sweeper)
     this.sweeper = undefined
   }
