@@ -264,12 +264,18 @@ async function load (server, scenario, seconds, measured) {
   const sampler = measured ? setInterval(() => server.usage().then(({ rss }) => { peakRss = Math.max(peakRss, rss) }), RSS_SAMPLE_MS) : undefined
   const length = measured && options.requests !== undefined ? { amount: options.requests } : { duration: seconds }
   const before = await server.usage()
+  // Every response's time as autocannon measured it (process.hrtime, fractions of a millisecond):
+  // its own percentiles are whole milliseconds, too coarse beside a ceiling answering in under one.
+  const latencies = []
   let result
   try {
-    result = await autocannon({ ...target, connections: options.connections, ...length })
+    const run = autocannon({ ...target, connections: options.connections, ...length })
+    run.on('response', (_client, _status, _bytes, milliseconds) => { latencies.push(milliseconds) })
+    result = await run
   } finally {
     clearInterval(sampler)
   }
+  latencies.sort((a, b) => a - b)
   const after = await server.usage()
   if (!server.alive()) throw new Error(`the ${server.name} server died during ${scenario.name}`)
   return {
@@ -277,8 +283,8 @@ async function load (server, scenario, seconds, measured) {
     // The IPC samples cost the server a little CPU too: ~4 per second, negligible beside thousands of requests.
     cpuMicrosPerRequest: result.requests.total === 0 ? 0 : (after.cpuMicros - before.cpuMicros) / result.requests.total,
     gcMicrosPerRequest: result.requests.total === 0 ? 0 : (after.gcMicros - before.gcMicros) / result.requests.total,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
     requests: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors,
@@ -288,6 +294,8 @@ async function load (server, scenario, seconds, measured) {
 }
 
 const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length
+/** The value below which `share` of the sorted `values` lie (nearest rank); 0 for none. */
+const percentile = (sorted, share) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
 async function benchmark (servers, list) {
@@ -300,7 +308,7 @@ async function benchmark (servers, list) {
         await load(server, scenario, options.warmup, false)
         const run = await load(server, scenario, options.duration, true)
         runs[server.name].push(run)
-        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/request (GC ${run.gcMicrosPerRequest.toFixed(1)})`)
+        console.log(`${Math.round(run.reqPerSec)} req/s, p99 ${run.p99.toFixed(2)} ms, ${run.cpuMicrosPerRequest.toFixed(0)} µs CPU/request (GC ${run.gcMicrosPerRequest.toFixed(1)})`)
       }
     }
     const summary = (name) => ({
@@ -389,8 +397,8 @@ function report (results, memory, startup, problems) {
       `${r.ceiling.cpuMicrosPerRequest.toFixed(0)} µs`,
       r.ratio.cpu.toFixed(2),
       `${r.fastbase.gcMicrosPerRequest.toFixed(1)} / ${r.ceiling.gcMicrosPerRequest.toFixed(1)} µs`,
-      `${r.fastbase.p99.toFixed(1)} ms`,
-      `${r.ceiling.p99.toFixed(1)} ms`,
+      `${r.fastbase.p99.toFixed(2)} ms`,
+      `${r.ceiling.p99.toFixed(2)} ms`,
       r.ratio.p99.toFixed(2),
       mib(r.fastbase.peakRss)
     ])
