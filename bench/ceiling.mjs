@@ -65,7 +65,11 @@ function sqliteStore (url) {
       return row === undefined ? undefined : post(row)
     },
     insert: (v) => s.insert.all(v.author_id, v.title, v.views ?? 0, v.published === true ? 1 : 0, v.tags === undefined ? null : JSON.stringify(v.tags)),
-    edit: (id, uid, title) => s.edit.get(title, id, uid),
+    // `all`, not `get`: `get` stops a write ... RETURNING after its first row, and a statement that does
+    // not run to its end never triggers SQLite's automatic checkpoint (and a failed commit goes
+    // unreported). The WAL then grows without bound, and on the shared file the other server's writes
+    // pay for the checkpoints: a hand-written server must step its writes to the end, as fastbase does.
+    edit: (id, uid, title) => s.edit.all(title, id, uid)[0],
     bump: (id) => s.bump.all(id),
     sessionUser: (sid, now) => s.sessionUser.get(sid, now),
     close: () => db.close()
