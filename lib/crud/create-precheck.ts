@@ -5,7 +5,7 @@
 import type { TableField } from '../../schemas/config.js'
 import type { TableDescriptor } from '../table/descriptor.js'
 import { compile, toCondition, identifierPaths, type Expr } from '../expr/index.js'
-import { globalAt } from '../expr/trace.js'
+import { globalAtParts } from '../expr/trace.js'
 import { globalsOf, scopeOf, type CrudContext } from './context.js'
 
 type Row = Record<string, unknown>
@@ -101,7 +101,7 @@ function decisionKey (ctx: CrudContext, rule: Expr, known: ReadonlyMap<string, s
   const globals = globalsOf(ctx)
   let key = ctx.dialect.name
   for (const path of factsOf(rule).paths) {
-    key += `|${JSON.stringify(globalAt(globals, path.join('.')))}`
+    key += `|${JSON.stringify(globalAtParts(globals, path))}`
     for (const part of path) key += known.has(part) ? `:${JSON.stringify(known.get(part))}` : ':-'
     if (key.length > MAX_KEY) return undefined
   }

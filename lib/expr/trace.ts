@@ -5,6 +5,7 @@
 // fragment's bindings as an unguessable token, which the plan replaces with each caller's value.
 import { randomBytes } from 'node:crypto'
 import type { TableField } from '../../schemas/config.js'
+import { memoize } from '../memo.js'
 
 export type Literal = string | number | boolean | null
 
@@ -39,10 +40,18 @@ export function slotOf (trace: Trace, binding: unknown): Slot | undefined {
   return typeof binding === 'string' && binding.startsWith(NONCE) ? trace.slots.get(binding) : undefined
 }
 
+// Paths repeat on every request (they come from rules and plans): split once each.
+const pathParts = memoize(1024, (path) => path.split('.'))
+
 /** A global's value by dotted path (`auth.uid`), as expressions read it: objects as JSON text, missing as null. */
 export function globalAt (globals: Record<string, unknown>, path: string): Literal {
+  return globalAtParts(globals, pathParts(path))
+}
+
+/** The same, the path given as its parts (`['auth', 'uid']`). */
+export function globalAtParts (globals: Record<string, unknown>, parts: readonly string[]): Literal {
   let current: unknown = globals
-  for (const key of path.split('.')) {
+  for (const key of parts) {
     if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return null
     current = (current as Record<string, unknown>)[key]
   }
