@@ -38,6 +38,7 @@ import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime, measureRealtimeFilters } from './realtime.mjs'
 import { SEARCH_RUNS, measureSearch, reportSearch, seedSearch } from './search.mjs'
 import { measureExpand, expandReport } from './expand.mjs'
+import { startNodeFlags } from './start-flags.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -91,17 +92,6 @@ const options = {
   mixed: positive('mixed', quick ? 5 : MIXED_SECONDS),
   only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
   fastbaseNodeOptions: [...startNodeFlags(), ...flags['fastbase-node-option']]
-}
-
-/**
- * The Node flags `npm start` gives fastbase (package.json's `start` script, decision D74): the
- * benchmark runs fastbase as it is shipped. The ceiling runs with Node's defaults.
- */
-function startNodeFlags () {
-  const start = JSON.parse(readFileSync(join(here, '..', 'package.json'), 'utf8')).scripts.start
-  const node = / node ((?:--[\w-]+(?:=\S+)? )*)scripts\/start\.mjs/.exec(start)
-  if (node === null) throw new Error(`bench: cannot read the Node flags of package.json's start script: ${start}`)
-  return node[1].trim().split(' ').filter((flag) => flag !== '')
 }
 
 // ------------------------------------------------------------------ database and servers
