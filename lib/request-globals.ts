@@ -27,7 +27,8 @@ export function requestGlobals (request: RequestParts, appUrl: string): RequestG
  * shared by every instance. An object literal's `get url ()` was a new function per request, which
  * gave each object a hidden class of its own: V8 allocates those in the old generation, and from
  * there each one kept its whole request alive through every young-generation collection, so every
- * request was promoted (a tenth of what a table read allocated, collected again by full collections).
+ * request was promoted (a tenth of what a table read allocated, collected again by full collections;
+ * decision D84).
  */
 class LazyRequestGlobals implements RequestGlobals {
   [key: string]: unknown

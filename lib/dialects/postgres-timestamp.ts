@@ -16,8 +16,11 @@ const FRACTION_AT = 20
  */
 export function isoFromUtcText (text: string): string | undefined {
   if (!UTC_TEXT.test(text)) return undefined
+  // The common form, three fraction digits or more: two pieces of the text, no padding (a dated row
+  // makes this string per date, and pieces are objects the collector then has to copy or free).
+  if (text.length >= FRACTION_AT + 3 + 3) return `${text.slice(0, 10)}T${text.slice(11, FRACTION_AT + 3)}Z`
   // Without a fraction the slice is empty: its end (before `+00`) comes before its start.
-  const fraction = text.slice(FRACTION_AT, Math.min(FRACTION_AT + 3, text.length - 3))
+  const fraction = text.slice(FRACTION_AT, text.length - 3)
   return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction.padEnd(3, '0')}Z`
 }
 

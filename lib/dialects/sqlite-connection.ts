@@ -63,6 +63,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
    */
   const idleWriter = (): SqliteDatabase | undefined =>
     writerDb === undefined || writerDb.inTransaction || pool === undefined || pool.numUsed() > 0 || pool.numPendingAcquires() > 0 ? undefined : writerDb
+  // Every write steps to its end (`all`, or `run` without RETURNING): only there does SQLite run its
+  // automatic checkpoint, and only there is a failed commit reported (decision D83).
   const runOn = (db: SqliteDatabase, sql: string, bindings: readonly unknown[]): Row[] => {
     const statement = db.prepare<unknown[], Row>(sql)
     if (statement.reader) return statement.all(...bindings)
