@@ -7,7 +7,7 @@ export type { Fastbase, FastbaseRuntimeOptions, SchemaService, FastbaseTables, F
 // Extending fastbase in code: host routes' authentication, the in-process API, hooks, code actions.
 export type { AuthContext as FastbaseCaller, AdminRole } from './lib/auth-context.js'
 export type { AuthenticateOptions } from './plugins/host-auth.js'
-export type { TableApi, TableShape, AnyTable, ReadArgs, ViewArgs, InsertArgs, UpdateArgs, EditArgs, DeleteArgs } from './lib/api/tables.js'
+export type { TableApi, TableShape, AnyTable, ReadArgs, ViewArgs, InsertArgs, UpdateArgs, EditArgs, DeleteArgs, Params } from './lib/api/tables.js'
 export type { BeforeInsertEvent, BeforeUpdateEvent, BeforeDeleteEvent, AfterWriteEvent, AuthHookEvent, HookEvent } from './lib/crud/record-hooks.js'
 export type { CodeAction, CodeActionContext } from './lib/actions/code.js'
 export { defineAction } from './plugins/define-action.js'

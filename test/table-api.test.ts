@@ -107,4 +107,45 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.equal((await tables.posts.list({}, asAda)).total, 2, 'committed')
     t.same(Object.keys(tables), ['users', 'posts', 'audit'], 'one entry per table')
   })
+
+  // Issue 36, finding 3: server code built `id == '${id}'` and ran it as the system; an id holding a
+  // quote rewrote the condition. `{:name}` binds the value instead (decision D95).
+  t.test('bound parameters: {:name} with params', async (t) => {
+    await tables.posts.delete({ where: 'true' }, { as: 'system' })
+    const hostile = "x' | id != '"
+    await tables.posts.insert({ values: [{ id: hostile, owner: adaUser.id, title: 'hostile' }, { owner: bobUser.id, title: 'other', slug: 'other' }] as never }, { as: 'system' })
+    const liked = await tables.posts.update({ where: 'id == {:id}', params: { id: hostile, suffix: '!' }, set: { title: 'title || {:suffix}' }, returning: ['id', 'title'] }, { as: 'system' })
+    t.same(liked, [{ id: hostile, title: 'hostile!' }], 'only the row with that id, the values bound in where and set')
+    t.same((await tables.posts.select({ where: 'owner == {:owner}', params: { owner: bobUser.id }, select: 'title' }, { as: 'system' })), [{ title: 'other' }], 'the other post is untouched')
+    t.same(await tables.posts.update({ where: 'id == {:id}', params: { id: hostile }, setValues: { title: 'x' } }, asBob), [], 'the caller\'s rules still apply')
+
+    // Each JSON type binds as itself, compared with the column it meets.
+    t.same((await tables.posts.select({ where: 'views >= {:n} & published == {:p} & slug == {:s}', params: { n: 0, p: false, s: null }, select: 'title' }, { as: 'system' })), [{ title: 'hostile!' }], 'number, boolean, null (IS NULL)')
+    t.same((await tables.posts.list({ where: 'title == {:t}', params: { t: 'other' }, select: 'title' }, asAda)), { items: [], total: 0 }, 'list, under the caller\'s listRule')
+    t.match(await tables.posts.view({ id: hostile, where: 'owner == {:me}', params: { me: adaUser.id }, select: 'title' }, asAda), { title: 'hostile!' }, 'view')
+    t.same(await tables.posts.select({ where: 'title == \'{:t}\'', params: { t: 'other' } }, { as: 'system' }), [], 'inside quotes it is text, not a parameter')
+
+    // A parameter not given is an error, never a null; also after a plan was built for a null.
+    const missing = async (params?: Record<string, null>) => await refusal(tables.posts.select({ where: 'slug == {:s}', params }, { as: 'system' }))
+    t.same(await missing({ s: null }), 'resolved')
+    t.same(await missing({}), [400, 'FB_ERR_EXPRESSION'], 'not in params')
+    t.same(await missing(), [400, 'FB_ERR_EXPRESSION'], 'no params at all')
+    await t.rejects(tables.posts.delete({ where: 'id == {:idd}', params: { id: hostile } }, { as: 'system' }), /Unknown parameter \{:idd\}/, 'the message names it')
+    t.equal((await tables.posts.list({}, { as: 'system' })).total, 2, 'and nothing was deleted')
+
+    // Only strings, finite numbers, booleans and null; names as {:name} spells them.
+    for (const [params, why] of [[{ id: { a: 1 } }, 'an object'], [{ id: [hostile] }, 'a list'], [{ id: Number.NaN }, 'NaN'], [{ id: Number.POSITIVE_INFINITY }, 'Infinity'], [{ 'a b': 1 }, 'a name {:name} cannot spell'], [[hostile], 'params a list'], ['x', 'params a string']] as const) {
+      t.same(await refusal(tables.posts.select({ where: 'true', params: params as never }, { as: 'system' })), [400, 'FB_ERR_VALIDATION'], why)
+    }
+    const tooMany = Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`p${i}`, i]))
+    t.same(await refusal(tables.posts.select({ where: 'true', params: tooMany }, { as: 'system' })), [400, 'FB_ERR_VALIDATION'], 'at most 256')
+
+    for (const text of ['id == {id}', 'id == {: id}', 'id == {:1}', 'id == {:id', 'id == {:a.b}']) {
+      t.same(await refusal(tables.posts.select({ where: text, params: { id: 'x' } }, { as: 'system' })), [400, 'FB_ERR_EXPRESSION'], text)
+    }
+    // Over HTTP nobody passes params: a {:name} there names none.
+    const http = await app.inject({ url: `/api/v1/table/posts/list?where=${encodeURIComponent('id == {:id}')}`, headers: { authorization: `Bearer ${adminToken}` } })
+    t.same([http.statusCode, http.json().code], [400, 400])
+    t.match(http.json().message, /Unknown parameter \{:id\}/)
+  })
 })

@@ -53,7 +53,7 @@ const like = defineAction({
   handler: async ({ params, caller, tables }) => {
     // The caller must be able to see the post (404 otherwise); its id, as stored, names it below.
     const post = await tables.posts.view({ id: params.id, select: ['id'] }, { as: caller })
-    const [liked] = await tables.posts.update({ where: `id == '${post.id}'`, set: { likes: 'likes + 1' }, returning: ['id', 'likes'] }, { as: 'system' })
+    const [liked] = await tables.posts.update({ where: 'id == {:id}', params: { id: post.id }, set: { likes: 'likes + 1' }, returning: ['id', 'likes'] }, { as: 'system' })
     return liked
   }
 })

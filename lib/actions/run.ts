@@ -68,12 +68,21 @@ function stepExpressions (step: ActionStep): Array<[string, string, boolean]> {
   return out
 }
 
+/**
+ * The globals an action's expressions are checked with at start: an anonymous caller, and each
+ * declared param as null, so `{:name}` of a param the action does not declare stops the start.
+ */
+function startGlobals (action: ActionData): Row {
+  return { auth: authGlobals(ANONYMOUS), params: Object.fromEntries(Object.keys(action.params ?? {}).map((name) => [name, null])), request: {} }
+}
+
 /** A guard parsed and compiled once for an anonymous caller, so a bad one stops the start; problems are pushed under `at`. */
-function compileGuard (text: string | undefined, dialect: Dialect, at: string, problems: string[]): Expr | undefined {
+function compileGuard (action: ActionData, dialect: Dialect, at: string, problems: string[]): Expr | undefined {
+  const text = action.guard
   if (text === undefined) return undefined
   try {
     const guard = parse(text)
-    compile(guard, { dialect, table: guardTable(dialect), globals: { auth: authGlobals(ANONYMOUS), params: {}, request: {} }, seesHidden: true })
+    compile(guard, { dialect, table: guardTable(dialect), globals: startGlobals(action), seesHidden: true })
     return guard
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error
@@ -86,10 +95,10 @@ function compileGuard (text: string | undefined, dialect: Dialect, at: string, p
 export function compileActions (actions: ActionData[], tables: Map<string, TableDescriptor>, dialect: Dialect): Map<string, CompiledAction> {
   const problems: string[] = []
   const compiled = new Map<string, CompiledAction>()
-  const anonymous = { auth: authGlobals(ANONYMOUS), params: {}, request: {} }
   for (const action of actions) {
     const at = `actions.${action.name}`
-    const guard = compileGuard(action.guard, dialect, `${at}.guard`, problems)
+    const anonymous = startGlobals(action)
+    const guard = compileGuard(action, dialect, `${at}.guard`, problems)
     const statements: CompiledAction['statements'] = []
     const entries = [...list(action.sql).map((sql, i) => ({ sql, path: `${at}.sql[${i}]` })), ...list(action.steps).map((step, i) => ({ step, path: `${at}.steps[${i}]` }))]
     for (const entry of entries) {
@@ -209,7 +218,7 @@ export function compileCodeActionsWith (code: ReadonlyArray<CodeAction<any, any,
   const compiled = new Map<string, CompiledAction>()
   const problems: string[] = []
   for (const [name, action] of compileCodeActions(code, new Set(config.keys()))) {
-    const guard = compileGuard(action.data.guard, dialect, `actions option (${name}).guard`, problems)
+    const guard = compileGuard(action.data, dialect, `actions option (${name}).guard`, problems)
     compiled.set(name, { data: action.data, schema: action.schema, validate: action.validate, guard, statements: [], code: { handler: action.handler, result: action.result } })
   }
   if (problems.length > 0) throw new ConfigError(problems)

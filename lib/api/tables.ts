@@ -4,7 +4,7 @@
 // CrudContext factory and lib/crud (compiled plans, limits, record hooks, realtime events), and it
 // fails with the same FastbaseErrors. Who it runs as is never implied: `as` is a caller, or 'system'.
 import type { Knex } from 'knex'
-import type { TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { crudContext, type CrudContext, type Executor } from '../crud/context.js'
@@ -26,12 +26,20 @@ export interface TableShape { row: object, insert: object, update: object }
 /** A table nothing has described: any columns. */
 export interface AnyTable { row: Row, insert: Row, update: Row }
 
-export type ReadArgs = ReadParams
-export interface ViewArgs { id: string, select?: ListSpec, where?: string }
+/**
+ * Values the call's expressions read as `{:name}`, bound as SQL parameters with their JSON types,
+ * never spliced into the text (decision D95): `where: 'id == {:id}', params: { id }`.
+ */
+export type Params = Record<string, string | number | boolean | null>
+/** The operations whose expressions may read `{:name}` parameters. */
+export interface Bound { params?: Params }
+
+export type ReadArgs = ReadParams & Bound
+export interface ViewArgs extends Bound { id: string, select?: ListSpec, where?: string }
 export interface InsertArgs<T extends TableShape> { values: T['insert'] | Array<T['insert']>, returning?: ListSpec, or?: Conflict }
-export interface UpdateArgs<T extends TableShape> { where: string, setValues?: T['update'], set?: Record<string, string>, returning?: ListSpec, or?: Conflict }
+export interface UpdateArgs<T extends TableShape> extends Bound { where: string, setValues?: T['update'], set?: Record<string, string>, returning?: ListSpec, or?: Conflict }
 export interface EditArgs<T extends TableShape> { id: string, values: T['update'], returning?: ListSpec, or?: Conflict | 'INSERT' }
-export interface DeleteArgs { where: string, returning?: ListSpec }
+export interface DeleteArgs extends Bound { where: string, returning?: ListSpec }
 
 /** `as` is required on every call: nobody runs as the system (past every rule) by leaving it out. */
 export interface CallOptions<As> { as: As }
@@ -49,6 +57,11 @@ export interface TableApi<T extends TableShape = AnyTable, As = unknown> {
   edit: (args: EditArgs<T>, options: CallOptions<As>) => Promise<T['row']>
   delete: (args: DeleteArgs, options: CallOptions<As>) => Promise<Array<T['row']>>
 }
+
+// Names as `{:name}` spells them; at most 256 of them, each a string, a finite number, a boolean or null.
+const ParamsArg = Type.Object({
+  params: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), { maxProperties: 256, additionalProperties: false }))
+})
 
 /** Who a call runs as, once `as` is resolved: the caller rules see, whether rules apply, `request.*`. */
 export interface ActingCaller { auth: AuthContext, applyRules: boolean, request?: Row, requestId?: string }
@@ -95,7 +108,8 @@ export function tablesApi (runtime: Omit<TableApiRuntime, 'executor'>, limits: L
     checkRead: lazyValidator(() => reads.read),
     checkView: lazyValidator(() => reads.view),
     checkEditQuery: lazyValidator(() => reads.edit),
-    checkId: lazyValidator(() => IdParamsSchema)
+    checkId: lazyValidator(() => IdParamsSchema),
+    checkParams: lazyValidator(() => ParamsArg)
   }
   const checks = new Map([...runtime.descriptors.values()].map((table) => [table, tableChecks(table, limits, shared)]))
   return (executor) => {
@@ -109,7 +123,7 @@ export function tablesApi (runtime: Omit<TableApiRuntime, 'executor'>, limits: L
   }
 }
 
-interface SharedChecks { checkRead: Validate, checkView: Validate, checkEditQuery: Validate, checkId: Validate }
+interface SharedChecks { checkRead: Validate, checkView: Validate, checkEditQuery: Validate, checkId: Validate, checkParams: Validate }
 interface TableChecks extends SharedChecks { checkInsert: Validate, checkUpdate: Validate, checkEdit: Validate, checkDelete: Validate }
 
 function tableChecks (table: TableDescriptor, limits: Limits, shared: SharedChecks): TableChecks {
@@ -131,12 +145,12 @@ function tableApi (runtime: TableApiRuntime, table: TableDescriptor, checks: Tab
   const hasFiles = fileFields(table).length > 0
 
   /** Runs `work` as `as`; database errors become the FastbaseErrors the HTTP API answers. */
-  async function run<T> (as: unknown, write: boolean, work: (ctx: CrudContext) => Promise<T>): Promise<T> {
+  async function run<T> (as: unknown, write: boolean, params: Params | undefined, work: (ctx: CrudContext) => Promise<T>): Promise<T> {
     const caller = runtime.resolve(as)
     // A viewer admin reads and never writes, as on HTTP.
     if (write && caller.auth.adminRole === 'viewer') throw errors.forbidden()
     const files = write && hasFiles ? new FileTracker(runtime.storage, runtime.log) : undefined
-    const ctx = crudContext(executor, table, caller.auth, { globals: { request: caller.request ?? {} }, applyRules: caller.applyRules, files, requestId: caller.requestId })
+    const ctx = crudContext(executor, table, caller.auth, { globals: { request: caller.request ?? {}, params: params ?? {} }, applyRules: caller.applyRules, files, requestId: caller.requestId })
     try {
       const result = await work(ctx)
       if (files !== undefined) settleAfterCommit(runtime, files)
@@ -149,37 +163,46 @@ function tableApi (runtime: TableApiRuntime, table: TableDescriptor, checks: Tab
 
   return {
     list: async (args, { as }) => {
-      shared.checkRead(objectArgs(args))
-      return await run(as, false, async (ctx) => await list(ctx, args))
+      const { params, ...query } = objectArgs(args)
+      shared.checkParams({ params })
+      shared.checkRead(query)
+      return await run(as, false, params, async (ctx) => await list(ctx, query))
     },
     select: async (args, { as }) => {
-      shared.checkRead(objectArgs(args))
-      return await run(as, false, async (ctx) => await select(ctx, args))
+      const { params, ...query } = objectArgs(args)
+      shared.checkParams({ params })
+      shared.checkRead(query)
+      return await run(as, false, params, async (ctx) => await select(ctx, query))
     },
     view: async (args, { as }) => {
-      const { id, ...query } = objectArgs(args)
+      const { id, params, ...query } = objectArgs(args)
       shared.checkId({ id })
+      shared.checkParams({ params })
       shared.checkView(query)
-      return await run(as, false, async (ctx) => await view(ctx, id, query))
+      return await run(as, false, params, async (ctx) => await view(ctx, id, query))
     },
     insert: async (args, { as }) => {
       checkInsert(objectArgs(args))
-      return await run(as, true, async (ctx) => await insert(ctx, args))
+      return await run(as, true, undefined, async (ctx) => await insert(ctx, args))
     },
     update: async (args, { as }) => {
-      checkUpdate(objectArgs(args))
-      return await run(as, true, async (ctx) => await update(ctx, args))
+      const { params, ...body } = objectArgs(args)
+      shared.checkParams({ params })
+      checkUpdate(body)
+      return await run(as, true, params, async (ctx) => await update(ctx, body))
     },
     edit: async (args, { as }) => {
       const { id, values, ...query } = objectArgs(args)
       shared.checkId({ id })
       checkEdit(values)
       shared.checkEditQuery(query)
-      return await run(as, true, async (ctx) => await edit(ctx, id, values, query))
+      return await run(as, true, undefined, async (ctx) => await edit(ctx, id, values, query))
     },
     delete: async (args, { as }) => {
-      checkDelete(objectArgs(args))
-      return await run(as, true, async (ctx) => await remove(ctx, args))
+      const { params, ...body } = objectArgs(args)
+      shared.checkParams({ params })
+      checkDelete(body)
+      return await run(as, true, params, async (ctx) => await remove(ctx, body))
     }
   }
 }

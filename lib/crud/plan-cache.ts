@@ -91,10 +91,15 @@ function signature (reads: Map<string, boolean>, globals: Record<string, unknown
   let out = ''
   for (const [path, folded] of reads) {
     const value = globalAt(globals, path)
+    // A `{:name}` not given is an error, not a null: it never shares the class (and plan) of a null given (decision D95).
+    if (value === null && path.startsWith(PARAMS_PREFIX) && !given(globals.params, path.slice(PARAMS_PREFIX.length))) { out += '?;'; continue }
     out += folded ? `${short(JSON.stringify(value))};` : `${typeClass(value)};`
   }
   return out
 }
+
+const PARAMS_PREFIX = 'params.'
+const given = (params: unknown, name: string): boolean => params !== null && typeof params === 'object' && Object.hasOwn(params, name)
 
 // Keys stay small however long what they stand for (a select list of 100 long items, a request
 // header a rule compares): past these lengths a key holds a digest instead.

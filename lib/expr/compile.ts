@@ -92,7 +92,7 @@ export const isFunction = (name: string): boolean => Object.hasOwn(FUNCTION_ARIT
 export function compile (expr: Expr, scope: Scope): Compiled {
   switch (expr.type) {
     case 'literal': return { kind: 'lit', value: expr.value }
-    case 'ident': return identifier(expr.path, expr.pos, scope)
+    case 'ident': return expr.param === true ? parameter(expr.path, expr.pos, scope) : identifier(expr.path, expr.pos, scope)
     case 'unary': return unary(expr.op, compile(expr.arg, scope), scope)
     case 'binary': return binary(expr, scope)
     case 'call': return call(expr, scope)
@@ -191,6 +191,16 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
   if (path.length === 1) return column(root, pos, scope)
   if (path.length === 2 && root === scope.table.name) return column(rest[0], pos, scope)
   throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
+}
+
+/**
+ * `{:name}`: `params.name`, bound like any global (decision D95), except that a parameter not given
+ * is an error rather than null, so a misspelt name never matches rows by accident.
+ */
+function parameter (path: string[], pos: number, scope: Scope): Compiled {
+  const params = scope.globals.params
+  if (params === null || typeof params !== 'object' || !Object.hasOwn(params, path[1])) throw new ExpressionError(`Unknown parameter {:${path[1]}}: it is not among the params given`, pos)
+  return identifier(path, pos, scope)
 }
 
 function column (name: string, pos: number, scope: Scope): Compiled {

@@ -7,7 +7,8 @@ import { LIMIT_CEILINGS, MAX_EXPRESSION_DEPTH, MAX_IN_ITEMS } from '../limits.js
 
 export type Expr =
   | { type: 'literal', value: string | number | boolean | null, pos: number }
-  | { type: 'ident', path: string[], pos: number }
+  /** `param` marks a bound parameter `{:name}`, read as `params.name` (path ['params', name]) that must be given. */
+  | { type: 'ident', path: string[], pos: number, param?: true }
   | { type: 'unary', op: '!' | '-' | '+', arg: Expr, pos: number }
   | { type: 'binary', op: BinaryOp, left: Expr, right: Expr, pos: number }
   | { type: 'call', name: string, args: Expr[], star: boolean, pos: number }
@@ -24,6 +25,7 @@ type Token =
   | { kind: 'str', value: string, pos: number, text: string }
   | { kind: 'ident', value: string, pos: number, text: string }
   | { kind: 'op', value: string, pos: number, text: string }
+  | { kind: 'param', value: string, pos: number, text: string }
   | { kind: 'end', pos: number, text: string }
 
 // Longest first, so `->>` wins over `->` and `!~` over `!`.
@@ -60,6 +62,8 @@ export const MAX_EXPRESSION_LENGTH = LIMIT_CEILINGS.expressionLength!
 // Sticky patterns read at the cursor: no slicing, so tokenizing stays linear in the text's length.
 const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y
 const WORD = /[A-Za-z_$][A-Za-z0-9_$]*/y
+// A bound parameter, spelled as SQL-mode actions spell theirs (decision D95).
+const PARAM = /\{:([A-Za-z_][A-Za-z0-9_]*)\}/y
 
 function readAt (re: RegExp, src: string, at: number): string {
   re.lastIndex = at
@@ -102,6 +106,14 @@ function tokenize (src: string): Token[] {
       const word = readAt(WORD, src, i)
       i += word.length
       tokens.push({ kind: 'ident', value: word, pos: start, text: word })
+      continue
+    }
+    if (c === '{') {
+      PARAM.lastIndex = i
+      const param = PARAM.exec(src)
+      if (param === null) throw new ExpressionError('Expected a parameter such as {:name}', start)
+      i += param[0].length
+      tokens.push({ kind: 'param', value: param[1], pos: start, text: param[0] })
       continue
     }
     const op = OPERATORS.find((o) => src.startsWith(o, i))
@@ -207,6 +219,7 @@ class Parser {
       case 'num': return { type: 'literal', value: t.value, pos: t.pos }
       case 'str': return { type: 'literal', value: t.value, pos: t.pos }
       case 'ident': return this.identifierOrCall(t)
+      case 'param': return { type: 'ident', path: ['params', t.value], pos: t.pos, param: true }
       case 'op':
         if (t.value === '(') {
           const inner = this.expression()
