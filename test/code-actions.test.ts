@@ -29,10 +29,23 @@ const promote = defineAction({
   }
 })
 
+// docs/extending.md's `like`: the caller must see the post, the write runs as the system with the
+// post's id bound (issue 36 finding 3: spliced into the text, an id holding a quote reached every row).
+const like = defineAction({
+  name: 'like',
+  requireAuth: true,
+  params: Type.Object({ id: Type.String() }),
+  handler: async ({ params, caller, tables }) => {
+    const post = await tables.posts.view({ id: params.id, select: ['id'] }, { as: caller })
+    const [liked] = await tables.posts.update({ where: 'id == {:id}', params: { id: post.id }, set: { views: 'views + 1' }, returning: ['id', 'views'] }, { as: 'system' })
+    return liked
+  }
+})
+
 forEachDialect(t, 'code actions', async (t, dialect) => {
   const app = Fastify(serverOptions)
   t.teardown(() => app.close())
-  await app.register(fastbase, { config: extendingConfig(), databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken, actions: [promote] })
+  await app.register(fastbase, { config: extendingConfig(), databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken, actions: [promote, like] })
   await app.ready()
   const post = (url: string, payload: unknown, token?: string) => app.inject({ method: 'POST', url: `/api/v1${url}`, payload: payload as object, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
   const signUp = (await post('/table/users/auth/sign-up', ada)).json()
@@ -55,6 +68,14 @@ forEachDialect(t, 'code actions', async (t, dialect) => {
 
   t.same(await app.fastbase.runAction('promote', { id: mine.id, by: 1 }, { auth: await app.fastbase.callerFor('users', signUp.record.id) }), { id: mine.id, views: 96 }, 'runAction from server code')
   t.same((await post('/action/publish', { id: mine.id }, token)).json(), [[{ id: mine.id, published: true }]], 'config actions as before')
+
+  // A post whose id is a quote away from every row: liking it likes it alone.
+  const hostile = "x' | id != '"
+  await app.fastbase.tables.posts.insert({ values: { id: hostile, owner: signUp.record.id, title: 'Hostile' } as never }, { as: 'system' })
+  const before = await app.fastbase.tables.posts.select({ select: ['id', 'views'], order: 'id' }, { as: 'system' })
+  t.same((await post('/action/like', { id: hostile }, token)).json(), { id: hostile, views: 1 }, 'the action answers the post it liked')
+  const after = await app.fastbase.tables.posts.select({ select: ['id', 'views'], order: 'id' }, { as: 'system' })
+  t.same(after, before.map((row) => row.id === hostile ? { id: hostile, views: 1 } : row), 'no other post changed')
 
   const doc = (await app.inject({ url: '/api/v1/doc' })).json()
   const operation = doc.paths['/api/v1/action/promote'].post
@@ -80,4 +101,23 @@ t.test('code actions are checked at start', async (t) => {
   await t.rejects(start([{ name: 'x', params: Type.String(), handler }]), /params must be a TypeBox object schema/)
   await t.rejects(start([{ name: 'x', params: Type.Object({}) }]), /handler must be a function/)
   await t.rejects(start([{ name: 'x', params: Type.Object({}), guard: 'params.a ==', handler }]), /guard/)
+  // {:name} in a guard must name a declared param (decision D95).
+  await t.rejects(start([{ name: 'x', params: Type.Object({ a: Type.Integer() }), guard: '{:b} > 1', handler }]), /Unknown parameter \{:b\}/)
+  await start([{ name: 'x', params: Type.Object({ a: Type.Integer() }), guard: '{:a} < 10', handler }])
+  // And in a config action's steps, as SQL mode's {:name} names its params.
+  const withStep = async (where: string) => {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    const step = { type: 'UPDATE', table: 'posts', where, setValues: { published: true }, returning: ['id'] }
+    await app.register(fastbase, { config: extendingConfig('steps', { actions: [{ name: 'pub', requireAuth: true, params: { id: 'string' }, steps: [step] }] } as never), databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t), adminServiceToken: adminToken })
+    await app.ready()
+    return app
+  }
+  await t.rejects(withStep('id == {:idd}'), /actions\.pub\.steps\[0\]\.where: Unknown parameter \{:idd\}/)
+  const app = await withStep('id == {:id} & owner == auth.uid')
+  const signUp = (await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/sign-up', payload: ada })).json()
+  const auth = { authorization: `Bearer ${signUp.token as string}` }
+  const [mine] = (await app.inject({ method: 'POST', url: '/api/v1/table/posts/insert', headers: auth, payload: { values: { owner: signUp.record.id, title: 'Mine' }, returning: ['id'] } })).json()
+  t.same((await app.inject({ method: 'POST', url: '/api/v1/action/pub', headers: auth, payload: { id: mine.id } })).json(), [[{ id: mine.id }]], 'a step reads {:id} from the action\'s params')
+  t.same((await app.inject({ method: 'POST', url: '/api/v1/action/pub', headers: auth, payload: { id: "x' | id != '" } })).json(), [[]], 'bound: a quote reaches no other row')
 })
