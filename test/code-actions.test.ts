@@ -30,7 +30,7 @@ const promote = defineAction({
 })
 
 // docs/extending.md's `like`: the caller must see the post, the write runs as the system with the
-// post's id bound (issue 36 finding 3: spliced into the text, an id holding a quote reached every row).
+// post's id bound (spliced into the text, an id holding a quote reached every row: decision D95).
 const like = defineAction({
   name: 'like',
   requireAuth: true,

@@ -108,7 +108,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     t.same(Object.keys(tables), ['users', 'posts', 'audit'], 'one entry per table')
   })
 
-  // Issue 36, finding 3: server code built `id == '${id}'` and ran it as the system; an id holding a
+  // Server code built `id == '${id}'` and ran it as the system; an id holding a
   // quote rewrote the condition. `{:name}` binds the value instead (decision D95).
   t.test('bound parameters: {:name} with params', async (t) => {
     await tables.posts.delete({ where: 'true' }, { as: 'system' })
