@@ -26,7 +26,9 @@ export function benchConfig () {
     jwtSecret: JWT_SECRET,
     rateLimit: false,
     // FASTBASE_BENCH_REALTIME=off: the same project without realtime, to measure what it costs a write.
-    ...(process.env.FASTBASE_BENCH_REALTIME === 'off' ? { realtime: { enabled: false } } : {}),
+    // Every subscriber of the bench runs on this machine, one address: its shares are the instance's
+    // bounds, so the scenarios measure those (decision D96).
+    realtime: process.env.FASTBASE_BENCH_REALTIME === 'off' ? { enabled: false } : { maxStreamsPerAddress: 10_000, maxClassesPerAddress: 1000, maxClassesPerUser: 1000 },
     tables: [
       {
         name: 'users',

@@ -88,11 +88,13 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     let closeTimer: NodeJS.Timeout | undefined
     const exp = typeof auth.jwt.exp === 'number' ? auth.jwt.exp * 1000 : undefined
     // Changes committed once this resolves reach the stream, whichever instance makes them.
-    await hub.admit(auth, subscriptions)
+    // The address as Fastify trusts it: the socket's, or behind trustProxy the proxy's X-Forwarded-For.
+    const holder = { limitKey: auth.uid === null ? `ip:${request.ip}` : identity, address: request.ip }
+    await hub.admit(auth, subscriptions, holder)
     const client: RealtimeClient = hub.connect({
       auth,
       identity,
-      limitKey: auth.uid === null ? `ip:${request.ip}` : identity,
+      ...holder,
       expiresAt: exp,
       recheck: recheckOf(auth),
       sink: {
@@ -154,7 +156,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     const auth = callerOf(request)
     if (identityOf(auth) !== client.options.identity) throw errors.forbidden()
     const wanted = subscriptions.map((s) => ({ table: s.table, where: s.where }))
-    await hub.admit(auth, wanted, client)
+    await hub.admit(auth, wanted, client.options, client)
     if (client.closed) throw errors.realtimeClientNotFound()
     hub.subscribe(client, wanted)
     client.send(frame('subscriptions', { subscriptions: client.subscriptions }))

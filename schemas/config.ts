@@ -358,7 +358,10 @@ export const DatabaseSettingsSchema = Type.Object({
     maxConnectionsPerUser: Type.Optional(Type.Integer({ minimum: 1 })),
     queueBytes: Type.Optional(Type.Integer({ minimum: 1024 })),
     maxStreams: Type.Optional(Type.Integer({ minimum: 1 })),
-    maxClassesPerTable: Type.Optional(Type.Integer({ minimum: 1 }))
+    maxClassesPerTable: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxStreamsPerAddress: Type.Optional(Type.Integer({ minimum: 1, description: 'Streams one client address may hold on one instance (default 100)' })),
+    maxClassesPerAddress: Type.Optional(Type.Integer({ minimum: 1, description: 'Distinct subscriptions per table the streams of one client address may hold on one instance (default 100)' })),
+    maxClassesPerUser: Type.Optional(Type.Integer({ minimum: 1, description: 'Distinct subscriptions per table the streams of one user (anonymous: one address) may hold on one instance (default 32)' }))
   }, { additionalProperties: false }))
 }, { additionalProperties: false })
 

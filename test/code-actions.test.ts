@@ -37,7 +37,7 @@ const like = defineAction({
   params: Type.Object({ id: Type.String() }),
   handler: async ({ params, caller, tables }) => {
     const post = await tables.posts.view({ id: params.id, select: ['id'] }, { as: caller })
-    const [liked] = await tables.posts.update({ where: 'id == {:id}', params: { id: post.id }, set: { views: 'views + 1' }, returning: ['id', 'views'] }, { as: 'system' })
+    const [liked] = await tables.posts.update({ where: 'id == {:id}', params: { id: String(post.id) }, set: { views: 'views + 1' }, returning: ['id', 'views'] }, { as: 'system' })
     return liked
   }
 })

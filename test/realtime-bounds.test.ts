@@ -82,6 +82,77 @@ forEachDialect(t, 'a dropped slow consumer reads its overflow event last', async
   await until(() => hub.clients.size === 0, 'the stream to leave the hub once its socket is gone')
 })
 
+// One address (or a few accounts) used to be able to take the instance-wide bounds: five accounts
+// from one address filled a table's classes and every stream, and everyone else got 503. Each
+// address and each user now holds at most a share (decision D96). Streams are opened from two real
+// source addresses, 127.0.0.1 and 127.0.0.2.
+forEachDialect(t, 'one address cannot take every stream, nor a table\'s subscriber classes', async (t, dialect) => {
+  const { app, base } = await listening(t, config({ maxStreams: 5, maxStreamsPerAddress: 4, maxClassesPerTable: 6, maxClassesPerAddress: 4, maxClassesPerUser: 3 }), { dialect })
+  const hub = app.fastbase.realtime!
+  const users = await Promise.all(['ann', 'bob', 'cat', 'dan', 'eve'].map(async (name) => await signUp(base, name)))
+  const [ann, bob, cat, dan, eve] = users
+  const opened: Array<{ close: () => void }> = []
+  t.teardown(() => { for (const s of opened) s.close() })
+  const open = async (from: string, options: { token?: string, headers?: Record<string, string> } = {}) => {
+    const stream = await openFrom(base, from, options)
+    opened.push(stream)
+    return stream
+  }
+
+  const mine = await Promise.all([ann, bob, cat, dan].map(async (u) => await open('127.0.0.1', { token: u.token })))
+  t.same(mine.map((s) => s.status), [200, 200, 200, 200], 'four accounts, one stream each, from one address')
+  const fifth = await open('127.0.0.1', { token: eve.token })
+  t.equal(fifth.status, 429, 'a fifth stream from that address, by an account with none yet: 429')
+  t.match(fifth.body, { code: 429, message: /from this address \(at most 4\)/ })
+  const forwarded = await open('127.0.0.1', { token: eve.token, headers: { 'x-forwarded-for': '203.0.113.9' } })
+  t.equal(forwarded.status, 429, 'an X-Forwarded-For the server does not trust changes nothing')
+  const newcomer = await open('127.0.0.2')
+  t.equal(newcomer.status, 200, 'someone from another address still gets a stream')
+
+  const subscribe = async (who: { token?: string }, stream: { clientId?: string }, wheres: string[]) =>
+    await api(base, '/realtime', { clientId: stream.clientId, subscriptions: wheres.map((where) => ({ table: 'posts', where })) }, who.token)
+  const [annStream, bobStream, catStream] = mine
+  t.equal((await subscribe(ann, annStream, ['rating > 1', 'rating > 2', 'rating > 3'])).status, 200, 'three classes: a user\'s share')
+  const overUser = await subscribe(ann, annStream, ['rating > 1', 'rating > 2', 'rating > 3', 'rating > 4'])
+  t.same([overUser.status, overUser.body.message], [429, 'Too many distinct realtime subscriptions to posts (at most 3 per user, or per address when signed out); subscribe with a where you already use'], 'a fourth: over the user\'s share')
+  t.equal((await subscribe(ann, annStream, ['rating > 11', 'rating > 12', 'rating > 13'])).status, 200, 'replacing her own classes takes no more room')
+  t.equal((await subscribe(ann, annStream, ['rating > 1', 'rating > 2', 'rating > 3'])).status, 200)
+  const overAddress = await subscribe(bob, bobStream, ['rating > 4', 'rating > 5'])
+  t.same([overAddress.status, overAddress.body.code], [429, 429], 'another account from the same address: the address\'s share (4) is the bound')
+  t.match(overAddress.body.message, /at most 4 from this address/)
+  t.equal((await subscribe(bob, bobStream, ['rating > 4'])).status, 200, 'within it')
+  t.equal((await subscribe(cat, catStream, ['rating > 5'])).status, 429, 'full')
+  t.equal((await subscribe({}, newcomer, ['rating > 8', 'rating > 9'])).status, 200, 'the newcomer\'s classes still fit the table (6)')
+
+  // The instance-wide bounds still hold behind the shares.
+  const full = await open('127.0.0.2', { token: eve.token })
+  t.equal(full.status, 503, 'the instance holds maxStreams (5): 503')
+  annStream.close()
+  await until(() => hub.clients.size === 4, 'the closed stream to leave')
+  t.equal((await subscribe(bob, bobStream, ['rating > 4', 'rating > 2', 'rating > 3'])).status, 200, 'ann\'s classes are no longer the address\'s')
+  const again = await open('127.0.0.1', { token: eve.token })
+  t.equal(again.status, 200, 'nor her stream')
+})
+
+/** A stream opened from source address `from` (a real socket, so the server sees that address). */
+async function openFrom (base: string, from: string, options: { token?: string, headers?: Record<string, string> }): Promise<{ status: number, body?: any, clientId?: string, close: () => void }> {
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers }
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
+  return await new Promise((resolve, reject) => {
+    const req = http.get(`${base}/api/v1/realtime`, { localAddress: from, headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        text += chunk
+        const connect = res.statusCode === 200 ? /event: connect\ndata: (.*)\n\n/.exec(text) : null
+        if (connect !== null) resolve({ status: 200, clientId: JSON.parse(connect[1]).clientId, close: () => req.destroy() })
+      })
+      res.on('end', () => { if (res.statusCode !== 200) resolve({ status: res.statusCode ?? 0, body: JSON.parse(text), close: () => {} }) })
+    })
+    req.on('error', reject)
+  })
+}
+
 async function until (check: () => boolean, what: string, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms
   while (!check()) {

@@ -7,7 +7,9 @@
 // class, whether the class's `listRule` and `where` (compiled by lib/expr exactly as for `list`,
 // with `ruleFirst`) hold. A non-admin's record is sent without `noSelect` fields.
 // Instance-wide bounds: at most maxStreams streams, and maxClassesPerTable distinct classes per
-// table (what evaluating one write costs grows with it); beyond either, a 503.
+// table (what evaluating one write costs grows with it); beyond either, a 503. So that no one client
+// takes them from everyone else, each client address and each user holds at most a share of them
+// (streams, and distinct classes per table); beyond its share, a 429 (decision D96).
 import { randomBytes } from 'node:crypto'
 import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
@@ -41,6 +43,12 @@ export interface RealtimeSettings {
   maxStreams: number
   /** Distinct subscriber classes per table on this instance (503 beyond). */
   maxClassesPerTable: number
+  /** Streams one client address may hold on this instance, everyone's from it together (429 beyond). */
+  maxStreamsPerAddress: number
+  /** Distinct subscriber classes per table the streams of one client address may hold (429 beyond). */
+  maxClassesPerAddress: number
+  /** Distinct subscriber classes per table the streams of one user (anonymous: one address) may hold (429 beyond). */
+  maxClassesPerUser: number
 }
 
 export interface Subscription { table: string, where?: string }
@@ -68,12 +76,18 @@ const CLOSE_BODIES: Record<CloseReason, { code: number, message: string }> = {
   shutdown: { code: 503, message: 'The server is shutting down; reconnect' }
 }
 
-export interface ClientOptions {
+/** Whose shares of the bounds a client takes: its user's and its address's. */
+export interface Holder {
+  /** Connection-limit key: the identity, or `ip:<address>` for anonymous callers. */
+  limitKey: string
+  /** The client's address as the server trusts it (Fastify's `request.ip`, behind `trustProxy`). */
+  address: string
+}
+
+export interface ClientOptions extends Holder {
   auth: AuthContext
   /** Who may change this client's subscriptions and whose connection count it takes. */
   identity: string
-  /** Connection-limit key: the identity, or `ip:<address>` for anonymous callers. */
-  limitKey: string
   sink: ClientSink
   /** When the caller's token expires (ms since epoch); the stream ends then. */
   expiresAt?: number
@@ -133,6 +147,16 @@ interface SubscriberClass {
   clients: Set<RealtimeClient>
 }
 
+/** Held shares of an address are keyed apart from users' keys (an anonymous user's is `ip:<address>`). */
+const addressKey = (address: string): string => `addr:${address}`
+
+/** One place fewer in a count; gone at zero. */
+function release (counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1
+  if (left <= 0) counts.delete(key)
+  else counts.set(key, left)
+}
+
 export function frame (event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
@@ -146,6 +170,9 @@ export class RealtimeHub implements ChangeSink {
   readonly clients = new Map<string, RealtimeClient>()
   private readonly byTable = new Map<string, Map<string, SubscriberClass>>()
   private readonly perLimitKey = new Map<string, number>()
+  private readonly perAddress = new Map<string, number>()
+  /** Per holder key (user or address), per table, the classes its clients hold and which of its clients hold each. */
+  private readonly held = new Map<string, Map<string, Map<string, Set<RealtimeClient>>>>()
   private queue: Change[] = []
   private draining = false
   private idle: Promise<void> = Promise.resolve()
@@ -192,8 +219,11 @@ export class RealtimeHub implements ChangeSink {
     if (this.clients.size >= this.settings.maxStreams) throw errors.realtimeStreamsFull(this.settings.maxStreams)
     const held = this.perLimitKey.get(options.limitKey) ?? 0
     if (held >= this.settings.maxConnections) throw errors.tooManyRequests(`Too many realtime connections (at most ${this.settings.maxConnections} per user, or per address when signed out)`)
+    const fromAddress = this.perAddress.get(options.address) ?? 0
+    if (fromAddress >= this.settings.maxStreamsPerAddress) throw errors.tooManyRequests(`Too many realtime connections from this address (at most ${this.settings.maxStreamsPerAddress})`)
     const client = new RealtimeClient(this, options)
     this.perLimitKey.set(options.limitKey, held + 1)
+    this.perAddress.set(options.address, fromAddress + 1)
     this.clients.set(client.id, client)
     if (options.expiresAt !== undefined) {
       const expiresAt = options.expiresAt
@@ -217,9 +247,8 @@ export class RealtimeHub implements ChangeSink {
     client.closed = true
     this.clients.delete(client.id)
     this.unsubscribe(client)
-    const held = (this.perLimitKey.get(client.options.limitKey) ?? 1) - 1
-    if (held <= 0) this.perLimitKey.delete(client.options.limitKey)
-    else this.perLimitKey.set(client.options.limitKey, held)
+    release(this.perLimitKey, client.options.limitKey)
+    release(this.perAddress, client.options.address)
   }
 
   /**
@@ -229,17 +258,20 @@ export class RealtimeHub implements ChangeSink {
    */
   subscribe (client: RealtimeClient, subscriptions: Subscription[]): void {
     const classes = this.classesFor(client.auth, subscriptions)
-    this.assertRoom(classes, client)
+    this.assertRoom(classes, client.options, client)
     this.unsubscribe(client)
     client.subscriptions = subscriptions
     client.classes = classes.map((c) => this.register(c, client))
   }
 
   /**
-   * A 503 when `candidates` would take a table past maxClassesPerTable. A candidate equal to an
-   * existing class takes no room; the classes only `client` holds now are freed by its new set.
+   * A 503 when `candidates` would take a table past maxClassesPerTable, a 429 when they would take
+   * the holder's user or address past its share. A candidate equal to an existing class takes no
+   * room; the classes only `client` holds now are freed by its new set.
    */
-  private assertRoom (candidates: SubscriberClass[], client?: RealtimeClient): void {
+  private assertRoom (candidates: SubscriberClass[], holder: Holder, client?: RealtimeClient): void {
+    this.assertShare(candidates, addressKey(holder.address), this.settings.maxClassesPerAddress, 'from this address', client)
+    this.assertShare(candidates, holder.limitKey, this.settings.maxClassesPerUser, 'per user, or per address when signed out', client)
     const wanted = new Set(candidates.map((c) => c.key))
     const added = new Map<string, Set<string>>()
     for (const c of candidates) {
@@ -253,6 +285,54 @@ export class RealtimeHub implements ChangeSink {
       const held = this.byTable.get(table)?.size ?? 0
       const released = [...freed].filter((c) => c.table.name === table).length
       if (held - released + keys.size > this.settings.maxClassesPerTable) throw errors.realtimeClassesFull(table, this.settings.maxClassesPerTable)
+    }
+  }
+
+  /** A 429 when `candidates` would give holder `key` more than `max` distinct classes on a table. */
+  private assertShare (candidates: SubscriberClass[], key: string, max: number, whose: string, client?: RealtimeClient): void {
+    const wanted = new Map<string, Set<string>>()
+    for (const c of candidates) {
+      let keys = wanted.get(c.table.name)
+      if (keys === undefined) wanted.set(c.table.name, keys = new Set())
+      keys.add(c.key)
+    }
+    for (const [table, keys] of wanted) {
+      const holds = this.held.get(key)?.get(table)
+      let count = keys.size
+      for (const [classKey, clients] of holds ?? []) {
+        // Kept when another of the holder's clients holds it too, or this client's old set is not replaced.
+        if (!keys.has(classKey) && (client === undefined || !clients.has(client) || clients.size > 1)) count++
+      }
+      if (count > max) throw errors.tooManyRequests(`Too many distinct realtime subscriptions to ${table} (at most ${max} ${whose}); subscribe with a where you already use`)
+    }
+  }
+
+  /** Records (or, with `add` false, forgets) that `client` holds `cls`, under its user and its address. */
+  private hold (client: RealtimeClient, cls: SubscriberClass, add: boolean): void {
+    for (const key of new Set([client.options.limitKey, addressKey(client.options.address)])) {
+      let tables = this.held.get(key)
+      if (tables === undefined) {
+        if (!add) continue
+        this.held.set(key, tables = new Map())
+      }
+      let classes = tables.get(cls.table.name)
+      if (classes === undefined) {
+        if (!add) continue
+        tables.set(cls.table.name, classes = new Map())
+      }
+      let clients = classes.get(cls.key)
+      if (clients === undefined) {
+        if (!add) continue
+        classes.set(cls.key, clients = new Set())
+      }
+      if (add) {
+        clients.add(client)
+        continue
+      }
+      clients.delete(client)
+      if (clients.size === 0) classes.delete(cls.key)
+      if (classes.size === 0) tables.delete(cls.table.name)
+      if (tables.size === 0) this.held.delete(key)
     }
   }
 
@@ -287,12 +367,14 @@ export class RealtimeHub implements ChangeSink {
       if (isJudged(candidate)) this.evaluator.admit?.(candidate)
     }
     existing.clients.add(client)
+    this.hold(client, existing, true)
     return existing
   }
 
   /** The client gets no more events. */
   unsubscribe (client: RealtimeClient): void {
     for (const c of client.classes) {
+      this.hold(client, c, false)
       c.clients.delete(client)
       if (c.clients.size > 0) continue
       const classes = this.byTable.get(c.table.name)
@@ -307,8 +389,8 @@ export class RealtimeHub implements ChangeSink {
    * Checks `subscriptions` for `auth` as subscribe does (throwing the same errors), then makes their
    * tables known to the other instances: from when it resolves, their changes reach this instance.
    */
-  async admit (auth: AuthContext, subscriptions: Subscription[], client?: RealtimeClient): Promise<void> {
-    this.assertRoom(this.classesFor(auth, subscriptions), client)
+  async admit (auth: AuthContext, subscriptions: Subscription[], holder: Holder, client?: RealtimeClient): Promise<void> {
+    this.assertRoom(this.classesFor(auth, subscriptions), holder, client)
     await this.announce?.(subscriptions.map((s) => s.table))
   }
 

@@ -10,7 +10,12 @@ export const REALTIME_DEFAULTS = {
   queueBytes: 1024 * 1024,
   maxPending: 100_000,
   maxStreams: 10_000,
-  maxClassesPerTable: 1000
+  maxClassesPerTable: 1000,
+  // One address takes at most 1% of the streams and a tenth of a table's classes; one user, what one
+  // stream's subscriptions can ask for (decision D96).
+  maxStreamsPerAddress: 100,
+  maxClassesPerAddress: 100,
+  maxClassesPerUser: 32
 }
 
 export function realtimeSettings (config: DatabaseSettings['realtime']): RealtimeSettings & { enabled: boolean } {
@@ -24,6 +29,9 @@ export function realtimeSettings (config: DatabaseSettings['realtime']): Realtim
     queueBytes: c.queueBytes ?? REALTIME_DEFAULTS.queueBytes,
     maxPending: REALTIME_DEFAULTS.maxPending,
     maxStreams: c.maxStreams ?? REALTIME_DEFAULTS.maxStreams,
-    maxClassesPerTable: c.maxClassesPerTable ?? REALTIME_DEFAULTS.maxClassesPerTable
+    maxClassesPerTable: c.maxClassesPerTable ?? REALTIME_DEFAULTS.maxClassesPerTable,
+    maxStreamsPerAddress: c.maxStreamsPerAddress ?? REALTIME_DEFAULTS.maxStreamsPerAddress,
+    maxClassesPerAddress: c.maxClassesPerAddress ?? REALTIME_DEFAULTS.maxClassesPerAddress,
+    maxClassesPerUser: c.maxClassesPerUser ?? REALTIME_DEFAULTS.maxClassesPerUser
   }
 }
