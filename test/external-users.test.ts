@@ -3,7 +3,7 @@
 // an unverified one never does, and the sessions it opens are ordinary ones.
 import t from 'tap'
 import { buildApp, forEachDialect } from './helper.js'
-import { baseFields, authFields } from '../lib/config/helpers.js'
+import { baseFields, authFields, sqlValue } from '../lib/config/helpers.js'
 import { signInExternal, type ExternalIdentity } from '../lib/auth/external-users.js'
 import { IDENTITIES } from '../lib/auth/store-tables.js'
 import type { DatabaseSettings } from '../schemas/config.js'
@@ -105,4 +105,64 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
   const again = await signIn({ provider: 'github', subject: 'victim-gh', email: 'victim@example.com', emailVerified: true, raw: {} })
   t.equal(again.record.id, victim.record.id)
   t.equal(await view(victim), 200, 'joining a verified account ends no session')
+})
+
+// What the account's creator set before the owner took it over: role and meta (which rules read as
+// auth.role and auth.meta), the profile, other fields a caller may write. A takeover sets them as a new
+// account gets them (decision D97); rows the account owns stay.
+forEachDialect(t, 'a takeover resets what the squatter set', async (t, dialect) => {
+  const profile: DatabaseSettings = {
+    ...config,
+    tables: [{
+      ...config.tables[0],
+      fields: [
+        ...baseFields, ...authFields,
+        { name: 'bio', type: 'text', sqlType: 'text' },
+        { name: 'plan', type: 'text', sqlType: 'text', default: sqlValue('free') },
+        { name: 'settings', type: 'json', sqlType: 'json', default: sqlValue({ theme: 'light' }) },
+        { name: 'handle', type: 'text', sqlType: 'text', notNull: true },
+        // Only the system writes it: no caller, so no squatter, could have set it.
+        { name: 'credits', type: 'integer', sqlType: 'integer', default: sqlValue(0), noInsert: true, noUpdate: true }
+      ]
+    }, {
+      name: 'notes', autoSetUid: true,
+      fields: [...baseFields, { name: 'owner', type: 'relation', sqlType: 'text', notNull: true, foreignKey: { table: 'users', column: 'id' } }, { name: 'body', type: 'text', sqlType: 'text' }],
+      extensions: [{ name: 'rules', listRule: 'owner == auth.uid', viewRule: 'owner == auth.uid', createRule: 'owner == auth.uid', updateRule: null, deleteRule: 'owner == auth.uid' }]
+    }]
+  }
+  const app = await buildApp(t, profile, { dialect })
+  const at = app.fastbase.auth.tables.get('users')!
+  const squat = await app.inject({
+    method: 'POST',
+    url: '/api/v1/table/users/auth/sign-up',
+    payload: { username: 'squatter', email: 'owner@example.com', password: 'squatter pass 1', name: 'Squatter', role: 'admin', meta: { tier: 'gold' }, bio: 'planted', plan: 'pro', settings: { theme: 'dark' }, handle: 'sq' }
+  })
+  t.equal(squat.statusCode, 200, squat.body)
+  const squatter = squat.json()
+  t.match(squatter.record, { role: 'admin', meta: { tier: 'gold' }, plan: 'pro' }, 'a caller could set them at sign-up')
+  await app.fastbase.tables.users.edit({ id: squatter.record.id, values: { credits: 5 } as never }, { as: 'system' })
+  const note = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { authorization: `Bearer ${squatter.token as string}` }, payload: { values: { owner: squatter.record.id, body: 'planted note' } } })
+  t.equal(note.statusCode, 200, note.body)
+
+  const owner = await signInExternal(app.fastbase.auth, at, google('g-owner', 'owner@example.com', true, 'Owner Name'), 'auth:one-tap')
+  t.equal(owner.record.id, squatter.record.id, 'taken over')
+  t.match(owner.record, {
+    email: 'owner@example.com',
+    email_verified: true,
+    name: 'Owner Name',
+    username: 'Owner_Name',
+    role: null,
+    meta: null,
+    avatar: null,
+    bio: null,
+    plan: 'free',
+    settings: { theme: 'light' },
+    credits: 5,
+    handle: 'sq'
+  }, 'the identity\'s name and username, defaults or null for the rest; what only the system writes, and a notNull field with no default, kept')
+  t.equal(owner.record.role, null, 'no role')
+  const claims = JSON.parse(Buffer.from(owner.token.split('.')[1], 'base64url').toString())
+  t.notMatch(JSON.stringify(claims), /admin/, 'the owner\'s token carries no role the squatter chose')
+  const notes = await app.inject({ url: '/api/v1/table/notes/list', headers: { authorization: `Bearer ${owner.token}` } })
+  t.match(notes.json(), { items: [{ body: 'planted note' }], total: 1 }, 'rows the account owns stay, the owner\'s to keep or delete')
 })

@@ -4,7 +4,8 @@
 //
 // An existing account whose address nobody had proven is taken over by the address's owner, not
 // joined: whoever created it (possibly someone who typed the victim's address and never verified it)
-// loses every session, the password and any other provider link before the owner gets in.
+// loses every session, the password and any other provider link before the owner gets in, and what
+// they set on the account (role, meta, profile) goes back to what a new account gets.
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
 import { errors } from '../errors.js'
@@ -22,6 +23,8 @@ import { hookedInsert, hookedUpdate, type FlowWrite } from './flow-hooks.js'
 import { ANONYMOUS } from '../auth-context.js'
 import type { AuthSource } from '../crud/record-hooks.js'
 import { constraintError } from '../crud/db-errors.js'
+import { schemaDialect } from '../dialects/index.js'
+import type { TableField } from '../../schemas/config.js'
 
 export interface ExternalIdentity {
   /** 'google', 'github', a custom provider's name, or the issuer of an external JWT. */
@@ -104,12 +107,17 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
  * The provider has just proven an address the account never had proven: whatever credentials the
  * account had were set by someone who may not own the address. Its sessions end (access tokens die
  * with them), its password becomes one nobody knows (a reset to the now-proven address sets a new
- * one), its other provider links go, and its email is verified from now on.
+ * one), its other provider links go, and its email is verified from now on. What the creator could
+ * set is set as for a new account (decision D97): name and username from the identity, every other
+ * field they could write (and role and meta always) to its default, else null. Rows the account
+ * owns stay.
  */
 async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row, flow: FlowWrite): Promise<Row> {
   const { fields } = at
   const uid = String(row[fields.uid.name])
-  const values: Row = {}
+  const reset = resetColumns(services, at)
+  if (reset.length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(Object.fromEntries(reset.map(([column, sql]) => [column, trx.raw(sql)])))
+  const values: Row = { ...await profileOf(trx, at, identity, uid) }
   if (fields.verified !== undefined) values[fields.verified.name] = true
   if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
   if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, flow, uid, values))
@@ -121,6 +129,38 @@ async function takeOver (services: SessionServices, trx: Knex.Transaction, at: A
   return updated
 }
 
+/**
+ * What a takeover writes back to its default (SQL, as the table's DDL has it; `NULL` without one):
+ * role and meta, and every field a caller could write at sign-up or later (one not both noInsert and
+ * noUpdate), except what says who the account is (uid, email, verified, password, salt), its
+ * timestamps, and name and username, which come from the identity. A notNull field without a
+ * default keeps its value: there is none a new account would get (a before-hook may set one).
+ */
+function resetColumns (services: SessionServices, at: AuthTable): Array<[string, string]> {
+  const { fields } = at
+  const own = new Set([fields.uid, fields.email, fields.verified, fields.password, fields.salt, fields.name, fields.username].filter((f) => f !== undefined).map((f) => f.name))
+  const always = new Set([...fields.audience, ...(fields.meta === undefined ? [] : [fields.meta])].map((f) => f.name))
+  const ddl = schemaDialect(services.dialect.name)
+  return at.table.data.fields.flatMap((field: TableField): Array<[string, string]> => {
+    if (own.has(field.name) || field.primary === true || field.autoIncrement === true) return []
+    if (field.usage === 'record_created' || field.usage === 'record_updated') return []
+    if (!always.has(field.name) && field.noInsert === true && field.noUpdate === true) return []
+    const value = ddl.columnDefault(field)
+    if (value !== undefined) return [[field.name, value]]
+    return field.notNull === true ? [] : [[field.name, 'NULL']]
+  })
+}
+
+/** The name and username an account made from `identity` gets; `uid`: the account taken over, whose own username is free to it. */
+async function profileOf (trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, uid?: string): Promise<Row> {
+  const { fields } = at
+  const local = emailOf(identity)?.split('@')[0]
+  const values: Row = {}
+  if (fields.name !== undefined) values[fields.name.name] = (identity.name ?? local ?? 'User').slice(0, 255)
+  if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at, fields.username, identity.name ?? local ?? 'user', uid)
+  return values
+}
+
 function emailOf (identity: ExternalIdentity): string | undefined {
   return identity.email === undefined || identity.email === '' ? undefined : normalizeEmail(identity.email)
 }
@@ -130,12 +170,9 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   const email = emailOf(identity)
   if (email === undefined && fields.email?.notNull === true) throw errors.badRequest('The provider did not share an email address, which this app needs to create an account')
   const uid = newUid()
-  const local = email?.split('@')[0]
-  const values: Row = { [fields.uid.name]: uid }
+  const values: Row = { [fields.uid.name]: uid, ...await profileOf(trx, at, identity) }
   if (fields.email !== undefined && email !== undefined) values[fields.email.name] = email
   if (fields.verified !== undefined) values[fields.verified.name] = email !== undefined && identity.emailVerified
-  if (fields.name !== undefined) values[fields.name.name] = (identity.name ?? local ?? 'User').slice(0, 255)
-  if (fields.username !== undefined) values[fields.username.name] = await freeUsername(trx, at.table.name, fields.username.name, identity.name ?? local ?? 'user')
   // No password anyone knows: the account signs in through its provider until a reset sets one.
   if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
   await trx(at.table.name).insert(await hookedInsert(services, at, trx, flow, values))
@@ -145,12 +182,17 @@ async function createUser (services: SessionServices, trx: Knex.Transaction, at:
   return created
 }
 
-/** A username for `column` of `table` from the identity's name or email (letters, digits, `_`; starts with a letter), made unique. */
-async function freeUsername (trx: Knex.Transaction, table: string, column: string, from: string): Promise<string> {
+/** A username from the identity's name or email (letters, digits, `_`; starts with a letter), made unique (user `uid` aside). */
+async function freeUsername (trx: Knex.Transaction, at: AuthTable, username: TableField, from: string, uid?: string): Promise<string> {
+  const column = username.name
+  const taken = async (candidate: string): Promise<boolean> => {
+    const query = trx(at.table.name).where(column, candidate)
+    return await (uid === undefined ? query : query.whereNot(at.fields.uid.name, uid)).first() !== undefined
+  }
   const base = (`u${from}`.normalize('NFKD').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^u(?=[A-Za-z])/, '')).slice(0, USERNAME_MAX - 7)
   for (let i = 0; i < USERNAME_TRIES; i++) {
     const candidate = i === 0 ? base : `${base}_${randomBytes(3).toString('hex')}`
-    if (await trx(table).where(column, candidate).first() === undefined) return candidate
+    if (!await taken(candidate)) return candidate
   }
   return `${base}_${randomBytes(6).toString('hex')}`.slice(0, USERNAME_MAX)
 }

@@ -9,6 +9,8 @@ import { searchIndexOf, type SearchIndex } from '../search/fts.js'
 /** DDL side of a dialect plus what a schema sync needs. */
 export interface SchemaDialect extends DdlDialect {
   readonly name: DialectName
+  /** The SQL of `field`'s default as its column definition writes it; undefined without one. */
+  columnDefault(field: TableField): string | undefined
   /**
    * Statements run first inside the schema-change transaction so that two instances starting at once
    * on one database wait for each other instead of both creating the same tables.
@@ -212,7 +214,8 @@ function columnDefinition (table: TableData, field: TableField, tables: TableDat
   return parts.join(' ')
 }
 
-function defaultSql (field: TableField, value: SqlValue, syntax: DdlSyntax): string {
+/** The SQL of a column's default, as its DDL writes it. */
+export function defaultSql (field: TableField, value: SqlValue, syntax: DdlSyntax): string {
   const sql = renderSqlValue(value, syntax, field)
   return syntax.specialDefault(field, sql) ?? sql
 }

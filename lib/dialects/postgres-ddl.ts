@@ -2,7 +2,7 @@
 // json, date), so that the API answers the same on both dialects; otherwise the sqlType.
 // Raw `{q}` SQL in defaults, checks, index `where` and trigger bodies is passed as written: a
 // SQLite-only function there is the config author's business (CURRENT_TIMESTAMP works on both).
-import { collationsOf, createTableStatements, referencedField, triggerName, triggersOf, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
+import { collationsOf, createTableStatements, defaultSql, referencedField, triggerName, triggersOf, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { SqlType, TableData, TableField } from '../../schemas/config.js'
 import { RAISE_FUNCTION, quote } from './common.js'
 import { dropSearchStatements, POSTGRES_SEARCH_FORMAT, searchIndexName, searchStatements } from './postgres-fts.js'
@@ -187,6 +187,7 @@ const migration: MigrationSyntax = {
 export const postgresDdl: SchemaDialect = {
   name: 'postgres',
   createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'postgres', omitForeignKeys),
+  columnDefault: (field) => field.default === undefined ? undefined : defaultSql(field, field.default, syntax),
   columnType,
   schemaLock: () => [LIFT_STATEMENT_TIMEOUT, schemaLockSql("coalesce(current_schema(), '')")],
   functions: [CREATE_RAISE],

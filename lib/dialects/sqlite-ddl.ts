@@ -1,5 +1,5 @@
 // SQLite DDL: teenybase's upper-cased sqlType names (SQLite applies its own affinity rules to them).
-import { createTableStatements, isCurrentTimestamp, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
+import { createTableStatements, defaultSql, isCurrentTimestamp, type DdlSyntax, type MigrationSyntax, type SchemaDialect, type TriggerParts } from './ddl.js'
 import type { TableField } from '../../schemas/config.js'
 import { dropFtsStatements, ftsStatements } from './sqlite-fts.js'
 import { quote } from './common.js'
@@ -58,6 +58,7 @@ const migration: MigrationSyntax = {
 export const sqliteDdl: SchemaDialect = {
   name: 'sqlite',
   createTable: (table, tables, omitForeignKeys) => createTableStatements(table, tables, syntax, 'sqlite', omitForeignKeys),
+  columnDefault: (field) => field.default === undefined ? undefined : defaultSql(field, field.default, syntax),
   columnType,
   // A write as the first statement of a transaction takes SQLite's write lock up front (like
   // BEGIN IMMEDIATE, which Knex cannot issue), waiting up to busy_timeout for another writer.
