@@ -1,9 +1,12 @@
 // Realtime's instance-wide bounds and a dropped slow consumer, over real HTTP: at most maxStreams
-// streams and maxClassesPerTable distinct subscriber classes per table (503 with stable codes), and
-// a stream dropped for overflow still hands its client what it had not read, its overflow event last.
+// streams and maxClassesPerTable distinct subscriber classes per table (503 with stable codes), each
+// address's and user's share of them (429), and a stream dropped for overflow still hands its client
+// what it had not read, its overflow event last.
 import t from 'tap'
 import http from 'node:http'
-import { adminToken, forEachDialect } from './helper.js'
+import Fastify from 'fastify'
+import fastbase from '../app.js'
+import { adminToken, forEachDialect, freshDir, sharedDatabase } from './helper.js'
 import { SseClient, api, config, listening, settle, signUp } from './fixtures/realtime/client.js'
 
 forEachDialect(t, 'instance-wide bounds: streams, and distinct subscriber classes per table', async (t, dialect) => {
@@ -132,6 +135,26 @@ forEachDialect(t, 'one address cannot take every stream, nor a table\'s subscrib
   t.equal((await subscribe(bob, bobStream, ['rating > 4', 'rating > 2', 'rating > 3'])).status, 200, 'ann\'s classes are no longer the address\'s')
   const again = await open('127.0.0.1', { token: eve.token })
   t.equal(again.status, 200, 'nor her stream')
+})
+
+// Behind a proxy the server trusts (the host's `trustProxy`), the address is the client's the proxy names.
+forEachDialect(t, 'behind a trusted proxy, the share is the forwarded client\'s', async (t, dialect) => {
+  const app = Fastify({ trustProxy: '127.0.0.1' })
+  t.teardown(() => app.close())
+  await app.register(fastbase, { config: config({ maxStreamsPerAddress: 1 }), databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken, panelPrefix: false })
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const opened: Array<{ close: () => void }> = []
+  t.teardown(() => { for (const s of opened) s.close() })
+  const open = async (client: string, from = '127.0.0.1') => {
+    const stream = await openFrom(base, from, { token: adminToken, headers: { 'x-forwarded-for': client } })
+    opened.push(stream)
+    return stream.status
+  }
+  t.equal(await open('198.51.100.1'), 200)
+  t.equal(await open('198.51.100.1'), 429, 'the same forwarded client: its share (1) is taken')
+  t.equal(await open('198.51.100.2'), 200, 'another forwarded client through the same proxy has its own')
+  t.equal(await open('198.51.100.3', '127.0.0.2'), 200, 'a peer the server does not trust is its own address...')
+  t.equal(await open('198.51.100.4', '127.0.0.2'), 429, '...whatever it forwards')
 })
 
 /** A stream opened from source address `from` (a real socket, so the server sees that address). */
