@@ -64,8 +64,13 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
 export const MAX_EXPRESSION_DEPTH = 200
 /** Levels of relation expansion in one select or returning list (`users(name, orgs(name))` is two). */
 export const MAX_EXPAND_DEPTH = 3
-/** Full-text searches (`@@`) in one caller expression: each is an index lookup, and the first one ranks. */
+/** Full-text searches (`@@`) in the caller text of one request, wherever they appear: each is an index lookup, and the first one ranks. */
 export const MAX_SEARCHES = 4
+/**
+ * Words of every search of one request together (lib/search/fts-query.ts bounds one search the same):
+ * on SQLite each word merges one list of the index, of every row for a frequent word (decision D85).
+ */
+export const MAX_REQUEST_SEARCH_TERMS = 10
 /** Items of one `in (...)` list. */
 export const MAX_IN_ITEMS = 1000
 /** Dot-separated levels of a multipart field name (`values.meta.a`). */

@@ -1,0 +1,41 @@
+// What one request's caller text may ask of the database, counted wherever an expression appears
+// (decision D85): where, select and returning lists (aggregates included), `set`, `expr`, view and
+// realtime filters. One object per request (lib/crud/context.ts#crudContext); every compilation of
+// the request's text draws from it, so splitting a costly request over several places buys nothing.
+// The same object records whether anything compiled for the request, the developer's rules included,
+// searches or expands a relation: that alone makes its statements costly (reader threads and the
+// statement timeout on SQLite, the long-read gate on PostgreSQL).
+import { ExpressionError } from './errors.js'
+import { MAX_SEARCHES, MAX_REQUEST_SEARCH_TERMS, type Limits } from '../limits.js'
+
+export class ExpressionBudget {
+  /** A search or a relation was compiled (caller text or not): the request's statements may take long. */
+  costly = false
+  private searches = 0
+  private searchTerms = 0
+  private relations = 0
+
+  constructor (private readonly limits: Pick<Limits, 'relations'>) {}
+
+  /**
+   * One `@@` of `terms` words. `trusted`: developer text (a rule), which only marks the request
+   * costly; caller text is counted, and refused past the request's searches or words.
+   */
+  search (terms: number, pos: number, trusted = false): void {
+    this.costly = true
+    if (trusted) return
+    if (++this.searches > MAX_SEARCHES) throw new ExpressionError(`A request holds at most ${MAX_SEARCHES} @@ searches (where, select and every other expression together)`, pos)
+    this.searchTerms += terms
+    if (this.searchTerms > MAX_REQUEST_SEARCH_TERMS) throw new ExpressionError(`The searches of a request hold at most ${MAX_REQUEST_SEARCH_TERMS} words together`, pos)
+  }
+
+  /**
+   * One relation subquery: a level of an expansion (and, for whoever adds them, a hop of a relation
+   * path). Each runs once per row of the answer.
+   */
+  relation (pos: number, trusted = false): void {
+    this.costly = true
+    if (trusted) return
+    if (++this.relations > this.limits.relations) throw new ExpressionError(`more than ${this.limits.relations} relations (limits.relations: each level of each expansion counts one)`, pos)
+  }
+}
