@@ -6,27 +6,25 @@
 // searches or expands a relation: that alone makes its statements costly (reader threads and the
 // statement timeout on SQLite, the long-read gate on PostgreSQL).
 import { ExpressionError } from './errors.js'
-import { MAX_SEARCHES, MAX_REQUEST_SEARCH_TERMS, type Limits } from '../limits.js'
+import type { Limits } from '../limits.js'
 
 export class ExpressionBudget {
   /** A search or a relation was compiled (caller text or not): the request's statements may take long. */
   costly = false
   private searches = 0
-  private searchTerms = 0
   private relations = 0
 
-  constructor (private readonly limits: Pick<Limits, 'relations'>) {}
+  constructor (private readonly limits: Pick<Limits, 'relations' | 'searches'>) {}
 
   /**
-   * One `@@` of `terms` words. `trusted`: developer text (a rule), which only marks the request
-   * costly; caller text is counted, and refused past the request's searches or words.
+   * One `@@`. `trusted`: developer text (a rule), which only marks the request costly; caller text is
+   * counted, and refused past the request's searches (each one's words are bounded by its grammar).
    */
-  search (terms: number, pos: number, trusted = false): void {
+  search (pos: number, trusted = false): void {
     this.costly = true
     if (trusted) return
-    if (++this.searches > MAX_SEARCHES) throw new ExpressionError(`A request holds at most ${MAX_SEARCHES} @@ searches (where, select and every other expression together)`, pos)
-    this.searchTerms += terms
-    if (this.searchTerms > MAX_REQUEST_SEARCH_TERMS) throw new ExpressionError(`The searches of a request hold at most ${MAX_REQUEST_SEARCH_TERMS} words together`, pos)
+    const most = this.limits.searches
+    if (++this.searches > most) throw new ExpressionError(`more than ${most} @@ search${most === 1 ? '' : 'es'} in one request (limits.searches: its where, select list and every other expression together)`, pos)
   }
 
   /**

@@ -10,7 +10,7 @@ import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
 import type { SearchIndex, SearchRank } from '../search/fts.js'
-import { parseSearch, hasPhrase, termsOf, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
+import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
 import type { ExpressionBudget } from './budget.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
@@ -281,7 +281,7 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   const text = constant(right, scope.trace)
   if (text === null) return { kind: 'lit', value: null }
   const query = searchQuery(text, expr.right.pos)
-  scope.budget?.search(termsOf(query), expr.pos, scope.trusted === true)
+  scope.budget?.search(expr.pos, scope.trusted === true)
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
   if (hasPhrase(query) && index.detail !== undefined && index.detail !== 'full') throw new ExpressionError(`A "phrase" needs fullTextSearch detail "full" (table "${index.table}" has "${index.detail}")`, expr.right.pos)
   scope.ranks?.push({ index, fields, query })

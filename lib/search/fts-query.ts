@@ -177,13 +177,6 @@ export function positivePart (query: SearchQuery): SearchQuery {
   return include.length === 1 ? include[0] : { type: 'and', include, exclude: [] }
 }
 
-/** Words of the query, phrase words included: what a request's searches are counted in (decision D85). */
-export function termsOf (query: SearchQuery): number {
-  if (query.type === 'phrase') return query.words.length
-  if (query.type === 'or') return query.any.reduce((n, q) => n + termsOf(q), 0)
-  return [...query.include, ...query.exclude].reduce((n, q) => n + termsOf(q), 0)
-}
-
 /** Does the query hold a phrase of several words (FTS5 needs positions, `detail=full`, for it)? */
 export function hasPhrase (query: SearchQuery): boolean {
   if (query.type === 'phrase') return query.words.length > 1
