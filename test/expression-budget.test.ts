@@ -149,6 +149,15 @@ forEachDialect(t, 'every path that writes holds the same budget: nothing is writ
   }
   const rows = await app.inject({ method: 'GET', url: '/api/v1/table/notes/list?order=id', headers: admin })
   t.same(rows.json().items.map((r: Record<string, unknown>) => [r.id, r.title, r.body]), [[1, 'kale', 'lorem ipsum'], [2, 'kite', 'dolor']], 'nothing inserted, changed or deleted')
+
+  // A delete that a before-hook moves into a transaction compiles its where once: one search is one.
+  const seen: unknown[] = []
+  const off = app.fastbase.hooks.on('notes', 'beforeDelete', (event) => { seen.push(event.where) })
+  t.teardown(off)
+  const del = await post('delete', { where: "notes @@ 'kite'", returning: 'id' })
+  t.equal(del.statusCode, 200, del.body)
+  t.same(del.json(), [{ id: 2 }])
+  t.same(seen, ["notes @@ 'kite'"], 'the hook ran')
 })
 
 forEachDialect(t, 'a search or an expansion anywhere makes the statement costly', async (t, dialect) => {

@@ -83,7 +83,14 @@ export function outputColumns (ctx: CrudContext, what: 'select' | 'returning', s
   // Each item counts as one column (a `*` too); an expansion adds the columns of its objects.
   const expanded = columns.reduce((n, c) => n + (c.nested === undefined ? 0 : columnWidth(c.nested)), 0)
   if (list.length + expanded > ctx.limits.columns) throw tooManyColumns(ctx, what)
+  // Each one is a subquery run for every row of the answer: their number, not the columns they
+  // yield, is what a list costs (`a(b(c(id)))` is one column and three subqueries).
+  if (relationCount(columns) > ctx.limits.relations) throw errors.expression(what, `more than ${ctx.limits.relations} relations (limits.relations: each level of each expansion counts one)`)
   return columns
+}
+
+function relationCount (columns: OutputColumn[]): number {
+  return columns.reduce((n, c) => n + (c.nested === undefined ? 0 : 1 + relationCount(c.nested)), 0)
 }
 
 /** Values per row: an expanded relation counts the values of its object. */
@@ -131,9 +138,8 @@ function topExpansion (ctx: CrudContext, call: Call, relation: Relation, alias: 
 
 /** `relation(...)` at `depth`: a nested object of columns, `*` (or nothing) for every visible one, and relations of the target. */
 function expansion (ctx: CrudContext, call: Call, relation: Relation, key: string, depth: number): OutputColumn {
-  // Each one is a subquery run for every row of the answer: their number, not the columns they
-  // yield, is what a list costs (`a(b(c(id)))` is one column and three subqueries).
-  ctx.budget.relation(call.pos)
+  // A subquery per row of the answer: the statement is costly (decision D85).
+  ctx.budget.costly = true
   const inner = expansionContext(ctx, relation, depth, call.pos)
   const nested = call.star || call.args.length === 0
     ? inner.table.visibleFields(ctx.auth.admin).map((f) => fieldColumn(inner, f))

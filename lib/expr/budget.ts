@@ -28,12 +28,13 @@ export class ExpressionBudget {
   }
 
   /**
-   * One relation subquery: a level of an expansion (and, for whoever adds them, a hop of a relation
-   * path). Each runs once per row of the answer.
+   * One relation hop of an expression (`post_id.owner_id` is two): a subquery per row tested, counted
+   * against `limits.relations` across the request. Expansions in select and returning lists are
+   * bounded per list (lib/crud/columns.ts) and only mark the request costly.
    */
   relation (pos: number, trusted = false): void {
     this.costly = true
     if (trusted) return
-    if (++this.relations > this.limits.relations) throw new ExpressionError(`more than ${this.limits.relations} relations (limits.relations: each level of each expansion counts one)`, pos)
+    if (++this.relations > this.limits.relations) throw new ExpressionError(`more than ${this.limits.relations} relations (limits.relations: each hop of each relation path counts one)`, pos)
   }
 }
