@@ -5,6 +5,7 @@
 //   npm run bench -- --dialect postgres    PostgreSQL at FASTBASE_BENCH_PG_URL (a fresh schema, dropped afterwards)
 //   npm run bench -- --quick               smoke run: 1 s, 1 round; reports, never fails on what it sees
 //   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
+//   npm run bench -- --worst-only          only the worst requests the limits accept (bench/search.mjs, same table)
 //   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
@@ -36,7 +37,7 @@ import pg from 'pg'
 import { POST_COUNT, USER_COUNT, USERS_JWT_KEY, seed } from './project.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime, measureRealtimeFilters } from './realtime.mjs'
-import { SEARCH_RUNS, measureSearch, reportSearch, seedSearch } from './search.mjs'
+import { SEARCH_RUNS, measureSearch, measureWorstAccepted, reportSearch, reportWorstAccepted, seedSearch } from './search.mjs'
 import { measureExpand, expandReport } from './expand.mjs'
 import { startNodeFlags } from './start-flags.mjs'
 
@@ -67,6 +68,8 @@ const { values: flags } = parseArgs({
     'realtime-only': { type: 'boolean', default: false },
     // Only the search measure (bench/search.mjs).
     'search-only': { type: 'boolean', default: false },
+    // Only the worst requests the limits accept (bench/search.mjs#measureWorstAccepted).
+    'worst-only': { type: 'boolean', default: false },
     // Only the expand scenario (bench/expand.mjs).
     'expand-only': { type: 'boolean', default: false },
     // Only the many-filters measure (bench/realtime.mjs#measureRealtimeFilters).
@@ -441,21 +444,25 @@ if (flags['expand-only']) {
 const database = freshDatabase(work)
 const servers = []
 /** The search measure on its own table and server (seeding 100,000 rows takes a while). */
-async function search () {
+async function search ({ searches = true, worst = true } = {}) {
   console.log(`Seeding the search table on ${options.dialect}...`)
   await seedSearch(database.url, join(work, 'search-seed'))
   const server = await startServer('fastbase-search', 'fastbase-server.mjs', { project: 'search', databaseUrl: database.url, dataDir: join(work, 'search') })
   servers.push(server)
-  const result = await measureSearch(server.url, { runs: quick ? 10 : SEARCH_RUNS, seconds: options.duration })
+  const measure = { runs: quick ? 10 : SEARCH_RUNS, seconds: options.duration }
+  const result = searches ? await measureSearch(server.url, measure) : {}
+  // The worst requests the limits accept (decision D85), on the same table and server.
+  if (worst) result.worstAccepted = await measureWorstAccepted(server.url, measure)
   await server.stop()
-  reportSearch(result)
+  if (searches) reportSearch(result)
+  if (worst) reportWorstAccepted(result.worstAccepted)
   return result
 }
-if (flags['search-only']) {
+if (flags['search-only'] || flags['worst-only']) {
   try {
-    const result = await search()
+    const result = await search({ searches: flags['search-only'], worst: true })
     if (!quick) {
-      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-search.json`)
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-${flags['search-only'] ? 'search' : 'worst'}.json`)
       mkdirSync(dirname(file), { recursive: true })
       writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, search: result }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)

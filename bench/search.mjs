@@ -6,6 +6,7 @@
 // WORST_CONCURRENCY clients loop over the slowest searches.
 import { ADMIN_TOKEN, JWT_SECRET, openFastbase } from './project.mjs'
 import { MAX_SEARCH_TERMS } from '../dist/lib/search/fts-query.js'
+import { DEFAULT_LIMITS } from '../dist/lib/limits.js'
 
 export const SEARCH_ROWS = 100_000
 const WORDS_PER_ROW = 30
@@ -152,6 +153,62 @@ export async function measureSearch (base, { runs = SEARCH_RUNS, seconds = 10 } 
     searches: results,
     healthUnderWorst: { concurrent: worst.map((r) => `${r.search} (${r.order})`), searches: searched, refused: refusals.count, samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
   }
+}
+
+/**
+ * The most a request may search (decision D85): `limits.searches` searches of MAX_SEARCH_TERMS frequent
+ * words and 2-letter prefixes, placed where they cost most: required by the where (it drives the
+ * statements), OR-ed with another condition (it does not: each statement builds the set of every
+ * match), in an aggregate over every visible row, in the select list of a list.
+ */
+function worstRequests () {
+  const w = vocabulary()
+  const terms = Array.from({ length: MAX_SEARCH_TERMS }, (_, i) => i % 2 === 0 ? `${w[i / 2].slice(0, 2)}*` : w[(i - 1) / 2 + 8])
+  const searches = Array.from({ length: DEFAULT_LIMITS.searches }, () => `docs @@ '${terms.join(' OR ')}'`)
+  const or = searches.join(' | ')
+  return [
+    { name: `${DEFAULT_LIMITS.searches} search(es) of ${terms.length} words, required by the where`, query: { where: searches.join(' & ') } },
+    { name: 'the same OR-ed with another condition', query: { where: `${or} | id == 'd000001'` } },
+    { name: 'the same OR-ed with another condition, order=id', query: { where: `${or} | id == 'd000001'`, order: 'id' } },
+    { name: 'the same in an aggregate of the select list', path: 'select', query: { select: searches.map((q, i) => `count(${q}) as c${i}`).join(', ') } },
+    { name: 'the same as a column of the select list', query: { select: ['id', ...searches.map((q, i) => `(${q}) as s${i}`)].join(', ') } }
+  ]
+}
+
+/** The worst requests the limits accept, one at a time, then /health while WORST_CONCURRENCY clients loop over the slowest. */
+export async function measureWorstAccepted (base, { runs = SEARCH_RUNS, seconds = 10 } = {}) {
+  const urlOf = (r) => `${base}/api/v1/table/docs/${r.path ?? 'list'}?${new URLSearchParams({ limit: '20', ...r.query })}`
+  const results = []
+  for (const r of worstRequests()) results.push({ request: r.name, query: r.query, ...(await latency(urlOf(r), runs)) })
+  const worst = [...results].sort((a, b) => b.p99 - a.p99)[0]
+  const request = worstRequests().find((r) => r.name === worst.request)
+  let running = true
+  const refusals = { count: 0 }
+  let sent = 0
+  const loops = Array.from({ length: WORST_CONCURRENCY }, async () => {
+    while (running) { await timed(urlOf(request), refusals); sent++ }
+  })
+  const health = []
+  const until = Date.now() + seconds * 1000
+  while (Date.now() < until) {
+    health.push(await timed(`${base}/api/v1/health`))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  running = false
+  await Promise.all(loops)
+  health.sort((a, b) => a - b)
+  return {
+    rows: SEARCH_ROWS,
+    requests: results,
+    healthUnderWorst: { request: worst.request, concurrent: WORST_CONCURRENCY, sent, refused: refusals.count, samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
+  }
+}
+
+export function reportWorstAccepted (worst) {
+  console.log(`\nThe worst requests the limits accept, on ${worst.rows} rows (anonymous, limit 20), one at a time:`)
+  for (const r of worst.requests) console.log(`  p50 ${r.p50.toFixed(1).padStart(7)} ms  p99 ${r.p99.toFixed(1).padStart(7)} ms  max ${r.max.toFixed(1).padStart(7)} ms  ${r.request}`)
+  const h = worst.healthUnderWorst
+  console.log(`/health while ${h.concurrent} clients loop over "${h.request}": p50 ${h.p50.toFixed(1)} ms, p99 ${h.p99.toFixed(1)} ms, max ${h.max.toFixed(1)} ms (${h.samples} samples); ${h.sent} requests, ${h.refused} answered 503`)
 }
 
 /** Prints the figures. */

@@ -12,6 +12,12 @@ export interface Limits {
   columns: number
   /** Relation subqueries of one select or returning list: every level of every expansion counts one. */
   relations: number
+  /**
+   * Full-text searches (`@@`) in the caller text of one request, wherever they appear. A search that
+   * does not drive its statement (decision D77) builds the set of every match in each statement; on
+   * SQLite that set, not the words, is what a search costs (decision D85).
+   */
+  searches: number
   /** Terms of one order or group list. */
   orderTerms: number
   /** Rows x columns of one answer. */
@@ -37,6 +43,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = {
   // The most expensive request this allows (a full page of three-level chains) stays near 100 ms on
   // 10,000 rows on both dialects (bench/expand.mjs measures it).
   relations: 6,
+  // The most expensive request one search allows stays near 100 ms on 100,000 rows (bench/search.mjs).
+  searches: 1,
   orderTerms: 16,
   cells: 100_000,
   writeRows: 20_000,
@@ -56,6 +64,7 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
   columns: 1000,
   orderTerms: 100,
   relations: 100,
+  searches: 16,
   // PostgreSQL's statement_timeout is an int of milliseconds.
   statementTimeout: 2_147_483_647
 }
@@ -64,8 +73,6 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
 export const MAX_EXPRESSION_DEPTH = 200
 /** Levels of relation expansion in one select or returning list (`users(name, orgs(name))` is two). */
 export const MAX_EXPAND_DEPTH = 3
-/** Full-text searches (`@@`) in one caller expression: each is an index lookup, and the first one ranks. */
-export const MAX_SEARCHES = 4
 /** Items of one `in (...)` list. */
 export const MAX_IN_ITEMS = 1000
 /** Dot-separated levels of a multipart field name (`values.meta.a`). */

@@ -297,6 +297,7 @@ const LimitsSchema = Type.Object({
   expressionLength: limit('characters of one where, set or select text', LIMIT_CEILINGS.expressionLength),
   columns: limit('columns of one select or returning list', LIMIT_CEILINGS.columns),
   relations: limit('relation subqueries of one select or returning list (every level of every expansion)', LIMIT_CEILINGS.relations),
+  searches: limit('full-text searches (@@) in the caller expressions of one request, wherever they appear', LIMIT_CEILINGS.searches),
   orderTerms: limit('terms of one order or group list', LIMIT_CEILINGS.orderTerms),
   cells: limit('rows x columns of one answer'),
   writeRows: limit('rows of one insert'),

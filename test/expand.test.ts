@@ -7,6 +7,7 @@ import { buildApp, forEachDialect, adminToken } from './helper.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 import { ANONYMOUS } from '../lib/auth-context.js'
 import { DEFAULT_LIMITS } from '../lib/limits.js'
+import { ExpressionBudget } from '../lib/expr/budget.js'
 import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { postgres } from '../lib/dialects/postgres.js'
@@ -239,7 +240,7 @@ t.test('the SQL of an expansion, per dialect', async (t) => {
   }
   for (const dialect of [sqlite, postgres]) {
     const descriptors = describeTables(tables, dialect)
-    const ctx = { dialect, table: descriptors.get('posts')!, auth: { ...ANONYMOUS, uid: 'u1' }, limits: DEFAULT_LIMITS, applyRules: true } as unknown as CrudContext
+    const ctx = { dialect, table: descriptors.get('posts')!, auth: { ...ANONYMOUS, uid: 'u1' }, limits: DEFAULT_LIMITS, applyRules: true, budget: new ExpressionBudget(DEFAULT_LIMITS) } as unknown as CrudContext
     const [title, owner] = outputColumns(ctx, 'select', 'title, owner(name, org(name))')
     t.equal(title.nested, undefined)
     // Each level reads its table under an alias; the users rule is inside its subquery, the orgs rule folded to FALSE for a non-staff caller.
@@ -256,7 +257,7 @@ t.test('the SQL of an expansion, per dialect', async (t) => {
 
 t.test('an expansion needs the caller to be allowed to list the target', async (t) => {
   const descriptors = describeTables(tables, sqlite)
-  const ctx = { dialect: sqlite, table: descriptors.get('posts')!, auth: ANONYMOUS, limits: DEFAULT_LIMITS, applyRules: true } as unknown as CrudContext
+  const ctx = { dialect: sqlite, table: descriptors.get('posts')!, auth: ANONYMOUS, limits: DEFAULT_LIMITS, applyRules: true, budget: new ExpressionBudget(DEFAULT_LIMITS) } as unknown as CrudContext
   t.throws(() => outputColumns(ctx, 'select', 'note(body)'), FastbaseError, 'notes has no listRule: 403 before any SQL')
 })
 

@@ -138,6 +138,8 @@ function topExpansion (ctx: CrudContext, call: Call, relation: Relation, alias: 
 
 /** `relation(...)` at `depth`: a nested object of columns, `*` (or nothing) for every visible one, and relations of the target. */
 function expansion (ctx: CrudContext, call: Call, relation: Relation, key: string, depth: number): OutputColumn {
+  // A subquery per row of the answer: the statement is costly (decision D85).
+  ctx.budget.costly = true
   const inner = expansionContext(ctx, relation, depth, call.pos)
   const nested = call.star || call.args.length === 0
     ? inner.table.visibleFields(ctx.auth.admin).map((f) => fieldColumn(inner, f))

@@ -8,7 +8,8 @@ import { compile, toCondition, parse, ExpressionError, type Compiled, type Condi
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
-import { MAX_SEARCHES, type Limits } from '../limits.js'
+import type { Limits } from '../limits.js'
+import { ExpressionBudget } from '../expr/budget.js'
 import type { Trace } from '../expr/trace.js'
 import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
@@ -37,6 +38,8 @@ export interface CrudContext {
   hooks?: RecordHooks
   /** The request this work is for (in the logs of failing after-hooks). */
   requestId?: string
+  /** What the request's caller text may still ask, and whether its statements are costly (decision D85); shared by every context made from this one. */
+  budget: ExpressionBudget
   /** The auth flow this write is part of (record hooks' `event.source`): sign-up comes through the table's insert. */
   source?: AuthSource
 }
@@ -73,7 +76,8 @@ export function crudContext (executor: Executor, table: TableDescriptor, auth: A
     applyRules: extra.applyRules ?? true,
     globals: extra.globals,
     files: extra.files,
-    requestId: extra.requestId
+    requestId: extra.requestId,
+    budget: new ExpressionBudget(executor.limits)
   }
 }
 
@@ -94,18 +98,6 @@ export function globalsOf (ctx: CrudContext): Record<string, unknown> {
   return globals
 }
 
-const searchBudgets = new WeakMap<CrudContext, { left: number }>()
-
-/** The `@@` the caller's expressions of one operation may still hold, shared by its where, select and returning lists. */
-function searchBudgetOf (ctx: CrudContext): { left: number } {
-  let budget = searchBudgets.get(ctx)
-  if (budget === undefined) {
-    budget = { left: MAX_SEARCHES }
-    searchBudgets.set(ctx, budget)
-  }
-  return budget
-}
-
 export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   return {
     dialect: ctx.dialect,
@@ -113,6 +105,7 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
     globals: globalsOf(ctx),
     seesHidden: ctx.auth.admin,
     trace: ctx.trace,
+    budget: ctx.budget,
     ...extra
   }
 }
@@ -126,7 +119,7 @@ export function checkLength (ctx: CrudContext, what: string, src: string): void 
 export function compileCaller (ctx: CrudContext, what: string, src: string, extra: Partial<Scope> = {}): Compiled {
   checkLength(ctx, what, src)
   try {
-    return compile(parse(src), scopeOf(ctx, { searchBudget: searchBudgetOf(ctx), ...extra }))
+    return compile(parse(src), scopeOf(ctx, extra))
   } catch (error) {
     if (error instanceof ExpressionError) throw errors.expression(what, error.message)
     throw error
@@ -138,8 +131,8 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   if (ctx.auth.admin || !ctx.applyRules) return true
   const expr = ctx.table.rules[rule]
   if (expr === null) throw errors.forbidden()
-  // Rules are the developer's own text: they may read hidden columns.
-  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })), ctx.trace)
+  // Rules are the developer's own text: they may read hidden columns, and are not held to the caller's budget.
+  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, trusted: true, ...extra })), ctx.trace)
 }
 
 /** With a fragment among them the conjunction is never `true`. */

@@ -81,7 +81,7 @@ function rowDecision (ctx: CrudContext, rule: Expr, known: ReadonlyMap<string, s
   const key = ctx.trace === undefined ? decisionKey(ctx, rule, known) : undefined
   let held = decisions.get(ctx.table)
   if (key !== undefined && held?.has(key) === true) return held.get(key)
-  const compiled = compile(rule, scopeOf(ctx, { seesHidden: true, newValues: 'row', rowValues: known }))
+  const compiled = compile(rule, scopeOf(ctx, { seesHidden: true, trusted: true, newValues: 'row', rowValues: known }))
   const decided = compiled.kind === 'lit' ? toCondition(compiled) === true : undefined
   if (key === undefined) return decided
   if (held === undefined) decisions.set(ctx.table, held = new Map())

@@ -70,7 +70,8 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   checkDistinct(columns, params.distinct)
   const group = groupSql(ctx, params.group)
   const searches = ranks.length > 0
-  const costly = searches || columns.some((c) => c.nested !== undefined)
+  // A search or a relation anywhere in what was compiled, the rule included (decision D85).
+  const costly = ctx.budget.costly
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   if (order !== undefined) return { columns, condition, group, costly, searches, driven, order: { sql: order, bindings: [] } }
   const key = defaultOrder(ctx, params, columns, group)
@@ -86,8 +87,8 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
 function drivenBySearch (ctx: CrudContext, where: string | undefined, rule: Condition, rank: SearchRank): Driven | undefined {
   const drive = ctx.dialect.search.drive?.(rank.index, ctx.table.quoted, rank.fields, rank.query)
   // The where's searches were counted against the request's budget when it was first compiled.
-  if (drive === undefined || whereOf(ctx, where, { firstSearchAs: { value: false }, searchBudget: undefined }) !== false) return undefined
-  const rest = ruleFirst(rule, whereOf(ctx, where, { firstSearchAs: { value: true }, searchBudget: undefined }))
+  if (drive === undefined || whereOf(ctx, where, { firstSearchAs: { value: false }, budget: undefined }) !== false) return undefined
+  const rest = ruleFirst(rule, whereOf(ctx, where, { firstSearchAs: { value: true }, budget: undefined }))
   return rest === false ? undefined : { from: drive, rest }
 }
 
@@ -271,7 +272,7 @@ export async function view (ctx: CrudContext, id: string, params: Pick<ReadParam
     const columns = outputColumns(c, 'select', params.select)
     if (condition === false) return { columns }
     const db = c.db
-    return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true })) }
+    return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true }), { offThread: c.budget.costly }) }
   })
   const rows = await rowsOf(ctx, plan, plan.items, value)
   if (rows.length === 0) throw errors.recordNotFound()

@@ -566,9 +566,10 @@ async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, return
 // ---------------------------------------------------------------- delete
 
 export async function remove (ctx: CrudContext, params: DeleteParams): Promise<Row[]> {
+  // Before the where is compiled: compiled twice, its searches would count twice (decision D85).
+  if (needsHookTransaction(ctx, 'beforeDelete')) return await inHookTransaction(ctx, async (tctx) => await remove(tctx, params))
   const condition = ruleFirst(ruleCondition(ctx, 'deleteRule'), whereOf(ctx, params.where))
   if (condition === false) return []
-  if (needsHookTransaction(ctx, 'beforeDelete')) return await inHookTransaction(ctx, async (tctx) => await remove(tctx, params))
   await beforeDelete(ctx, params.where)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   const files = ctx.files === undefined ? [] : fileFields(ctx.table)

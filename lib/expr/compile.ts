@@ -11,7 +11,7 @@ import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
 import type { SearchIndex, SearchRank } from '../search/fts.js'
 import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
-import { MAX_SEARCHES } from '../limits.js'
+import type { ExpressionBudget } from './budget.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
@@ -65,8 +65,10 @@ export interface Scope {
    * (lib/crud/read.ts#drivenBySearch).
    */
   firstSearchAs?: { value: boolean, done?: true }
-  /** Caller text: how many more `@@` it may hold (MAX_SEARCHES); absent for developer-written rules. */
-  searchBudget?: { left: number }
+  /** The request's budget (decision D85): what caller text draws from, and what marks its statements costly. */
+  budget?: ExpressionBudget
+  /** Developer text (rules): marks the budget's `costly`, is not counted against the caller's bounds. */
+  trusted?: true
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -279,7 +281,6 @@ function binary (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
  * (docs/decisions.md).
  */
 function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
-  if (scope.searchBudget !== undefined && scope.searchBudget.left-- <= 0) throw new ExpressionError(`A request holds at most ${MAX_SEARCHES} @@ searches`, expr.pos)
   const index = scope.table.search
   if (index === undefined) throw new ExpressionError(`Table "${scope.table.name}" has no full-text search (fullTextSearch in its config)`, expr.pos)
   const fields = searchedFields(expr.left, index, scope)
@@ -290,6 +291,7 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   const text = constant(right, scope.trace)
   if (text === null) return { kind: 'lit', value: null }
   const query = searchQuery(text, expr.right.pos)
+  scope.budget?.search(expr.pos, scope.trusted === true)
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
   if (hasPhrase(query) && index.detail !== undefined && index.detail !== 'full') throw new ExpressionError(`A "phrase" needs fullTextSearch detail "full" (table "${index.table}" has "${index.detail}")`, expr.right.pos)
   scope.ranks?.push({ index, fields, query })
