@@ -3,7 +3,7 @@
 // started on the target answers the same requests with the same bytes, and old tokens still work.
 // (JSON objects are written with their keys in the order PostgreSQL's jsonb keeps them: a project on
 // PostgreSQL answers them in that order whether or not its rows were copied.)
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -99,7 +99,7 @@ async function answers (app: FastifyInstance, grown: Grown): Promise<string[]> {
   return out
 }
 
-function project (t: Parameters<Parameters<typeof t.test>[1]>[0]): { dir: string, file: string } {
+function project (t: Test): { dir: string, file: string } {
   const dir = freshDir(t, 'project-')
   const file = join(dir, 'fastbase.config.json')
   writeFileSync(file, JSON.stringify(config))
