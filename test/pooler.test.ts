@@ -87,21 +87,32 @@ const ADMIN = { authorization: `Bearer ${adminToken}` }
 t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
   const { port } = await startPgBouncer(t)
 
-  t.test('two instances answer concurrent reads and writes of many shapes', async (t) => {
-    const db = newDatabase(t, port)
-    const apps = [await buildApp(t, config, { databaseUrl: db.pooled, databaseDirectUrl: db.direct }), await buildApp(t, config, { databaseUrl: db.pooled, databaseDirectUrl: db.direct })]
+  /** 120 concurrent requests of many statement shapes over two apps; every answer a 200. */
+  async function hammer (t: Test, apps: Array<Awaited<ReturnType<typeof buildApp>>>): Promise<void> {
     // Each statement text once per client connection at least, on two server connections lent in turn:
     // a named prepared statement made on one is missing on the other.
     const requests = Array.from({ length: 120 }, (_, i) => {
-      const app = apps[i % 2]
+      const app = apps[i % apps.length]
       return i % 3 === 0
         ? app.inject({ method: 'POST', url: '/api/v1/table/items/insert', payload: { values: { n: i, label: `item ${i}` } } })
         : app.inject({ method: 'GET', url: '/api/v1/table/items/list', query: { where: `n >= ${i % 7}`, order: i % 2 === 0 ? 'n' : '-n', limit: String(1 + (i % 5)) } })
     })
     const answers = await Promise.all(requests)
     t.same(answers.filter((a) => a.statusCode !== 200).map((a) => a.body), [], 'every request answered 200')
-    const count = await apps[1].inject({ method: 'GET', url: '/api/v1/table/items/list', query: { limit: '1' }, headers: ADMIN })
+    const count = await apps[0].inject({ method: 'GET', url: '/api/v1/table/items/list', query: { limit: '1' }, headers: ADMIN })
     t.equal(count.json().total, 40, 'every insert landed')
+  }
+
+  t.test('two instances answer concurrent reads and writes of many shapes', async (t) => {
+    const db = newDatabase(t, port)
+    await hammer(t, [await buildApp(t, config, { databaseUrl: db.pooled, databaseDirectUrl: db.direct }), await buildApp(t, config, { databaseUrl: db.pooled, databaseDirectUrl: db.direct })])
+  })
+
+  t.test('a pooler the URL does not declare shows itself by losing a named statement', async (t) => {
+    const db = newDatabase(t, port)
+    const undeclared = db.pooled.replace('?pooler=transaction', '')
+    const quiet = { ...config, realtime: { enabled: false } }
+    await hammer(t, [await buildApp(t, quiet, { databaseUrl: undeclared }), await buildApp(t, quiet, { databaseUrl: undeclared })])
   })
 
   t.test('what a transaction-mode pooler cannot carry is refused at start, saying what to do', async (t) => {

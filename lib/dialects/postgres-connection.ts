@@ -128,13 +128,14 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
   // Knex types its client `any`: the pool methods the lease uses.
   const client: LeasePool<PgConnection> = knex.client
   const lease = new ConnectionLease(client)
+  const seen: PoolerSeen = { pooler }
   const direct: DirectRunner = {
     read: (statement, bindings) => {
       if (statement.native.length > MAX_PREPARED_TEXT) return undefined
-      const run = () => runPooled(lease, statement.native, bindings, pooler || statement.planEachRun === true)
+      const run = () => runPooled(lease, statement.native, bindings, seen, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings, pooler) : undefined,
+    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings, seen) : undefined,
     held: () => lease.held()
   }
   return {
@@ -183,15 +184,28 @@ function isStalePlan (err: unknown): boolean {
   return errorCode(err) === '0A000' && /cached plan must not change result type/.test(errorMessage(err))
 }
 
+/** Whether a transaction-mode pooler stands in between: declared in the URL, or seen losing a named statement. */
+interface PoolerSeen { pooler: boolean }
+
+/**
+ * A named statement missing on the connection pg prepared it on, or there already under its name: a
+ * transaction-mode pooler lent another server connection. The statement did not run.
+ */
+function isPoolerLoss (err: unknown): boolean {
+  const code = errorCode(err)
+  return code === '26000' || code === '42P05'
+}
+
 /**
  * On a leased pool connection: as a named prepared statement, or (`unnamed`) planned for these values,
- * which is also how it runs behind a transaction-mode pooler: a named statement lives on one server
- * connection, and the pooler lends the next transaction another.
+ * which is also how every statement runs behind a transaction-mode pooler: a named statement lives on
+ * one server connection, and the pooler lends the next transaction another. A pooler nobody declared
+ * shows itself by losing a named statement: from then on the connection's statements run unnamed.
  */
-async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
+async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], seen: PoolerSeen, unnamed = false): Promise<Row[]> {
   const connection = await lease.acquire()
   try {
-    if (unnamed) return (await connection.query({ text, values, types: directTypes })).rows
+    if (unnamed || seen.pooler) return (await connection.query({ text, values, types: directTypes })).rows
     const name = statementName(text)
     const prepared = connection.connection.parsedStatements
     if (!Object.hasOwn(prepared, name)) {
@@ -206,6 +220,10 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
     try {
       return (await connection.query({ name, text, values, types: directTypes })).rows
     } catch (err) {
+      if (isPoolerLoss(err)) {
+        seen.pooler = true
+        return (await connection.query({ text, values, types: directTypes })).rows
+      }
       // A schema change (a migration, here or on another instance) changed what the statement
       // returns: PostgreSQL refuses the plan prepared before it. Prepare everything again, once.
       if (!isStalePlan(err)) throw err
