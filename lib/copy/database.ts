@@ -10,7 +10,7 @@ import { migrate, MIGRATIONS_TABLE, projectOf } from '../db/migrations.js'
 import { internalTablesFor } from '../internal/tables.js'
 import { TableDigest } from './checksum.js'
 import { copyUnderWay, dropCopyState, readCopyState, saveCopyState, startCopyState } from './state.js'
-import type { CopiedTable } from './tables.js'
+import { keyValue, type CopiedTable, type KeyValue } from './tables.js'
 
 /** Bound parameters per insert, under SQLite's 32,766 and PostgreSQL's 65,535. */
 const MAX_PARAMETERS = 30_000
@@ -74,22 +74,22 @@ async function firstTableOf (knex: Knex, names: string[]): Promise<string | unde
   return undefined
 }
 
-/** Rows of `table` after `after` in key order, `limit` at most, with the config's columns. */
-function page (knex: Knex, table: CopiedTable, after: unknown, limit: number): Knex.QueryBuilder {
-  const query = knex(table.data.name).select(table.data.fields.map((f) => f.name)).orderBy(table.key.name).limit(limit)
-  return after === undefined ? query : query.where(table.key.name, '>', after as Knex.Value)
+/** Rows of `table` after the key `after` in key order, `limit` at most, with `columns` (default: the config's). */
+export async function page (knex: Knex, table: CopiedTable, after: KeyValue | undefined, limit: number, columns = table.data.fields.map((f) => f.name)): Promise<Array<Record<string, unknown>>> {
+  const query = knex(table.data.name).select(columns).orderBy(table.key.name).limit(limit)
+  return await (after === undefined ? query : query.where(table.key.name, '>', after))
 }
 
-async function copyTable (source: Knex, target: Knex, from: Dialect, to: Dialect, table: CopiedTable, lastKey: unknown, copied: number, options: CopyOptions): Promise<void> {
+async function copyTable (source: Knex, target: Knex, from: Dialect, to: Dialect, table: CopiedTable, lastKey: KeyValue | undefined, copied: number, options: CopyOptions): Promise<void> {
   const { name, fields } = table.data
   const size = batchSize(fields.length, options.batch)
   const total = Number((await source(name).count({ n: '*' }))[0].n)
   options.progress?.rows(name, copied, total)
   for (;;) {
-    const rows: Array<Record<string, unknown>> = await page(source, table, lastKey, size)
+    const rows = await page(source, table, lastKey, size)
     if (rows.length === 0) break
     const values = rows.map((row) => Object.fromEntries(fields.map((f) => [f.name, to.encode(f, from.decode(f, row[f.name]))])))
-    lastKey = rows[rows.length - 1][table.key.name]
+    lastKey = keyValue(rows[rows.length - 1], table)
     copied += rows.length
     await target.transaction(async (trx) => {
       await trx(name).insert(values)
@@ -108,11 +108,11 @@ async function copyTable (source: Knex, target: Knex, from: Dialect, to: Dialect
 async function digestOf (knex: Knex, dialect: Dialect, table: CopiedTable): Promise<TableDigest> {
   const digest = new TableDigest()
   const size = batchSize(table.data.fields.length)
-  let after: unknown
+  let after: KeyValue | undefined
   for (;;) {
-    const rows: Array<Record<string, unknown>> = await page(knex, table, after, size)
+    const rows = await page(knex, table, after, size)
     for (const row of rows) digest.add(table.data.fields.map((f) => dialect.decode(f, row[f.name])))
     if (rows.length < size) return digest
-    after = rows[rows.length - 1][table.key.name]
+    after = keyValue(rows[rows.length - 1], table)
   }
 }

@@ -5,8 +5,8 @@
 import type { Knex } from 'knex'
 import { fileKey } from '../files/tracker.js'
 import type { Storage } from '../storage/index.js'
-import { batchSize, type Progress } from './database.js'
-import type { CopiedTable } from './tables.js'
+import { batchSize, page, type Progress } from './database.js'
+import { keyValue, type CopiedTable, type KeyValue } from './tables.js'
 
 export interface FilesReport { files: number, bytes: number, skipped: number, missing: string[] }
 
@@ -20,11 +20,9 @@ export async function copyFiles (source: Knex, tables: CopiedTable[], from: Stor
     if (fields.length === 0) continue
     const name = table.data.name
     const size = batchSize(fields.length + 1)
-    let after: unknown
+    let after: KeyValue | undefined
     for (;;) {
-      let query = source(name).select([table.key.name, ...fields]).orderBy(table.key.name).limit(size)
-      if (after !== undefined) query = query.where(table.key.name, '>', after as Knex.Value)
-      const rows: Array<Record<string, unknown>> = await query
+      const rows = await page(source, table, after, size, [table.key.name, ...fields])
       for (const row of rows) {
         for (const field of fields) {
           const value = row[field]
@@ -33,7 +31,7 @@ export async function copyFiles (source: Knex, tables: CopiedTable[], from: Stor
       }
       progress?.rows(`${name} files`, report.files + report.skipped, report.files + report.skipped)
       if (rows.length < size) break
-      after = rows[rows.length - 1][table.key.name]
+      after = keyValue(rows[rows.length - 1], table)
     }
   }
   return report

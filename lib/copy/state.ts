@@ -3,10 +3,11 @@
 // from exactly there when run again. The table exists only while a copy is under way: its presence
 // is what tells a rerun from a copy into a database that is not empty.
 import type { Knex } from 'knex'
+import type { KeyValue } from './tables.js'
 
 export const COPY_STATE_TABLE = '_fastbase_copy'
 
-export interface TableState { lastKey: unknown, rows: number, done: boolean }
+export interface TableState { lastKey: KeyValue | undefined, rows: number, done: boolean }
 
 /** True when a copy into this database was started and has not finished. */
 export async function copyUnderWay (knex: Knex): Promise<boolean> {
@@ -29,7 +30,13 @@ export async function startCopyState (knex: Knex, tables: string[]): Promise<voi
 export async function readCopyState (knex: Knex, table: string): Promise<TableState> {
   const row: { last_key: string | null, rows: number | string, done: number | string } | undefined = await knex(COPY_STATE_TABLE).where({ table_name: table }).first()
   if (row === undefined) return { lastKey: undefined, rows: 0, done: false }
-  return { lastKey: row.last_key === null ? undefined : JSON.parse(row.last_key), rows: Number(row.rows), done: Number(row.done) === 1 }
+  return { lastKey: row.last_key === null ? undefined : storedKey(row.last_key), rows: Number(row.rows), done: Number(row.done) === 1 }
+}
+
+function storedKey (text: string): KeyValue {
+  const value: unknown = JSON.parse(text)
+  if (typeof value === 'string' || typeof value === 'number') return value
+  throw new Error(`${COPY_STATE_TABLE}: a last key that is not text or a number: ${text.slice(0, 100)}`)
 }
 
 /** Records a batch (inside its transaction) or the end of a table. */

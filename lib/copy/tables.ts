@@ -48,3 +48,12 @@ export function parentsFirst (tables: TableData[]): TableData[] {
   for (const table of tables) visit(table)
   return order
 }
+
+/** A key as read from a row: text or a whole number (what a rerun stores and compares with). */
+export type KeyValue = string | number
+
+export function keyValue (row: Record<string, unknown>, table: CopiedTable): KeyValue {
+  const value = row[table.key.name]
+  if (typeof value === 'string' || typeof value === 'number') return value
+  throw new Error(`table ${table.data.name}: a row's key ${table.key.name} is ${value === null ? 'null' : typeof value}, not text or a number`)
+}
