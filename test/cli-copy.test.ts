@@ -5,6 +5,7 @@
 // PostgreSQL answers them in that order whether or not its rows were copied.)
 import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { fastbase, skip } from './cli-run.js'
@@ -99,12 +100,15 @@ async function answers (app: FastifyInstance, grown: Grown): Promise<string[]> {
   return out
 }
 
-function project (t: Test): { dir: string, file: string } {
+function project (t: Test, settings: DatabaseSettings = config): { dir: string, file: string } {
   const dir = freshDir(t, 'project-')
   const file = join(dir, 'fastbase.config.json')
-  writeFileSync(file, JSON.stringify(config))
+  writeFileSync(file, JSON.stringify(settings))
   return { dir, file }
 }
+
+// s3rver ships no type declarations; require() gives it `any` without a project-wide shim.
+const S3rver = createRequire(import.meta.url)('s3rver')
 
 const noPostgres = dialects.includes('postgres') ? false : 'needs PostgreSQL (FASTBASE_TEST_PG_URL)'
 
@@ -183,4 +187,41 @@ t.test('copy refuses what it cannot do, with a clear message', { skip }, async (
   const badS3 = await fastbase(['copy', file, '--to', 'sqlite:/tmp/x.sqlite', '--files-to', 's3://bucket?secret=1'], { cwd: dir, env })
   t.equal(badS3.code, 2)
   t.match(badS3.stderr, /unknown parameter secret/)
+})
+
+t.test('files: local -> S3 -> local, with the rows (SQLite to SQLite)', { skip }, async (t) => {
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: freshDir(t, 's3rver-'), configureBuckets: [{ name: 'copy-bucket' }] })
+  const { port } = await server.run() as { port: number }
+  t.teardown(() => server.close())
+  const endpoint = `http://127.0.0.1:${port}`
+  const onS3: DatabaseSettings = { ...config, storage: { driver: 's3', bucket: 'copy-bucket', prefix: 'app', endpoint, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+
+  const local = project(t)
+  const sourceDir = freshDir(t, 'local-')
+  const sourceUrl = `sqlite:${join(sourceDir, 'fastbase.sqlite')}`
+  const source = await buildApp(t, config, { databaseUrl: sourceUrl, dataDir: sourceDir })
+  const grown = await grow(source)
+  const expected = await answers(source, grown)
+  await source.close()
+
+  const s3Dir = freshDir(t, 's3-')
+  const s3Url = `sqlite:${join(s3Dir, 'fastbase.sqlite')}`
+  const env = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' }
+  const up = await fastbase(['copy', local.file, '--to', s3Url, '--files-to', `s3://copy-bucket/app?endpoint=${encodeURIComponent(endpoint)}&forcePathStyle=true`], { cwd: local.dir, env: { ...env, DATABASE_URL: sourceUrl, FASTBASE_DATA_DIR: sourceDir } })
+  t.equal(up.code, 0, `${up.stdout}\n${up.stderr}`)
+  t.match(up.stdout, /copied 3 files \(9000 bytes\)/)
+  const again = await fastbase(['copy', local.file, '--to', `sqlite:${join(freshDir(t, 'again-'), 'fastbase.sqlite')}`, '--files-to', `s3://copy-bucket/app?endpoint=${encodeURIComponent(endpoint)}&forcePathStyle=true`], { cwd: local.dir, env: { ...env, DATABASE_URL: sourceUrl, FASTBASE_DATA_DIR: sourceDir } })
+  t.match(again.stdout, /copied 0 files \(0 bytes\), 3 already there/, 'files already in the bucket are not sent again')
+  const served = await buildApp(t, onS3, { databaseUrl: s3Url, dataDir: s3Dir })
+  t.same(await answers(served, grown), expected, 'the app on the bucket serves the same files')
+  await served.close()
+
+  const remote = project(t, onS3)
+  const backDir = freshDir(t, 'back-')
+  const backUrl = `sqlite:${join(backDir, 'fastbase.sqlite')}`
+  const down = await fastbase(['copy', remote.file, '--to', backUrl, '--files-to', join(backDir, 'files')], { cwd: remote.dir, env: { DATABASE_URL: s3Url, FASTBASE_DATA_DIR: s3Dir } })
+  t.equal(down.code, 0, `${down.stdout}\n${down.stderr}`)
+  t.match(down.stdout, /copied 3 files/)
+  const back = await buildApp(t, config, { databaseUrl: backUrl, dataDir: backDir })
+  t.same(await answers(back, grown), expected, 'and back in a folder')
 })
