@@ -14,7 +14,7 @@ export interface CopiedTable {
 }
 
 /** The tables to copy, parents first; throws naming a table without a one-column primary key. */
-export function tablesToCopy (config: DatabaseSettings): CopiedTable[] {
+export function tablesToCopy (config: Pick<DatabaseSettings, 'tables'>): CopiedTable[] {
   const ordered = parentsFirst(config.tables)
   return [...ordered, ...authTablesFor(config)].map((data) => ({ data, key: keyOf(data) }))
 }

@@ -27,7 +27,7 @@ export const operationsTables: TableData[] = [
 ]
 
 /** The auth state's tables, where some table of `config` has the auth extension. */
-export function authTablesFor (config: DatabaseSettings): TableData[] {
+export function authTablesFor (config: Pick<DatabaseSettings, 'tables'>): TableData[] {
   return config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
 }
 
