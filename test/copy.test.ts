@@ -3,7 +3,7 @@ import t from 'tap'
 import { canonicalJson, TableDigest } from '../lib/copy/checksum.js'
 import { parentsFirst, tablesToCopy, keyValue } from '../lib/copy/tables.js'
 import { batchSize } from '../lib/copy/database.js'
-import { storageOf } from '../lib/cli/copy.js'
+import { progressReporter, storageOf } from '../lib/cli/copy.js'
 import { UsageError } from '../lib/cli/io.js'
 import { postgresUrlParts } from '../lib/dialects/postgres-connection.js'
 import type { TableData } from '../schemas/config.js'
@@ -67,4 +67,18 @@ t.test('pooler URLs: fastbase\'s parameters are taken out; schema and pooler do 
   t.same(postgresUrlParts('postgres://h/db?schema=app'), { connectionString: 'postgres://h/db', schema: 'app', pooler: false })
   t.throws(() => postgresUrlParts('postgres://h/db?schema=app&pooler=transaction'), /both \?schema= and \?pooler=transaction/)
   t.throws(() => postgresUrlParts('postgres://h/db?pooler=session'), /the only value is "transaction"/)
+})
+
+t.test('progress: rows and rows/s on a terminal; nothing in CI or when stderr is not a terminal', async (t) => {
+  const written: string[] = []
+  const terminal = { isTTY: true, write: (text: string) => written.push(text) }
+  const progress = progressReporter({}, terminal)
+  progress?.rows('posts', 0, 2000)
+  progress?.rows('posts', 2000, 2000)
+  progress?.end()
+  t.match(written[0], /^\rposts: 0\/2000 rows \(0 rows\/s\)/)
+  t.match(written[1], /^\rposts: 2000\/2000 rows \(\d+ rows\/s\)/, 'the end of a table always shows')
+  t.equal(written.at(-1), '\n', 'the line is ended')
+  t.equal(progressReporter({ CI: 'true' }, terminal), undefined)
+  t.equal(progressReporter({}, { isTTY: false, write: () => {} }), undefined)
 })

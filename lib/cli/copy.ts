@@ -107,9 +107,12 @@ export function storageOf (where: string): StorageConfig {
   }
 }
 
-/** Rows per second on stderr, once a second, on a terminal outside CI; nothing otherwise. */
-function progressReporter (env: NodeJS.ProcessEnv): (Progress & { end: () => void }) | undefined {
-  if (process.stderr.isTTY !== true || nonEmpty(env.CI) !== undefined) return undefined
+/** Where progress goes: stderr, or what a test hands in. */
+export interface ProgressStream { isTTY?: boolean, write: (text: string) => unknown }
+
+/** Rows per second on `stream` (stderr), at most once a second per table, on a terminal outside CI; nothing otherwise. */
+export function progressReporter (env: NodeJS.ProcessEnv, stream: ProgressStream = process.stderr): (Progress & { end: () => void }) | undefined {
+  if (stream.isTTY !== true || nonEmpty(env.CI) !== undefined) return undefined
   let shown = 0
   let started = Date.now()
   let current = ''
@@ -121,9 +124,9 @@ function progressReporter (env: NodeJS.ProcessEnv): (Progress & { end: () => voi
       if (now - shown < 1000 && copied < total) return
       shown = now
       const rate = Math.round(copied / Math.max(0.001, (now - started) / 1000))
-      process.stderr.write(`\r${table}: ${copied}/${total} rows (${rate} rows/s)\x1b[K`)
+      stream.write(`\r${table}: ${copied}/${total} rows (${rate} rows/s)\x1b[K`)
       line = true
     },
-    end: () => { if (line) process.stderr.write('\n'); line = false }
+    end: () => { if (line) stream.write('\n'); line = false }
   }
 }
