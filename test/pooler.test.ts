@@ -9,6 +9,9 @@ import { existsSync, writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
+import { Writable } from 'node:stream'
+import Fastify from 'fastify'
+import fastbase, { options as serverOptions } from '../app.js'
 import { freePort, root } from './cli-run.js'
 import { adminToken, buildApp, dialects, freshDir } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
@@ -54,9 +57,10 @@ async function startPgBouncer (t: Test): Promise<{ port: number }> {
 }
 
 /** A new database, its URL through the pooler and its direct URL (dropped after the test). */
-function newDatabase (t: Test, port: number): { pooled: string, direct: string } {
+function newDatabase (t: Test, port: number, settings = ''): { pooled: string, direct: string } {
   const name = `fbt_${randomBytes(6).toString('hex')}`
   execFileSync('psql', [direct!, '-qXc', `CREATE DATABASE "${name}"`])
+  if (settings !== '') execFileSync('psql', [direct!, '-qXc', `ALTER DATABASE "${name}" SET ${settings}`])
   t.teardown(() => { execFileSync('psql', [direct!, '-qXc', `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`]) })
   const pooled = new URL(direct!)
   pooled.port = String(port)
@@ -122,6 +126,20 @@ t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
     await t.rejects(buildApp(t, config, { databaseUrl: db.pooled.replace('pooler=transaction', 'pooler=session') }), /the only value is "transaction"/)
     const off = await buildApp(t, { ...config, realtime: { enabled: false } }, { databaseUrl: db.pooled })
     t.equal((await off.inject({ method: 'GET', url: '/api/v1/table/items/list' })).statusCode, 200, 'without realtime no direct URL is needed')
+  })
+
+  t.test('a start without a statement timeout on the database says how to set one', async (t) => {
+    const warnings = async (databaseUrl: string): Promise<string> => {
+      let logged = ''
+      const stream = new Writable({ write (chunk, _encoding, done) { logged += String(chunk); done() } })
+      const app = Fastify({ ...serverOptions, logger: { level: 'warn', stream } })
+      t.teardown(() => app.close())
+      await app.register(fastbase, { config: { ...config, realtime: { enabled: false } }, databaseUrl, dataDir: freshDir(t), adminServiceToken: adminToken })
+      await app.ready()
+      return logged
+    }
+    t.match(await warnings(newDatabase(t, port).pooled), /cannot set limits\.statementTimeout per connection, and the database sets none: set it on the role/)
+    t.notMatch(await warnings(newDatabase(t, port, "statement_timeout = '5s'").pooled), /statementTimeout/, 'a database that sets one: no warning')
   })
 
   t.test('a representative part of the suite passes through the pooler', async (t) => {

@@ -236,3 +236,14 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
     lease.release(connection)
   }
 }
+
+/**
+ * Behind a transaction-mode pooler fastbase cannot set the statement timeout per connection: when the
+ * role or database sets none either, callers' statements run unbounded. What to do, or undefined.
+ */
+export async function poolerTimeoutWarning (connection: Connection, databaseUrl: string): Promise<string | undefined> {
+  if (connection.dialectName !== 'postgres' || !postgresUrlParts(databaseUrl).pooler) return undefined
+  const result: { rows?: Array<{ statement_timeout?: unknown }> } = await connection.knex.raw('SHOW statement_timeout')
+  if (result.rows?.[0]?.statement_timeout !== '0') return undefined
+  return 'behind a transaction-mode pooler (?pooler=transaction) fastbase cannot set limits.statementTimeout per connection, and the database sets none: set it on the role, e.g. ALTER ROLE <user> SET statement_timeout = \'5s\' (docs/running.md, Behind a connection pooler)'
+}
