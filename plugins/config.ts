@@ -84,6 +84,7 @@ function runtimeOptions (opts: FastbaseOptions, env: Env): FastbaseRuntimeOption
   return {
     dataDir,
     databaseUrl: databaseUrlOf(opts.databaseUrl, env, dataDir),
+    databaseDirectUrl: nonEmpty(opts.databaseDirectUrl) ?? nonEmpty(env.DATABASE_DIRECT_URL),
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
     adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
     smtpUrl: nonEmpty(env.SMTP_URL),

@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { migrate, migrationStatus, projectOf, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
 import { internalTablesFor } from '../lib/internal/tables.js'
+import { poolerTimeoutWarning } from '../lib/dialects/postgres-connection.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options
@@ -19,6 +20,8 @@ const database: FastifyPluginAsync = async (app) => {
     await connection.close()
     throw err
   }
+  const warning = await poolerTimeoutWarning(connection, databaseUrl)
+  if (warning !== undefined) app.log.warn(warning)
   const { config } = app.fastbase
   const target: MigrationDatabase = { knex, ddl: schemaDialect(dialectName), dialect: dialectName, log: app.log }
   const tables = () => [...internalTablesFor(config, dialectName), ...config.tables]

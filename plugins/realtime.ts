@@ -11,6 +11,8 @@ import { bothSinks } from '../lib/crud/record-hooks.js'
 import { PgBus } from '../lib/realtime/pg-bus.js'
 import { FleetInterest, RENEW_MS } from '../lib/realtime/interest.js'
 import { realtimeSettings } from '../lib/realtime/settings.js'
+import { postgresUrlParts } from '../lib/dialects/postgres-connection.js'
+import { ConfigError } from '../lib/errors.js'
 
 declare module './types.js' {
   interface Fastbase {
@@ -27,7 +29,7 @@ const realtime: FastifyPluginAsync = async (app) => {
   if (!enabled) return
   const hub = new RealtimeHub(executor, tables, settings, app.log)
   if (executor.dialect.sharedByInstances) {
-    const bus = new PgBus(options.databaseUrl, { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
+    const bus = new PgBus(listenUrl(options.databaseUrl, options.databaseDirectUrl), { changes: (changes) => hub.enqueue(changes), gap: () => hub.gap(), revoked: (revoked) => hub.sessionsRevoked(revoked) }, app.log)
     await bus.start()
     hub.forward = (changes) => bus.publish(changes)
     const interest = new FleetInterest(bus.origin, async (sql, params) => await bus.query(sql, params), async (sql, bindings) => executor.dialect.rawRows(await executor.db.raw(sql, bindings as never)), app.log)
@@ -57,3 +59,16 @@ const realtime: FastifyPluginAsync = async (app) => {
 }
 
 export default fp(realtime, { fastify: '5.x', name: 'fastbase-realtime', dependencies: ['fastbase-auth-context'] })
+
+/**
+ * The URL of the bus's LISTEN connection: the database's own, or behind a transaction-mode pooler,
+ * which cannot carry a LISTEN (a session's), the direct one (decision D121).
+ */
+function listenUrl (databaseUrl: string, directUrl: string | undefined): string {
+  if (directUrl !== undefined) {
+    if (postgresUrlParts(directUrl).pooler) throw new ConfigError(['DATABASE_DIRECT_URL: the direct URL must not go through the pooler (remove ?pooler=transaction)'])
+    return directUrl
+  }
+  if (!postgresUrlParts(databaseUrl).pooler) return databaseUrl
+  throw new ConfigError(['realtime behind a transaction-mode pooler (?pooler=transaction in DATABASE_URL) needs DATABASE_DIRECT_URL: a direct URL of the same database, for the LISTEN connection between instances (a pooler cannot carry LISTEN); or turn realtime off with realtime: { enabled: false }'])
+}

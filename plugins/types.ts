@@ -24,6 +24,8 @@ export interface FastbaseRuntimeOptions {
   dataDir: string
   /** `sqlite:<file>`, a plain path, or `postgres://...` */
   databaseUrl: string
+  /** A direct connection to the same PostgreSQL database, for what a transaction-mode pooler cannot carry (realtime's LISTEN). */
+  databaseDirectUrl?: string
   /** Bearer token that makes a request superadmin; unset disables service-token access. */
   adminServiceToken?: string
   /** Env ADMIN_JWT_SECRET: the admin half of the admin-token key (derived from jwtSecret when unset). */
@@ -150,6 +152,11 @@ export interface FastbaseOptions {
   config?: DatabaseSettings | string
   /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
   databaseUrl?: string
+  /**
+   * Behind a transaction-mode pooler (`?pooler=transaction` in `databaseUrl`): a direct URL of the same
+   * database, for realtime's LISTEN connection. Default: env DATABASE_DIRECT_URL.
+   */
+  databaseDirectUrl?: string
   /** Default: env FASTBASE_DATA_DIR, then `./data`. */
   dataDir?: string
   /** Default: env ADMIN_SERVICE_TOKEN. */

@@ -2,8 +2,12 @@
 // FASTBASE_TEST_DIALECT=sqlite or =postgres runs the per-dialect tests on that one only (the other's
 // are recorded as skipped), e.g. to debug one file on one database.
 // Each app gets its own database (a file under the test's testdir, or a PostgreSQL schema
-// `fbt_<random>` dropped afterwards) and is closed when the test ends.
+// `fbt_<random>` dropped afterwards) and is closed when the test ends. When FASTBASE_TEST_PG_URL goes
+// through a transaction-mode pooler (`?pooler=transaction`, test/pooler.test.ts), where a schema
+// cannot be chosen per connection, each app gets a database of its own instead, made and dropped
+// through FASTBASE_TEST_PG_DIRECT_URL, which its realtime also listens on.
 import { randomBytes } from 'node:crypto'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -19,6 +23,12 @@ export const adminToken = 'fastbase-test-admin-service-token'
 
 /** PostgreSQL server for tests, e.g. `postgres://postgres@127.0.0.1:5432/test`; unset = SQLite only. */
 const pgUrl = process.env.FASTBASE_TEST_PG_URL || undefined
+/** Behind a pooler: the same server, directly (databases are made and dropped there). */
+const pgDirectUrl = process.env.FASTBASE_TEST_PG_DIRECT_URL || undefined
+const pooled = pgUrl !== undefined && new URL(pgUrl).searchParams.get('pooler') === 'transaction'
+if (pooled && pgDirectUrl === undefined) throw new Error('FASTBASE_TEST_PG_URL names a pooler: set FASTBASE_TEST_PG_DIRECT_URL too')
+/** The direct URL of each database made behind the pooler, by its pooled URL. */
+const directUrls = new Map<string, string>()
 
 /** The one dialect FASTBASE_TEST_DIALECT asks for, if any; anything else set there is a mistake. */
 function onlyDialect (): DialectName | undefined {
@@ -88,11 +98,29 @@ async function dropSchema (schema: string): Promise<void> {
 export function sharedDatabase (t: Test, dialect: DialectName): string {
   if (dialect === 'sqlite') return `sqlite:${join(freshDir(t, 'db-'), 'fastbase.sqlite')}`
   if (pgUrl === undefined) throw new Error('PostgreSQL is not configured: set FASTBASE_TEST_PG_URL')
+  if (pooled) return pooledDatabase(t, pgUrl)
   const schema = `fbt_${randomBytes(6).toString('hex')}`
   t.teardown(() => dropSchema(schema))
   const url = new URL(pgUrl)
   url.searchParams.set('schema', schema)
   return url.toString()
+}
+
+/** Behind the pooler: a new database, made at once (psql) so the URL works as soon as it is returned. */
+function pooledDatabase (t: Test, url: string): string {
+  const name = `fbt_${randomBytes(6).toString('hex')}`
+  onDirect(`CREATE DATABASE "${name}"`)
+  t.teardown(() => { onDirect(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) })
+  const pooledUrl = new URL(url)
+  pooledUrl.pathname = `/${name}`
+  const direct = new URL(pgDirectUrl!)
+  direct.pathname = `/${name}`
+  directUrls.set(pooledUrl.toString(), direct.toString())
+  return pooledUrl.toString()
+}
+
+function onDirect (sql: string): void {
+  execFileSync('psql', [pgDirectUrl!, '-qXc', sql], { stdio: ['ignore', 'ignore', 'inherit'] })
 }
 
 /** A bare Knex connection to a fresh database, for tests below the app (closed after the test). */
@@ -109,6 +137,8 @@ export interface BuildOptions {
   dialect?: DialectName
   /** A database to use instead of a fresh one (see `sharedDatabase`). */
   databaseUrl?: string
+  /** Behind a pooler: the database's direct URL (realtime listens there). Default: the one `sharedDatabase` made. */
+  databaseDirectUrl?: string
   /** A data directory to use instead of a fresh one (files, backups). */
   dataDir?: string
   /** Where `$NAME` config secrets are read from (default: process.env). */
@@ -136,6 +166,7 @@ export async function buildApp (t: Test, config: DatabaseSettings | string, opts
   await app.register(fastbase, {
     config,
     databaseUrl,
+    databaseDirectUrl: opts.databaseDirectUrl ?? directUrls.get(databaseUrl),
     dataDir: opts.dataDir ?? freshDir(t, 'app-'),
     env: opts.env,
     adminServiceToken: opts.adminServiceToken ?? adminToken

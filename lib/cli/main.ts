@@ -6,11 +6,12 @@ import { init } from './init.js'
 import { migrate } from './migrate.js'
 import { backup } from './backup.js'
 import { restore } from './restore.js'
+import { copy } from './copy.js'
 import { types } from './types.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 import { errorMessage } from '../thrown.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore, copy }
 
 const HELP = `Usage: fastbase <command> [options]
 

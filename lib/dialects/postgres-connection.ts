@@ -1,5 +1,6 @@
 // PostgreSQL through pg: a Knex pool, fastbase's own type parsers, `?schema=` URLs, and statements
-// run outside transactions as named prepared statements (parsed and planned once per connection).
+// run outside transactions as named prepared statements (parsed and planned once per connection),
+// unnamed behind a transaction-mode pooler (`?pooler=transaction`, decision D121).
 import { createRequire } from 'node:module'
 import { createHash } from 'node:crypto'
 import knexFactory, { type Knex } from 'knex'
@@ -67,6 +68,25 @@ export function isPostgresUrl (url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
 
+/** The URL parameter that says a transaction-mode pooler (PgBouncer, Supavisor, ...) stands between fastbase and PostgreSQL. */
+export const POOLER_PARAMETER = 'pooler'
+
+/**
+ * fastbase's own parameters of a PostgreSQL URL (`?schema=`, `?pooler=transaction`), and the URL
+ * pg gets without them. A pooler and a schema do not go together: the schema is the connection's
+ * search_path, session state a transaction-mode pooler does not keep (decision D121).
+ */
+export function postgresUrlParts (url: string): { connectionString: string, schema: string | undefined, pooler: boolean } {
+  const parsed = new URL(url)
+  const schema = parsed.searchParams.get('schema') ?? undefined
+  const pooler = parsed.searchParams.get(POOLER_PARAMETER) ?? undefined
+  if (pooler !== undefined && pooler !== 'transaction') throw new Error(`${POOLER_PARAMETER}=${pooler} in the database URL: the only value is "transaction" (a transaction-mode pooler such as PgBouncer); leave it out for a direct connection or a session-mode pooler`)
+  if (pooler !== undefined && schema !== undefined) throw new Error(`the database URL has both ?schema= and ?${POOLER_PARAMETER}=transaction: a transaction-mode pooler does not keep a connection's search_path. Behind a pooler, give the project its own database (or a role whose search_path names the schema: ALTER ROLE ... SET search_path) and leave ?schema= out`)
+  parsed.searchParams.delete('schema')
+  parsed.searchParams.delete(POOLER_PARAMETER)
+  return { connectionString: parsed.toString(), schema, pooler: pooler !== undefined }
+}
+
 /**
  * What every pool connection runs under, so that every statement a caller causes does, whichever
  * path it takes (prepared on the pool, inside a transaction, an action's): no JIT — compiling a
@@ -77,19 +97,25 @@ export function isPostgresUrl (url: string): boolean {
  * come back in the one text form directTypes turns into ISO text without a Date.
  */
 function sessionSettings (statementTimeout: number | undefined): string {
-  return `SET jit = off; SET TIME ZONE 'UTC'; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
+  return `SET jit = off; ${POOLER_SESSION}; SET statement_timeout = ${statementTimeout === undefined ? 0 : Math.floor(statementTimeout)}`
 }
 
+/**
+ * Behind a transaction-mode pooler a SET lands on whichever server connection ran it: only the time
+ * zone, which PgBouncer tracks per client and sets again on each server connection it lends, holds.
+ * jit and the statement timeout are then the role's or database's (docs/running.md says how).
+ */
+const POOLER_SESSION = "SET TIME ZONE 'UTC'"
+
+
 export function connectPostgres (url: string, settings: ConnectionSettings = {}): Connection {
-  const parsed = new URL(url)
-  const schema = parsed.searchParams.get('schema') ?? undefined
-  parsed.searchParams.delete('schema')
-  const session = sessionSettings(settings.statementTimeout)
+  const { connectionString, schema, pooler } = postgresUrlParts(url)
+  const session = pooler ? POOLER_SESSION : sessionSettings(settings.statementTimeout)
   const longReads = envInt('FASTBASE_PG_LONG_READS', DEFAULT_LONG_READS)
   const gate = longReads > 0 ? new ReadGate(longReads, longReads * QUEUED_LONG_READS) : undefined
   const knex = knexFactory({
     client: 'pg',
-    connection: { connectionString: parsed.toString(), types: pgTypes },
+    connection: { connectionString, types: pgTypes },
     searchPath: schema === undefined ? undefined : [schema],
     pool: {
       min: 0,
@@ -102,13 +128,14 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
   // Knex types its client `any`: the pool methods the lease uses.
   const client: LeasePool<PgConnection> = knex.client
   const lease = new ConnectionLease(client)
+  const seen: PoolerSeen = { pooler }
   const direct: DirectRunner = {
     read: (statement, bindings) => {
       if (statement.native.length > MAX_PREPARED_TEXT) return undefined
-      const run = () => runPooled(lease, statement.native, bindings, statement.planEachRun === true)
+      const run = () => runPooled(lease, statement.native, bindings, seen, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings) : undefined,
+    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings, seen) : undefined,
     held: () => lease.held()
   }
   return {
@@ -157,11 +184,28 @@ function isStalePlan (err: unknown): boolean {
   return errorCode(err) === '0A000' && /cached plan must not change result type/.test(errorMessage(err))
 }
 
-/** On a leased pool connection: as a named prepared statement, or (`unnamed`) planned for these values. */
-async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], unnamed = false): Promise<Row[]> {
+/** Whether a transaction-mode pooler stands in between: declared in the URL, or seen losing a named statement. */
+interface PoolerSeen { pooler: boolean }
+
+/**
+ * A named statement missing on the connection pg prepared it on, or there already under its name: a
+ * transaction-mode pooler lent another server connection. The statement did not run.
+ */
+function isPoolerLoss (err: unknown): boolean {
+  const code = errorCode(err)
+  return code === '26000' || code === '42P05'
+}
+
+/**
+ * On a leased pool connection: as a named prepared statement, or (`unnamed`) planned for these values,
+ * which is also how every statement runs behind a transaction-mode pooler: a named statement lives on
+ * one server connection, and the pooler lends the next transaction another. A pooler nobody declared
+ * shows itself by losing a named statement: from then on the connection's statements run unnamed.
+ */
+async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], seen: PoolerSeen, unnamed = false): Promise<Row[]> {
   const connection = await lease.acquire()
   try {
-    if (unnamed) return (await connection.query({ text, values, types: directTypes })).rows
+    if (unnamed || seen.pooler) return (await connection.query({ text, values, types: directTypes })).rows
     const name = statementName(text)
     const prepared = connection.connection.parsedStatements
     if (!Object.hasOwn(prepared, name)) {
@@ -176,6 +220,10 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
     try {
       return (await connection.query({ name, text, values, types: directTypes })).rows
     } catch (err) {
+      if (isPoolerLoss(err)) {
+        seen.pooler = true
+        return (await connection.query({ text, values, types: directTypes })).rows
+      }
       // A schema change (a migration, here or on another instance) changed what the statement
       // returns: PostgreSQL refuses the plan prepared before it. Prepare everything again, once.
       if (!isStalePlan(err)) throw err
@@ -187,4 +235,15 @@ async function runPooled (lease: ConnectionLease<PgConnection>, text: string, va
   } finally {
     lease.release(connection)
   }
+}
+
+/**
+ * Behind a transaction-mode pooler fastbase cannot set the statement timeout per connection: when the
+ * role or database sets none either, callers' statements run unbounded. What to do, or undefined.
+ */
+export async function poolerTimeoutWarning (connection: Connection, databaseUrl: string): Promise<string | undefined> {
+  if (connection.dialectName !== 'postgres' || !postgresUrlParts(databaseUrl).pooler) return undefined
+  const result: { rows?: Array<{ statement_timeout?: unknown }> } = await connection.knex.raw('SHOW statement_timeout')
+  if (result.rows?.[0]?.statement_timeout !== '0') return undefined
+  return 'behind a transaction-mode pooler (?pooler=transaction) fastbase cannot set limits.statementTimeout per connection, and the database sets none: set it on the role, e.g. ALTER ROLE <user> SET statement_timeout = \'5s\' (docs/running.md, Behind a connection pooler)'
 }

@@ -28,7 +28,7 @@ export interface FileReport { uploaded: Record<string, string>, deleted: string[
 const MAX_REPORTED_NAME = 255
 
 /** Storage key of a file field value: `<r2Base or table>/<name>`. */
-export function fileKey (table: TableDescriptor, name: string): string {
+export function fileKey (table: Pick<TableDescriptor, 'name' | 'data'>, name: string): string {
   return `${table.data.r2Base ?? table.name}/${name}`
 }
 

@@ -26,6 +26,11 @@ export const operationsTables: TableData[] = [
   }
 ]
 
+/** The auth state's tables, where some table of `config` has the auth extension. */
+export function authTablesFor (config: Pick<DatabaseSettings, 'tables'>): TableData[] {
+  return config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
+}
+
 /**
  * fastbase's own tables a database holds for `config`: the auth state where some table has the auth
  * extension; where several instances share the database (PostgreSQL), the rate-limit counters they
@@ -34,7 +39,7 @@ export const operationsTables: TableData[] = [
  */
 export function internalTablesFor (config: DatabaseSettings, dialect: DialectName): TableData[] {
   const shared = dialectFor(dialect).sharedByInstances
-  const auth = config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) ? authStoreTables : []
+  const auth = authTablesFor(config)
   const counters = shared && config.rateLimit !== false ? [rateLimitTable] : []
   const realtime = shared && config.realtime?.enabled !== false ? [realtimeInterestTable] : []
   return [...auth, ...counters, ...realtime, ...operationsTables]

@@ -9,6 +9,7 @@ import type Pg from 'pg'
 import type { Change } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 import type { FleetInterest } from './interest.js'
+import { postgresUrlParts } from '../dialects/postgres-connection.js'
 
 /** Characters per NOTIFY payload (ASCII only, so also bytes), under PostgreSQL's 8000. */
 const PIECE = 7800
@@ -28,13 +29,6 @@ export interface BusHandlers {
   revoked: (revoked: RevokedSessions) => void
 }
 
-/** The database URL as fastbase takes it (`?schema=` is fastbase's own): the connection string and the schema. */
-function parseUrl (url: string): { connectionString: string, schema: string } {
-  const parsed = new URL(url)
-  const schema = parsed.searchParams.get('schema') ?? 'public'
-  parsed.searchParams.delete('schema')
-  return { connectionString: parsed.toString(), schema }
-}
 
 export class PgBus {
   readonly origin = randomBytes(8).toString('hex')
@@ -56,11 +50,11 @@ export class PgBus {
   private last: Promise<unknown> = Promise.resolve()
 
   constructor (url: string, private readonly handlers: BusHandlers, private readonly log: BusLog) {
-    const { connectionString, schema } = parseUrl(url)
+    const { connectionString, schema } = postgresUrlParts(url)
     this.connectionString = connectionString
-    this.schema = schema
+    this.schema = schema ?? 'public'
     // One channel per database schema: instances of other projects in the same database never meet.
-    this.channel = `fastbase_rt_${createHash('sha256').update(schema).digest('hex').slice(0, 24)}`
+    this.channel = `fastbase_rt_${createHash('sha256').update(this.schema).digest('hex').slice(0, 24)}`
   }
 
   async start (): Promise<void> {

@@ -1,0 +1,132 @@
+// `fastbase copy [config] --to <database url> [--files-to <storage>]`: the project's database (found
+// as the server finds it) into another, empty one, SQLite and PostgreSQL either way, then verified
+// table by table (lib/copy/, decision D120).
+import { connect, dialectOfUrl } from '../dialects/index.js'
+import { nonEmpty, safeDatabaseUrl } from '../config/locations.js'
+import { createStorage } from '../storage/index.js'
+import type { StorageConfig } from '../../schemas/config.js'
+import { copyDatabase, type Progress } from '../copy/database.js'
+import { copyFiles } from '../copy/files.js'
+import { tablesToCopy } from '../copy/tables.js'
+import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
+import { EXIT, UsageError, atMost, err, out, parse, type Command } from './io.js'
+
+export const copy: Command = {
+  summary: 'copy the database (and files) into another, empty database: SQLite <-> PostgreSQL',
+  help: `Usage: fastbase copy [config] --to <database url> [--files-to <storage>] [--env-file <file>]
+
+Copies the project's database (the one the server would open: DATABASE_URL, else
+<data dir>/fastbase.sqlite) into another, empty database: the target gets the schema a start
+would make, then every table of the config and fastbase's own auth state (sessions, refresh
+tokens, one-time tokens, provider links), values converted between the dialects. Each table is
+then read back on both sides: the copy is done only when every row count and checksum match.
+Stop the server (or its writes) first. Interrupted, the same command goes on where it stopped.
+
+${LOCATION_HELP}
+  --to <url>          the target: postgres://user@host:5432/db[?schema=name], or sqlite:<file>.
+                      It must be empty (a copy under way there is continued)
+  --files-to <where>  also copy the stored files the rows name, from the config's storage to a
+                      folder, or to s3://bucket[/prefix][?endpoint=<url>&region=<r>&forcePathStyle=true]
+                      (credentials from the AWS SDK's environment: AWS_ACCESS_KEY_ID, ...)
+  --batch <rows>      rows per insert (default 500)
+
+Progress (rows/s) goes to stderr on a terminal, not in CI.
+Environment: DATABASE_URL, FASTBASE_DATA_DIR (the source, as the server reads them), the config's
+$NAME secrets.
+Exit codes: 0 copied and verified, 1 config problems, target not empty, or the copy failed or did
+not verify, 2 usage error.`,
+  run: async (args) => {
+    const { values, positionals } = parse(args, { to: { type: 'string' }, 'files-to': { type: 'string' }, batch: { type: 'string' }, 'env-file': { type: 'string' } })
+    atMost(positionals, 1)
+    const to = nonEmpty(values.to)
+    if (to === undefined) throw new UsageError('--to <database url> is required')
+    const batch = values.batch === undefined ? undefined : Number(values.batch)
+    if (batch !== undefined && (!Number.isInteger(batch) || batch < 1 || batch > 10_000)) throw new UsageError('--batch takes a whole number of rows from 1 to 10000')
+    const filesTo = nonEmpty(values['files-to'])
+    const destinationConfig = filesTo === undefined ? undefined : storageOf(filesTo)
+    const { file, env, databaseUrl, dataDir, result } = await loadCheckedConfig(positionals[0], values['env-file'])
+    if (!reportProblems(file, result) || result.config === undefined) return EXIT.failed
+    if (sameDatabase(databaseUrl, to)) throw new UsageError(`--to names the project's own database (${safeDatabaseUrl(to)})`)
+    const config = result.config
+    const tables = tablesToCopy(config)
+    const progress = progressReporter(env)
+    err(`copying ${safeDatabaseUrl(databaseUrl)} (${dialectOfUrl(databaseUrl)}) into ${safeDatabaseUrl(to)} (${dialectOfUrl(to)})`)
+    const source = connect(databaseUrl, dataDir)
+    const target = connect(to, dataDir)
+    try {
+      await source.prepare()
+      await target.prepare()
+      const reports = await copyDatabase(source, target, config, tables, { batch, progress })
+      progress?.end()
+      for (const report of reports) out(`${report.name}: ${report.rows} row${report.rows === 1 ? '' : 's'}, checksum ${report.digest.slice(0, 16)}${report.resumedAt !== undefined ? ` (went on after row ${report.resumedAt})` : ''}`)
+      out(`copied and verified ${reports.length} tables into ${safeDatabaseUrl(to)}`)
+      if (destinationConfig !== undefined) {
+        const from = await createStorage(config.storage, dataDir)
+        const destination = await createStorage(destinationConfig, dataDir)
+        try {
+          const files = await copyFiles(source.knex, tables, from, destination, progress)
+          progress?.end()
+          out(`copied ${files.files} file${files.files === 1 ? '' : 's'} (${files.bytes} bytes)${files.skipped > 0 ? `, ${files.skipped} already there` : ''} to ${filesTo}`)
+          if (files.missing.length > 0) err(`warning: rows name files the source storage does not hold (not copied): ${files.missing.join(', ')}`)
+        } finally {
+          await from.close()
+          await destination.close()
+        }
+      }
+      return EXIT.ok
+    } finally {
+      await source.close()
+      await target.close()
+    }
+  }
+}
+
+/** The same database named twice (the same SQLite file, or the same PostgreSQL URL). */
+function sameDatabase (a: string, b: string): boolean {
+  const strip = (url: string): string => url.replace(/^sqlite:/i, '').replace(/^file:/i, '')
+  return strip(a) === strip(b)
+}
+
+/** `--files-to`: a folder, or `s3://bucket[/prefix]` with the driver's options as query parameters. */
+export function storageOf (where: string): StorageConfig {
+  if (!/^s3:\/\//i.test(where)) return { driver: 'local', root: where }
+  let url: URL
+  try { url = new URL(where) } catch { throw new UsageError(`--files-to ${where}: not a valid s3:// URL`) }
+  if (url.hostname === '') throw new UsageError('--files-to s3:// needs a bucket: s3://bucket[/prefix]')
+  const prefix = decodeURIComponent(url.pathname.replace(/^\/+|\/+$/g, ''))
+  const known = new Set(['endpoint', 'region', 'forcePathStyle'])
+  for (const key of url.searchParams.keys()) if (!known.has(key)) throw new UsageError(`--files-to: unknown parameter ${key} (endpoint, region, forcePathStyle)`)
+  return {
+    driver: 's3',
+    bucket: url.hostname,
+    ...(prefix !== '' ? { prefix } : {}),
+    ...(url.searchParams.has('endpoint') ? { endpoint: url.searchParams.get('endpoint') ?? '' } : {}),
+    ...(url.searchParams.has('region') ? { region: url.searchParams.get('region') ?? '' } : {}),
+    ...(url.searchParams.get('forcePathStyle') === 'true' ? { forcePathStyle: true } : {}),
+    ...(process.env.AWS_ACCESS_KEY_ID !== undefined && process.env.AWS_SECRET_ACCESS_KEY !== undefined ? { accessKeyId: process.env.AWS_ACCESS_KEY_ID, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY } : {})
+  }
+}
+
+/** Where progress goes: stderr, or what a test hands in. */
+export interface ProgressStream { isTTY?: boolean, write: (text: string) => unknown }
+
+/** Rows per second on `stream` (stderr), at most once a second per table, on a terminal outside CI; nothing otherwise. */
+export function progressReporter (env: NodeJS.ProcessEnv, stream: ProgressStream = process.stderr): (Progress & { end: () => void }) | undefined {
+  if (stream.isTTY !== true || nonEmpty(env.CI) !== undefined) return undefined
+  let shown = 0
+  let started = Date.now()
+  let current = ''
+  let line = false
+  return {
+    rows: (table, copied, total) => {
+      const now = Date.now()
+      if (table !== current) { current = table; started = now }
+      if (now - shown < 1000 && copied < total) return
+      shown = now
+      const rate = Math.round(copied / Math.max(0.001, (now - started) / 1000))
+      stream.write(`\r${table}: ${copied}/${total} rows (${rate} rows/s)\x1b[K`)
+      line = true
+    },
+    end: () => { if (line) stream.write('\n'); line = false }
+  }
+}
