@@ -66,6 +66,14 @@ export const MAX_EXPRESSION_DEPTH = 200
 export const MAX_EXPAND_DEPTH = 3
 /** Full-text searches (`@@`) in one caller expression: each is an index lookup, and the first one ranks. */
 export const MAX_SEARCHES = 4
+/**
+ * Relation hops (`post_id.owner_id.role` is two) in one path, in one expression (with the rules a
+ * caller's path brings in), and in all the expressions one operation compiles: each hop is one
+ * indexed lookup per row it is read on (decision D110).
+ */
+export const MAX_PATH_HOPS = 4
+export const MAX_EXPRESSION_HOPS = 8
+export const MAX_REQUEST_HOPS = 24
 /** Items of one `in (...)` list. */
 export const MAX_IN_ITEMS = 1000
 /** Dot-separated levels of a multipart field name (`values.meta.a`). */

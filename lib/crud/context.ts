@@ -10,6 +10,7 @@ import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
 import { MAX_SEARCHES, type Limits } from '../limits.js'
 import type { Trace } from '../expr/trace.js'
+import { expressionHops, requestHops, type HopBudget } from '../expr/relations.js'
 import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
 
@@ -106,6 +107,22 @@ function searchBudgetOf (ctx: CrudContext): { left: number } {
   return budget
 }
 
+const hopBudgets = new WeakMap<CrudContext, HopBudget>()
+
+/** The relation hops all expressions of one operation may still take, rules included (decision D110). */
+function requestHopsOf (ctx: CrudContext): HopBudget {
+  let budget = hopBudgets.get(ctx)
+  if (budget === undefined) {
+    budget = requestHops()
+    hopBudgets.set(ctx, budget)
+  }
+  return budget
+}
+
+/** Did this operation's expressions follow a relation? (realtime evaluates those on the database itself) */
+export const followsRelations = (ctx: CrudContext): boolean => (hopBudgets.get(ctx)?.used ?? 0) > 0
+
+/** The scope of the caller's own text: a path reads related rows as the caller sees them (admins: as they are). */
 export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   return {
     dialect: ctx.dialect,
@@ -113,8 +130,16 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
     globals: globalsOf(ctx),
     seesHidden: ctx.auth.admin,
     trace: ctx.trace,
+    callerReads: ctx.auth.admin ? undefined : true,
+    expressionHops: expressionHops(),
+    requestHops: requestHopsOf(ctx),
     ...extra
   }
+}
+
+/** The scope of a rule: the developer's own text, which may read hidden columns and reads related rows as they are. */
+export function ruleScope (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
+  return scopeOf(ctx, { seesHidden: true, callerReads: undefined, ...extra })
 }
 
 /** Caller text longer than `limits.expressionLength` is refused before anything reads it. */
@@ -138,8 +163,7 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   if (ctx.auth.admin || !ctx.applyRules) return true
   const expr = ctx.table.rules[rule]
   if (expr === null) throw errors.forbidden()
-  // Rules are the developer's own text: they may read hidden columns.
-  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, ...extra })), ctx.trace)
+  return toCondition(compile(expr, ruleScope(ctx, extra)), ctx.trace)
 }
 
 /** With a fragment among them the conjunction is never `true`. */

@@ -12,6 +12,7 @@ import { globalAt, type Literal, type Trace } from './trace.js'
 import type { SearchIndex, SearchRank } from '../search/fts.js'
 import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
 import { MAX_SEARCHES } from '../limits.js'
+import { relationOf, spendHops, type HopBudget, type Relation } from './relations.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
@@ -37,6 +38,8 @@ export interface ColumnResolver {
   fields: ReadonlyMap<string, TableField>
   /** The table's full-text index (`@@`), if it has one. */
   search?: SearchIndex
+  /** Its foreign keys: the fields a path (`post_id.public`) may follow (lib/expr/relations.ts). */
+  foreignKeys?: readonly Relation[]
 }
 
 export interface Scope {
@@ -67,6 +70,17 @@ export interface Scope {
   firstSearchAs?: { value: boolean, done?: true }
   /** Caller text: how many more `@@` it may hold (MAX_SEARCHES); absent for developer-written rules. */
   searchBudget?: { left: number }
+  /**
+   * Whose eyes a path reads the related row with: set for a caller's own text (not an admin's), whose
+   * path reads a related row only where the related table's listRule lets the caller see it, else
+   * null; unset for rules, which read related rows as they are (decision D110).
+   */
+  callerReads?: true
+  /** Relation hops this expression, and the operation it is part of, may still take. */
+  expressionHops?: HopBudget
+  requestHops?: HopBudget
+  /** How many relation subqueries this node is inside (their aliases differ by it). */
+  relationDepth?: number
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -187,10 +201,64 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
     scope.trace?.read(source)
     return { kind: 'lit', value: globalAt(scope.globals, source), source }
   }
-  if (root === 'new' && rest.length === 1) return newValue(rest[0], pos, scope)
-  if (path.length === 1) return column(root, pos, scope)
-  if (path.length === 2 && root === scope.table.name) return column(rest[0], pos, scope)
-  throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
+  if (root === 'new' && rest.length > 0) return follow(newValue(rest[0], pos, scope), rest, pos, scope)
+  // `posts.title` is the table's own column; any other dotted path follows relations.
+  const own = root === scope.table.name && rest.length > 0 ? rest : path
+  return follow(column(own[0], pos, scope), own, pos, scope)
+}
+
+/**
+ * `post_id.owner_id.role`: from the value of the first field (a column, or `new.<field>`), each
+ * further name is read from the row its predecessor's foreign key references, as a scalar subquery
+ * on the referenced column (an indexed lookup per row; null when the key is null or matches no row).
+ */
+function follow (start: Compiled, path: string[], pos: number, scope: Scope): Compiled {
+  if (path.length === 1) return start
+  spendHops(path.length - 1, [scope.expressionHops, scope.requestHops], pos)
+  let value = start
+  let from: ColumnResolver = scope.table
+  for (let i = 1; i < path.length; i++) {
+    const relation = relationOf(from, path[i - 1], pos)
+    value = hop(value, relation, path[i], pos, scope)
+    from = relation.target
+  }
+  return value
+}
+
+/** One hop: `name` of the row of `relation.target` whose referenced column equals `key`. */
+function hop (key: Compiled, relation: Relation, name: string, pos: number, scope: Scope): Compiled {
+  const { dialect } = scope
+  const depth = (scope.relationDepth ?? 0) + 1
+  const alias = dialect.quote(`fb_r${depth}`)
+  const target = relation.target
+  const inner: Scope = {
+    dialect,
+    table: { name: target.name, quoted: alias, fields: target.fields, search: target.search, foreignKeys: target.foreignKeys },
+    globals: scope.globals,
+    seesHidden: scope.seesHidden,
+    trace: scope.trace,
+    expressionHops: scope.expressionHops,
+    requestHops: scope.requestHops,
+    relationDepth: depth
+  }
+  // A caller names only what it could name on the related table itself (no noSelect field).
+  const value = column(name, pos, inner)
+  if (key.kind === 'lit' && key.value === null) return { kind: 'lit', value: null }
+  const keyFragment = toFragment(key, scope, relation.field, pos)
+  let where = `${alias}.${dialect.quote(relation.column.name)} = ${keyFragment.sql}`
+  const bindings = [...keyFragment.bindings]
+  if (scope.callerReads === true) {
+    // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
+    const rule = target.rules.listRule
+    const seen = rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true }), scope.trace)
+    if (seen === false) return { kind: 'lit', value: null }
+    if (seen !== true) {
+      where += ` AND (${seen.sql})`
+      bindings.push(...seen.bindings)
+    }
+  }
+  const read = toFragment(value, inner)
+  return sql(`(SELECT ${read.sql} FROM ${target.quoted} AS ${alias} WHERE ${where})`, [...read.bindings, ...bindings], value.kind === 'sql' ? value.field : undefined)
 }
 
 function column (name: string, pos: number, scope: Scope): Compiled {

@@ -5,6 +5,7 @@ import type { Dialect } from '../dialects/types.js'
 import { parseExpression, type Expr } from '../expr/parse.js'
 import { ExpressionError } from '../expr/errors.js'
 import { compile } from '../expr/compile.js'
+import { expressionHops } from '../expr/relations.js'
 import { ANONYMOUS, authGlobals } from '../auth-context.js'
 import { ConfigError } from '../errors.js'
 import { searchIndexOf, type SearchIndex } from '../search/fts.js'
@@ -147,25 +148,25 @@ function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDes
 export function describeTables (tables: TableData[], dialect: Dialect): Map<string, TableDescriptor> {
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
-  for (const table of tables) {
-    const descriptor = describeTable(table, dialect, problems)
+  for (const table of tables) result.set(table.name, describeTable(table, dialect, problems))
+  // Rules may follow foreign keys (decision D110): every table is linked before any rule is compiled.
+  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
+  for (const descriptor of result.values()) {
     for (const rule of RULE_NAMES) {
       const expr = descriptor.rules[rule]
       if (expr === null) continue
       try {
         const newValues = rule === 'createRule' || rule === 'updateRule' ? 'row' as const : undefined
-        compile(expr, { dialect, table: descriptor, globals: { auth: authGlobals(ANONYMOUS), request: {}, params: {} }, seesHidden: true, newValues })
+        compile(expr, { dialect, table: descriptor, globals: { auth: authGlobals(ANONYMOUS), request: {}, params: {} }, seesHidden: true, newValues, expressionHops: expressionHops() })
       } catch (error) {
         if (!(error instanceof ExpressionError)) throw error
-        problems.push(`tables.${table.name}.${rule}: ${error.message}`)
+        problems.push(`tables.${descriptor.name}.${rule}: ${error.message}`)
       }
     }
     if (descriptor.rules.createRule !== null && descriptor.key.length === 0) {
-      problems.push(`tables.${table.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
+      problems.push(`tables.${descriptor.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
     }
-    result.set(table.name, descriptor)
   }
   if (problems.length > 0) throw new ConfigError(problems)
-  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
   return result
 }

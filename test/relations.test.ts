@@ -1,0 +1,184 @@
+// Relation paths (decision D110): `post_id.public` in rules, where, select lists and order follows a
+// foreign key to the row it references, compiled to SQL on both dialects. Rules read the related
+// row as it is; a caller's own text reads it only where the caller may see it, so filtering on a
+// hidden row's values tells the caller nothing. The app is the one a scaffold grows into: users,
+// posts with an owner and a public flag, comments on posts.
+import t, { type Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, forEachDialect, adminToken } from './helper.js'
+import type { DatabaseSettings, TableData } from '../schemas/config.js'
+import { ANONYMOUS } from '../lib/auth-context.js'
+import type { DialectName } from '../lib/dialects/types.js'
+import { describeTables } from '../lib/table/descriptor.js'
+import { sqlite } from '../lib/dialects/sqlite.js'
+import { ConfigError } from '../lib/errors.js'
+
+export const relationTables: TableData[] = [
+  {
+    name: 'users',
+    fields: [
+      { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
+      { name: 'name', type: 'text', sqlType: 'text' },
+      { name: 'role', type: 'text', sqlType: 'text' },
+      { name: 'secret', type: 'text', sqlType: 'text', noSelect: true }
+    ],
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
+  },
+  {
+    name: 'posts',
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+      { name: 'title', type: 'text', sqlType: 'text' },
+      { name: 'public', type: 'bool', sqlType: 'boolean', notNull: true },
+      { name: 'owner_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } }
+    ],
+    extensions: [{ name: 'rules', listRule: 'public == true | owner_id == auth.uid', viewRule: 'public == true | owner_id == auth.uid', createRule: 'owner_id == auth.uid', updateRule: 'owner_id == auth.uid', deleteRule: 'owner_id == auth.uid' }]
+  },
+  {
+    name: 'comments',
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+      { name: 'body', type: 'text', sqlType: 'text' },
+      { name: 'author_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } },
+      { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
+    ],
+    extensions: [{
+      name: 'rules',
+      // `auth.uid != null &`: a path through a null key reads null, and null == null (an anonymous
+      // caller's uid) holds, as it does for a column (docs/rules.md).
+      listRule: 'post_id.public == true | (auth.uid != null & post_id.owner_id == auth.uid)',
+      viewRule: 'post_id.public == true | (auth.uid != null & post_id.owner_id == auth.uid)',
+      createRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
+      updateRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
+      deleteRule: 'author_id == auth.uid'
+    }]
+  }
+]
+
+export const relationConfig: DatabaseSettings = { jwtSecret: 'relations-secret', appUrl: 'http://localhost:3000', tables: relationTables }
+
+/** Callers named by a test header (the auth flows are tested elsewhere). */
+export function simulateUsers (app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const uid = request.headers['x-test-uid']
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+  })
+}
+
+export const admin = { authorization: `Bearer ${adminToken}` }
+export const as = (uid: string): Record<string, string> => ({ 'x-test-uid': uid })
+
+/** alice owns public post 1 and private post 2; bob owns private post 3. */
+export async function seeded (t: Test, dialect: DialectName, config: DatabaseSettings = relationConfig): Promise<FastifyInstance> {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const insert = async (table: string, values: unknown) => {
+    const res = await app.inject({ method: 'POST', url: `/api/v1/table/${table}/insert`, headers: admin, payload: { values } })
+    if (res.statusCode !== 200) throw new Error(`seeding ${table}: ${res.body}`)
+  }
+  await insert('users', [{ id: 'alice', name: 'Alice', role: 'staff', secret: 's-a' }, { id: 'bob', name: 'Bob', role: 'user', secret: 's-b' }])
+  await insert('posts', [
+    { id: 1, title: 'open', public: true, owner_id: 'alice' },
+    { id: 2, title: 'diary', public: false, owner_id: 'alice' },
+    { id: 3, title: 'plans', public: false, owner_id: 'bob' }
+  ])
+  await insert('comments', [
+    { id: 10, body: 'on open', author_id: 'bob', post_id: 1 },
+    { id: 11, body: 'on diary', author_id: 'alice', post_id: 2 },
+    { id: 12, body: 'on plans', author_id: 'bob', post_id: 3 },
+    { id: 13, body: 'nowhere', author_id: 'bob', post_id: null }
+  ])
+  return app
+}
+
+const ids = (res: { json: () => unknown }): number[] => {
+  const body = res.json() as { items?: Array<{ id: number }> } | Array<{ id: number }>
+  return (Array.isArray(body) ? body : body.items ?? []).map((r) => r.id)
+}
+
+forEachDialect(t, 'a child row inherits its parent\'s visibility through the rule', async (t, dialect) => {
+  const app = await seeded(t, dialect)
+  const list = async (headers: Record<string, string>, query: Record<string, string> = {}) =>
+    await app.inject({ method: 'GET', url: '/api/v1/table/comments/list', query, headers })
+  t.same(ids(await list({})), [10], 'anonymous: comments on public posts only (a null post reads null: hidden)')
+  t.same(ids(await list(as('alice'))), [10, 11], 'alice: the public post and her own')
+  t.same(ids(await list(as('bob'))), [10, 12], 'bob: the public post and his own')
+  t.same(ids(await list(admin)), [10, 11, 12, 13], 'admins see every row')
+  t.equal((await list({})).json().total, 1, 'the total counts only visible rows')
+
+  const view = async (id: number, headers: Record<string, string> = {}) => await app.inject({ method: 'GET', url: `/api/v1/table/comments/view/${id}`, headers })
+  t.equal((await view(11)).statusCode, 404, 'a comment on a private post cannot be viewed by others')
+  t.equal((await view(11, as('alice'))).statusCode, 200, 'its post\'s owner views it')
+
+  const chained = await app.inject({ method: 'GET', url: '/api/v1/table/comments/select', query: { select: 'id, post_id.owner_id.name as owner, post_id.title as title', order: 'id' }, headers: as('alice') })
+  t.equal(chained.statusCode, 200, chained.body)
+  t.same(chained.json(), [{ id: 10, owner: 'Alice', title: 'open' }, { id: 11, owner: 'Alice', title: 'diary' }], 'paths in a select list, two hops')
+})
+
+forEachDialect(t, 'a caller\'s where reads related rows only as the caller may see them', async (t, dialect) => {
+  const app = await seeded(t, dialect)
+  // posts' own list: bob may not see post 2; a where on the comments of post 2... is hidden by the comments rule.
+  // users' table is open: a where on post_id.owner_id.name works for every visible comment.
+  const select = async (table: string, where: string, headers: Record<string, string>) =>
+    await app.inject({ method: 'GET', url: `/api/v1/table/${table}/select`, query: { where, select: 'id' }, headers })
+  t.same(ids(await select('comments', "post_id.owner_id.name == 'Alice'", as('bob'))), [10], 'a path in a where, through two tables')
+  t.same(ids(await select('comments', "author_id.name == 'Bob'", {})), [10], 'anonymous: only what the rule lets through')
+
+  // A table whose rows point at posts without inheriting their rule: its where still cannot see
+  // into a post the caller may not see.
+  const app2 = await seeded(t, dialect, {
+    ...relationConfig,
+    tables: [...relationTables, {
+      name: 'bookmarks',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+        { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
+      ],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }]
+    }]
+  })
+  const mark = await app2.inject({ method: 'POST', url: '/api/v1/table/bookmarks/insert', headers: admin, payload: { values: [{ id: 1, post_id: 1 }, { id: 2, post_id: 2 }, { id: 3, post_id: 3 }] } })
+  t.equal(mark.statusCode, 200, mark.body)
+  const where = async (w: string, headers: Record<string, string>, order?: string) =>
+    await app2.inject({ method: 'GET', url: '/api/v1/table/bookmarks/list', query: { where: w, select: 'id', ...(order === undefined ? {} : { order }) }, headers })
+  t.same(ids(await where("post_id.title == 'diary'", as('bob'))), [], 'bob cannot find the bookmark of alice\'s private post by its title')
+  t.same(ids(await where("post_id.title == 'diary'", as('alice'))), [2], 'alice, who sees the post, can')
+  t.same(ids(await where("post_id.title == 'diary'", admin)), [2], 'so can an admin')
+  t.same(ids(await where('post_id.public == false', as('bob'))), [3], 'a hidden post\'s flag reads null, not false')
+  t.same(ids(await where('post_id.title == null', as('bob'))), [2], 'the hidden post reads as null')
+  const selected = await app2.inject({ method: 'GET', url: '/api/v1/table/bookmarks/select', query: { select: 'id, post_id.title as title' }, headers: as('bob') })
+  t.same(selected.json(), [{ id: 1, title: 'open' }, { id: 2, title: null }, { id: 3, title: 'plans' }], 'a select list reads a hidden row as null')
+
+  // The rule of the related table decides: changing only the hidden post changes nothing bob sees.
+  const before = (await where("post_id.title ~ '%a%'", as('bob'))).body
+  const edited = await app2.inject({ method: 'POST', url: '/api/v1/table/posts/edit/2', headers: admin, payload: { title: 'banana' } })
+  t.equal(edited.statusCode, 200, edited.body)
+  t.equal((await where("post_id.title ~ '%a%'", as('bob'))).body, before, 'editing a post bob cannot see changes none of his answers')
+  t.same(ids(await where("post_id.title ~ '%a%'", as('alice'))), [2], 'alice sees her post\'s new title (and not bob\'s plans)')
+
+  t.equal((await where('post_id.secret == 1', as('bob'))).statusCode, 400, 'a path cannot reach a column it could not name on the related table')
+})
+
+forEachDialect(t, 'paths: null keys, unknown fields, bounds', async (t, dialect) => {
+  const app = await seeded(t, dialect)
+  const select = async (where: string) => await app.inject({ method: 'GET', url: '/api/v1/table/comments/select', query: { where, select: 'id' }, headers: admin })
+  t.same(ids(await select('post_id.title == null')), [13], 'a path through a null key reads null')
+  t.same(ids(await select("post_id.owner_id.name != null & id < 12")), [10, 11], 'paths beside other conditions')
+  const bad = await select('body.length == 1')
+  t.equal(bad.statusCode, 400, 'a path through a field without a foreign key is refused')
+  t.match(bad.json().message, /not a foreign key field/)
+  const unknown = await select('post_id.nope == 1')
+  t.equal(unknown.statusCode, 400)
+  t.match(unknown.json().message, /Unknown column "nope"/)
+  const deep = await select('post_id.owner_id.name.x.y.z == 1')
+  t.equal(deep.statusCode, 400, 'a path of too many hops is refused before anything runs')
+})
+
+t.test('rules that follow relations are checked at start-up', async (t) => {
+  const broken = relationTables.map((table) => table.name !== 'comments'
+    ? table
+    : { ...table, extensions: [{ name: 'rules' as const, listRule: 'post_id.nope == true', viewRule: 'body.x == 1', createRule: null, updateRule: null, deleteRule: null }] })
+  const error = (() => { try { describeTables(broken, sqlite) } catch (e) { return e } })()
+  t.ok(error instanceof ConfigError)
+  t.match(String((error as Error).message), /tables\.comments\.listRule: Unknown column "nope"/)
+  t.match(String((error as Error).message), /tables\.comments\.viewRule: "body" is not a foreign key field/)
+})
