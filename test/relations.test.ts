@@ -3,92 +3,12 @@
 // row as it is; a caller's own text reads it only where the caller may see it, so filtering on a
 // hidden row's values tells the caller nothing. The app is the one a scaffold grows into: users,
 // posts with an owner and a public flag, comments on posts.
-import t, { type Test } from 'tap'
-import type { FastifyInstance } from 'fastify'
-import { buildApp, forEachDialect, adminToken } from './helper.js'
-import type { DatabaseSettings, TableData } from '../schemas/config.js'
-import { ANONYMOUS } from '../lib/auth-context.js'
-import type { DialectName } from '../lib/dialects/types.js'
+import t from 'tap'
+import { forEachDialect } from './helper.js'
+import { relationTables, seeded, admin, as } from './fixtures/relations.js'
 import { describeTables } from '../lib/table/descriptor.js'
 import { sqlite } from '../lib/dialects/sqlite.js'
 import { ConfigError } from '../lib/errors.js'
-
-export const relationTables: TableData[] = [
-  {
-    name: 'users',
-    fields: [
-      { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
-      { name: 'name', type: 'text', sqlType: 'text' },
-      { name: 'role', type: 'text', sqlType: 'text' },
-      { name: 'secret', type: 'text', sqlType: 'text', noSelect: true }
-    ],
-    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
-  },
-  {
-    name: 'posts',
-    fields: [
-      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
-      { name: 'title', type: 'text', sqlType: 'text' },
-      { name: 'public', type: 'bool', sqlType: 'boolean', notNull: true },
-      { name: 'owner_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } }
-    ],
-    extensions: [{ name: 'rules', listRule: 'public == true | owner_id == auth.uid', viewRule: 'public == true | owner_id == auth.uid', createRule: 'owner_id == auth.uid', updateRule: 'owner_id == auth.uid', deleteRule: 'owner_id == auth.uid' }]
-  },
-  {
-    name: 'comments',
-    fields: [
-      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
-      { name: 'body', type: 'text', sqlType: 'text' },
-      { name: 'author_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'users', column: 'id' } },
-      { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
-    ],
-    extensions: [{
-      name: 'rules',
-      // `auth.uid != null &`: a path through a null key reads null, and null == null (an anonymous
-      // caller's uid) holds, as it does for a column (docs/rules.md).
-      listRule: 'post_id.public == true | (auth.uid != null & post_id.owner_id == auth.uid)',
-      viewRule: 'post_id.public == true | (auth.uid != null & post_id.owner_id == auth.uid)',
-      createRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
-      updateRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
-      deleteRule: 'author_id == auth.uid'
-    }]
-  }
-]
-
-export const relationConfig: DatabaseSettings = { jwtSecret: 'relations-secret', appUrl: 'http://localhost:3000', tables: relationTables }
-
-/** Callers named by a test header (the auth flows are tested elsewhere). */
-export function simulateUsers (app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    const uid = request.headers['x-test-uid']
-    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
-  })
-}
-
-export const admin = { authorization: `Bearer ${adminToken}` }
-export const as = (uid: string): Record<string, string> => ({ 'x-test-uid': uid })
-
-/** alice owns public post 1 and private post 2; bob owns private post 3. */
-export async function seeded (t: Test, dialect: DialectName, config: DatabaseSettings = relationConfig): Promise<FastifyInstance> {
-  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
-  const insert = async (table: string, values: unknown) => {
-    const res = await app.inject({ method: 'POST', url: `/api/v1/table/${table}/insert`, headers: admin, payload: { values } })
-    if (res.statusCode !== 200) throw new Error(`seeding ${table}: ${res.body}`)
-  }
-  await insert('users', [{ id: 'alice', name: 'Alice', role: 'staff', secret: 's-a' }, { id: 'bob', name: 'Bob', role: 'user', secret: 's-b' }])
-  await insert('posts', [
-    { id: 1, title: 'open', public: true, owner_id: 'alice' },
-    { id: 2, title: 'diary', public: false, owner_id: 'alice' },
-    { id: 3, title: 'plans', public: false, owner_id: 'bob' }
-  ])
-  await insert('comments', [
-    { id: 10, body: 'on open', author_id: 'bob', post_id: 1 },
-    { id: 11, body: 'on diary', author_id: 'alice', post_id: 2 },
-    { id: 12, body: 'on plans', author_id: 'bob', post_id: 3 },
-    { id: 13, body: 'nowhere', author_id: 'bob', post_id: null }
-  ])
-  return app
-}
 
 const ids = (res: { json: () => unknown }): number[] => {
   const body = res.json() as { items?: Array<{ id: number }> } | Array<{ id: number }>
@@ -123,34 +43,21 @@ forEachDialect(t, 'a caller\'s where reads related rows only as the caller may s
   t.same(ids(await select('comments', "post_id.owner_id.name == 'Alice'", as('bob'))), [10], 'a path in a where, through two tables')
   t.same(ids(await select('comments', "author_id.name == 'Bob'", {})), [10], 'anonymous: only what the rule lets through')
 
-  // A table whose rows point at posts without inheriting their rule: its where still cannot see
-  // into a post the caller may not see.
-  const app2 = await seeded(t, dialect, {
-    ...relationConfig,
-    tables: [...relationTables, {
-      name: 'bookmarks',
-      fields: [
-        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
-        { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
-      ],
-      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: null, deleteRule: null }]
-    }]
-  })
-  const mark = await app2.inject({ method: 'POST', url: '/api/v1/table/bookmarks/insert', headers: admin, payload: { values: [{ id: 1, post_id: 1 }, { id: 2, post_id: 2 }, { id: 3, post_id: 3 }] } })
-  t.equal(mark.statusCode, 200, mark.body)
+  // bookmarks point at posts without inheriting their rule: a where on them still cannot see into
+  // a post the caller may not see.
   const where = async (w: string, headers: Record<string, string>, order?: string) =>
-    await app2.inject({ method: 'GET', url: '/api/v1/table/bookmarks/list', query: { where: w, select: 'id', ...(order === undefined ? {} : { order }) }, headers })
+    await app.inject({ method: 'GET', url: '/api/v1/table/bookmarks/list', query: { where: w, select: 'id', ...(order === undefined ? {} : { order }) }, headers })
   t.same(ids(await where("post_id.title == 'diary'", as('bob'))), [], 'bob cannot find the bookmark of alice\'s private post by its title')
   t.same(ids(await where("post_id.title == 'diary'", as('alice'))), [2], 'alice, who sees the post, can')
   t.same(ids(await where("post_id.title == 'diary'", admin)), [2], 'so can an admin')
   t.same(ids(await where('post_id.public == false', as('bob'))), [3], 'a hidden post\'s flag reads null, not false')
   t.same(ids(await where('post_id.title == null', as('bob'))), [2], 'the hidden post reads as null')
-  const selected = await app2.inject({ method: 'GET', url: '/api/v1/table/bookmarks/select', query: { select: 'id, post_id.title as title' }, headers: as('bob') })
+  const selected = await app.inject({ method: 'GET', url: '/api/v1/table/bookmarks/select', query: { select: 'id, post_id.title as title' }, headers: as('bob') })
   t.same(selected.json(), [{ id: 1, title: 'open' }, { id: 2, title: null }, { id: 3, title: 'plans' }], 'a select list reads a hidden row as null')
 
   // The rule of the related table decides: changing only the hidden post changes nothing bob sees.
   const before = (await where("post_id.title ~ '%a%'", as('bob'))).body
-  const edited = await app2.inject({ method: 'POST', url: '/api/v1/table/posts/edit/2', headers: admin, payload: { title: 'banana' } })
+  const edited = await app.inject({ method: 'POST', url: '/api/v1/table/posts/edit/2', headers: admin, payload: { title: 'banana' } })
   t.equal(edited.statusCode, 200, edited.body)
   t.equal((await where("post_id.title ~ '%a%'", as('bob'))).body, before, 'editing a post bob cannot see changes none of his answers')
   t.same(ids(await where("post_id.title ~ '%a%'", as('alice'))), [2], 'alice sees her post\'s new title (and not bob\'s plans)')

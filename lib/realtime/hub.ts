@@ -13,12 +13,13 @@ import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import type { Fragment } from '../dialects/types.js'
-import { crudContext, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
+import { crudContext, followsRelations, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
 import { parse, type Expr } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { ConditionEvaluator } from './evaluate.js'
 import { SqlEvaluator } from './evaluate-sql.js'
 import { SqliteEvaluator } from './evaluate-sqlite.js'
+import { RoutedEvaluator } from './evaluate-routed.js'
 import type { Change, ChangeAction, ChangeSink } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 
@@ -130,6 +131,8 @@ interface SubscriberClass {
   table: TableDescriptor
   admin: boolean
   condition: Condition
+  /** The condition follows a relation: judged on the database, which holds the related rows. */
+  related: boolean
   clients: Set<RealtimeClient>
 }
 
@@ -176,7 +179,7 @@ export class RealtimeHub implements ChangeSink {
     readonly settings: RealtimeSettings,
     readonly log: { warn: (obj: object, msg: string) => void, debug?: (obj: object, msg: string) => void }
   ) {
-    this.evaluator = executor.dialect.synchronous ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
+    this.evaluator = executor.dialect.synchronous ? new RoutedEvaluator(new SqliteEvaluator(executor.dialect, log), new SqlEvaluator(executor, log)) : new SqlEvaluator(executor, log)
     this.timers.push(setInterval(() => this.heartbeat(), settings.heartbeatMs).unref())
     this.timers.push(setInterval(() => { void this.recheckSessions() }, settings.sessionCheckMs).unref())
   }
@@ -274,7 +277,7 @@ export class RealtimeHub implements ChangeSink {
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
       const judged = typeof condition === 'boolean' ? String(condition) : `${condition.sql}\u0000${JSON.stringify(condition.bindings)}`
-      return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, clients: new Set() }
+      return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, related: followsRelations(ctx), clients: new Set() }
     })
   }
 
