@@ -62,6 +62,12 @@ forEachDialect(t, 'a caller\'s where reads related rows only as the caller may s
   t.equal((await where("post_id.title ~ '%a%'", as('bob'))).body, before, 'editing a post bob cannot see changes none of his answers')
   t.same(ids(await where("post_id.title ~ '%a%'", as('alice'))), [2], 'alice sees her post\'s new title (and not bob\'s plans)')
 
+  // order: a path sorts by the related value as the caller sees it; a hidden post sorts as null.
+  t.same(ids(await where('true', as('bob'), '-post_id.title, id')), [3, 1, 2], 'bob: plans, open, then the hidden post (null last when descending)')
+  t.same(ids(await where('true', as('alice'), '-post_id.title, id')), [1, 2, 3], 'alice: open, her banana, then bob\'s hidden plans')
+  const decoded = await app.inject({ method: 'GET', url: '/api/v1/table/bookmarks/select', query: { select: 'id, post_id.public', order: 'id' }, headers: admin })
+  t.same(decoded.json(), [{ id: 1, 'post_id.public': true }, { id: 2, 'post_id.public': false }, { id: 3, 'post_id.public': false }], 'a path in a select list is keyed by its text and decoded as the field it reads')
+
   t.equal((await where('post_id.secret == 1', as('bob'))).statusCode, 400, 'a path cannot reach a column it could not name on the related table')
 })
 

@@ -72,7 +72,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const searches = ranks.length > 0
   const costly = searches || columns.some((c) => c.nested !== undefined)
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  if (order !== undefined) return { columns, condition, group, costly, searches, driven, order: { sql: order, bindings: [] } }
+  if (order !== undefined) return { columns, condition, group, costly, searches, driven, order }
   const key = defaultOrder(ctx, params, columns, group)
   if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
   return { columns, condition, group, costly, searches, driven, ...ranked(ctx, ranks[0], condition, key.sql, driven?.rest) }
