@@ -204,6 +204,7 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
   if (root === 'new' && rest.length > 0) return follow(newValue(rest[0], pos, scope), rest, pos, scope)
   // `posts.title` is the table's own column; any other dotted path follows relations.
   const own = root === scope.table.name && rest.length > 0 ? rest : path
+  if (own.length > 1 && !scope.table.fields.has(own[0])) throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
   return follow(column(own[0], pos, scope), own, pos, scope)
 }
 
