@@ -2,7 +2,7 @@
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Binding, Fragment } from '../dialects/types.js'
-import { parseColumns, compile, toFragment, isFunction, rowidField, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
+import { parseColumns, compile, toFragment, isFunction, rowidField, readField, fieldRuled, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
 import { errors } from '../errors.js'
 import { scopeOf, checkLength, compileCaller, type CrudContext } from './context.js'
 import { relationOf, expansionContext, expansionFragment, type Call, type Relation } from './expand.js'
@@ -60,7 +60,10 @@ function tooManyColumns (ctx: CrudContext, what: string) {
 }
 
 function fieldColumn (ctx: CrudContext, field: TableField): OutputColumn {
-  return { key: field.name, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(field.name)}`, bindings: [] }, field, aggregate: false }
+  const scope = scopeOf(ctx)
+  // A field with a field rule reads as null where the rule does not hold for this caller (decision D111).
+  const fragment = fieldRuled(field.name, scope) ? toFragment(readField(field.name, scope), scope) : { sql: `${ctx.table.quoted}.${ctx.dialect.quote(field.name)}`, bindings: [] }
+  return { key: field.name, fragment, field, aggregate: false }
 }
 
 /** The columns of a select (`select`) or of a write's `returning`; empty spec = every visible field. */
@@ -221,6 +224,12 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
     if (!known) throw errors.expression('order', `Unknown column "${name}"`)
     if (column?.nested !== undefined) throw errors.expression('order', `"${name}" is an expanded relation: sorting by it builds its object for every matching row, not only the page's; order by a field (give the relation another name to order by its foreign key field)`)
     const field = column?.field ?? ctx.table.fields.get(name)
+    if (column === undefined && fieldRuled(name, scopeOf(ctx))) {
+      // Sorted by the value as this caller reads it, never by one it may not see (decision D111).
+      const ruled = toFragment(readField(name, scopeOf(ctx)), scopeOf(ctx))
+      bindings.push(...ruled.bindings)
+      return `${ruled.sql} ${desc ? 'DESC' : 'ASC'}${nullsLast}`
+    }
     const nulls = field !== undefined && (field.notNull === true || field.primary === true) ? '' : nullsLast
     return `${ctx.dialect.quote(name)} ${desc ? 'DESC' : 'ASC'}${nulls}`
   })
@@ -251,6 +260,8 @@ export function checkDistinct (columns: OutputColumn[], distinct: boolean | unde
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {
   const parts = names(ctx, 'group', spec).map((name) => {
     if (!ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)) throw errors.expression('group', `Unknown column "${name}"`)
+    // Groups of values the caller may not read would count them (decision D111).
+    if (fieldRuled(name, scopeOf(ctx))) throw errors.expression('group', `"${name}" has a field rule: callers cannot group by it`)
     return `${ctx.table.quoted}.${ctx.dialect.quote(name)}`
   })
   return parts.length > 0 ? parts.join(', ') : undefined

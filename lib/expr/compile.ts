@@ -40,6 +40,8 @@ export interface ColumnResolver {
   search?: SearchIndex
   /** Its foreign keys: the fields a path (`post_id.public`) may follow (lib/expr/relations.ts). */
   foreignKeys?: readonly Relation[]
+  /** Who may read each field (decision D111): a caller reads a field only where its rule holds. */
+  fieldRules?: ReadonlyMap<string, Expr>
 }
 
 export interface Scope {
@@ -234,9 +236,10 @@ function hop (key: Compiled, relation: Relation, name: string, pos: number, scop
   const target = relation.target
   const inner: Scope = {
     dialect,
-    table: { name: target.name, quoted: alias, fields: target.fields, search: target.search, foreignKeys: target.foreignKeys },
+    table: { name: target.name, quoted: alias, fields: target.fields, search: target.search, foreignKeys: target.foreignKeys, fieldRules: target.fieldRules },
     globals: scope.globals,
     seesHidden: scope.seesHidden,
+    callerReads: scope.callerReads,
     trace: scope.trace,
     expressionHops: scope.expressionHops,
     requestHops: scope.requestHops,
@@ -251,7 +254,7 @@ function hop (key: Compiled, relation: Relation, name: string, pos: number, scop
   if (scope.callerReads === true) {
     // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
     const rule = target.rules.listRule
-    const seen = rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true }), scope.trace)
+    const seen = rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, callerReads: undefined }), scope.trace)
     if (seen === false) return { kind: 'lit', value: null }
     if (seen !== true) {
       where += ` AND (${seen.sql})`
@@ -270,8 +273,30 @@ function column (name: string, pos: number, scope: Scope): Compiled {
   }
   const known = scope.rowValues?.get(field.name)
   if (known !== undefined) return { kind: 'lit', value: known }
-  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+  const stored: Compiled = { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+  const rule = scope.callerReads === true ? scope.table.fieldRules?.get(field.name) : undefined
+  return rule === undefined ? stored : ruledField(stored, rule, scope)
 }
+
+/**
+ * A field with a field rule, read by a caller (decision D111): its value where the rule holds for
+ * the row, else null. The rule is the developer's text, compiled as a rule on the same row.
+ */
+function ruledField (stored: Compiled & { kind: 'sql' }, rule: Expr, scope: Scope): Compiled {
+  const ruleScope: Scope = { dialect: scope.dialect, table: scope.table, globals: scope.globals, seesHidden: true, trace: scope.trace, expressionHops: scope.expressionHops, requestHops: scope.requestHops, relationDepth: scope.relationDepth }
+  const allowed = toCondition(compile(rule, ruleScope), scope.trace)
+  if (allowed === true) return stored
+  if (allowed === false) return { kind: 'lit', value: null }
+  return sql(`(CASE WHEN ${allowed.sql} THEN ${stored.sql} END)`, allowed.bindings, stored.field)
+}
+
+/** A field of the scope's table as this scope reads it: hidden, ruled or plain (lib/crud/columns.ts answers with it). */
+export function readField (name: string, scope: Scope): Compiled {
+  return column(name, 0, scope)
+}
+
+/** Does this scope read `name` through a field rule? (a caller's order and group must not read past it) */
+export const fieldRuled = (name: string, scope: Scope): boolean => scope.callerReads === true && scope.table.fieldRules?.has(name) === true
 
 /**
  * teenybase's `rowid`: SQLite's row number, which PostgreSQL has no equivalent of. Where the table's
@@ -379,11 +404,13 @@ function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[]
   if (name === undefined) throw new ExpressionError('The left side of @@ must be the table or one of its fullTextSearch fields', left.pos)
   if (path.length === 1 && name === scope.table.name && !scope.table.fields.has(name)) {
     if (scope.seesHidden) return undefined
-    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true)
+    // A field with a field rule is not searched for callers (decision D111): its words would match where it reads null.
+    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true && !fieldRuled(f, scope))
     if (visible.length === 0) throw new ExpressionError(`No fullTextSearch field of "${index.table}" is visible to this caller`, left.pos)
     return visible.length === index.fields.length ? undefined : visible
   }
   column(name, left.pos, scope)
+  if (fieldRuled(name, scope)) throw new ExpressionError(`"${name}" has a field rule: callers cannot search it`, left.pos)
   if (!index.fields.includes(name)) throw new ExpressionError(`"${name}" is not one of the fullTextSearch fields of "${index.table}" (${index.fields.join(', ')})`, left.pos)
   return [name]
 }

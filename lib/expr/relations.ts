@@ -15,6 +15,7 @@ export interface RelatedTable {
   fields: ReadonlyMap<string, TableField>
   search?: SearchIndex
   rules: { listRule: Expr | null }
+  fieldRules?: ReadonlyMap<string, Expr>
   foreignKeys: readonly Relation[]
 }
 

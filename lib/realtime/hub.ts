@@ -526,7 +526,9 @@ function searches (expr: Expr): boolean {
 function visible (table: TableDescriptor, record: Row, admin: boolean): Row {
   if (admin) return record
   const out: Row = {}
-  for (const f of table.visibleFields(false)) out[f.name] = record[f.name]
+  // A field with a field rule is null in every event a non-admin gets, its owner's included: events
+  // are not judged per field (decision D111); a client refetches to read it.
+  for (const f of table.visibleFields(false)) out[f.name] = table.fieldRules.has(f.name) ? null : record[f.name]
   return out
 }
 
