@@ -31,3 +31,26 @@ forEachDialect(t, 'realtime: comments follow their post\'s visibility', async (t
   t.same(ids(aliceByTitle), [31], 'alice\'s where on her post\'s title matches the bookmark of it')
   t.same(ids(bobByTitle), [], 'bob\'s same where matches nothing: the post is hidden from him, its title reads null')
 })
+
+forEachDialect(t, 'realtime: a field rule holds in events', async (t, dialect) => {
+  const app = await seeded(t, dialect, { ...relationConfig, realtime: { heartbeatSeconds: 0.2 } })
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const anon = await SseClient.open(base, { query: 'subscribe=users' })
+  const alice = await SseClient.open(base, { query: 'subscribe=users', headers: as('alice') })
+  const bob = await SseClient.open(base, { query: 'subscribe=users', headers: as('bob') })
+  const everyone = await SseClient.open(base, { query: 'subscribe=users', headers: admin })
+  // bob's where on the email reads it as he does: alice's never matches.
+  const bobByEmail = await SseClient.open(base, { query: `subscribe=users&where.users=${encodeURIComponent("email ~ '%@%'")}`, headers: as('bob') })
+  t.teardown(() => { for (const s of [anon, alice, bob, everyone, bobByEmail]) s.close() })
+  for (const id of ['alice', 'bob']) {
+    const res = await app.inject({ method: 'POST', url: `/api/v1/table/users/edit/${id}`, headers: admin, payload: { name: `${id}!` } })
+    t.equal(res.statusCode, 200, res.body)
+  }
+  await settle(app)
+  const seen = (s: SseClient) => s.changes().map((c) => [c.record.id, c.record.email])
+  t.same(seen(anon), [['alice', null], ['bob', null]], 'anonymous: no email in any event')
+  t.same(seen(alice), [['alice', 'alice@mail.test'], ['bob', null]], 'alice: her own')
+  t.same(seen(bob), [['alice', null], ['bob', 'bob@mail.test']], 'bob: his own')
+  t.same(seen(everyone), [['alice', 'alice@mail.test'], ['bob', 'bob@mail.test']], 'admins: all')
+  t.same(seen(bobByEmail), [['bob', 'bob@mail.test']], 'a where on the field matches only where the caller reads it')
+})
