@@ -84,6 +84,16 @@ forEachDialect(t, 'paths: null keys, unknown fields, bounds', async (t, dialect)
   t.match(unknown.json().message, /Unknown column "nope"/)
   const deep = await select('post_id.owner_id.name.x.y.z == 1')
   t.equal(deep.statusCode, 400, 'a path of too many hops is refused before anything runs')
+  t.match(deep.json().message, /at most 4 relations/)
+  const path = "post_id.owner_id.name != 'x'"
+  const wide = await select(Array(5).fill(path).join(' & '))
+  t.equal(wide.statusCode, 400, 'five 2-hop paths in one expression pass its bound of 8')
+  t.match(wide.json().message, /at most 8 in one expression/)
+  t.same(ids(await select(Array(4).fill(path).join(' & '))), [10, 11, 12, 13], 'four are within it (null != \'x\' holds: != is null-safe)')
+  const items = Array.from({ length: 13 }, (_, i) => `${path.split(' ')[0]} as n${i}`).join(', ')
+  const many = await app.inject({ method: 'GET', url: '/api/v1/table/comments/select', query: { select: `id, ${items}` }, headers: admin })
+  t.equal(many.statusCode, 400, 'thirteen 2-hop items in one request pass its bound of 24')
+  t.match(many.json().message, /at most 24 in one request/)
 })
 
 t.test('rules that follow relations are checked at start-up', async (t) => {
