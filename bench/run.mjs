@@ -7,6 +7,7 @@
 //   npm run bench -- --search-only         only the search measure (bench/search.mjs, 100,000 rows)
 //   npm run bench -- --worst-only          only the worst requests the limits accept (bench/search.mjs, same table)
 //   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
+//   npm run bench -- --relations-only      only the relation-path scenario (bench/relations.mjs), on its own data
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
@@ -39,6 +40,7 @@ import { CURVE_LIMITS } from './curve.mjs'
 import { measureRealtime, measureRealtimeFilters } from './realtime.mjs'
 import { SEARCH_RUNS, measureSearch, measureWorstAccepted, reportSearch, reportWorstAccepted, seedSearch } from './search.mjs'
 import { measureExpand, expandReport } from './expand.mjs'
+import { measureRelations, relationsReport } from './relations.mjs'
 import { startNodeFlags } from './start-flags.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -73,7 +75,9 @@ const { values: flags } = parseArgs({
     // Only the expand scenario (bench/expand.mjs).
     'expand-only': { type: 'boolean', default: false },
     // Only the many-filters measure (bench/realtime.mjs#measureRealtimeFilters).
-    'filters-only': { type: 'boolean', default: false }
+    'filters-only': { type: 'boolean', default: false },
+    // Only the relation-path scenario (bench/relations.mjs).
+    'relations-only': { type: 'boolean', default: false }
   }
 })
 
@@ -426,7 +430,33 @@ async function expandScenario () {
   }
 }
 
+/** The relation-path scenario on a database of its own. */
+async function relationsScenario () {
+  const own = freshDatabase(work, 'relations')
+  try {
+    const result = await measureRelations(own.url, join(work, 'relations'), quick ? { samples: 10, warmup: 2 } : {})
+    console.log(relationsReport(options.dialect, result))
+    return result
+  } finally {
+    await own.drop()
+  }
+}
+
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
+if (flags['relations-only']) {
+  try {
+    const relations = await relationsScenario()
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-relations.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, relations }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  process.exit()
+}
 if (flags['expand-only']) {
   try {
     const expand = await expandScenario()
@@ -509,6 +539,7 @@ if (flags['search-only'] || flags['worst-only']) {
     const searchCost = options.only === undefined ? await search() : undefined
     const startup = options.only === undefined ? await measureStartup(work) : undefined
     const expand = options.only === undefined ? await expandScenario() : undefined
+    const relations = options.only === undefined ? await relationsScenario() : undefined
 
     const problems = [
       ...results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
@@ -521,7 +552,7 @@ if (flags['search-only'] || flags['worst-only']) {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, expand, problems }, null, 2) + '\n')
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, expand, relations, problems }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)
       if (problems.length > 0) process.exitCode = 1
     }

@@ -73,6 +73,14 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
 export const MAX_EXPRESSION_DEPTH = 200
 /** Levels of relation expansion in one select or returning list (`users(name, orgs(name))` is two). */
 export const MAX_EXPAND_DEPTH = 3
+/**
+ * Relation hops (`post_id.owner_id.role` is two) in one path, in one expression (with the rules a
+ * caller's path brings in), and in all the expressions one operation compiles: each hop is one
+ * indexed lookup per row it is read on (decision D110).
+ */
+export const MAX_PATH_HOPS = 4
+export const MAX_EXPRESSION_HOPS = 8
+export const MAX_REQUEST_HOPS = 24
 /** Items of one `in (...)` list. */
 export const MAX_IN_ITEMS = 1000
 /** Dot-separated levels of a multipart field name (`values.meta.a`). */

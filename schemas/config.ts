@@ -81,7 +81,16 @@ export const RulesExtensionSchema = Type.Object({
   viewRule: Type.Optional(RuleSchema),
   createRule: Type.Optional(RuleSchema),
   updateRule: Type.Optional(RuleSchema),
-  deleteRule: Type.Optional(RuleSchema)
+  deleteRule: Type.Optional(RuleSchema),
+  /**
+   * Per field, who may read it (decision D111): where the expression is false for a row and a
+   * caller, the field reads as null for that caller everywhere (answers, expand, realtime, where,
+   * order, search). Admins read every field.
+   */
+  fieldRules: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.String({ minLength: 1, maxLength: 1000 }), {
+    additionalProperties: false,
+    description: 'Per field, an expression that must hold for a caller to read it; elsewhere the field reads as null (admins read every field)'
+  }))
 }, { additionalProperties: false })
 
 export const EmailTemplateSchema = Type.Object({

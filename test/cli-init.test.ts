@@ -26,11 +26,13 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   const config = readFileSync(join(dir, 'fastbase.config.ts'), 'utf8')
   t.match(config, /baseFields, \.\.\.authFields/)
   t.match(config, /name: 'rules'/)
+  t.match(config, /fieldRules: \{ email: 'id == auth\.uid' \}/, 'the users table ships with a field rule on email')
 
   linkDependencies(dir)
   const check = await fastbase(['check'], { cwd: dir })
   t.equal(check.code, 0, check.stderr)
   t.match(check.stdout, /^config OK: 2 tables, 0 actions/)
+  t.notMatch(check.stderr, /email/, 'no warning about exposed emails')
   t.match(check.stderr, `using config ${join(dir, 'fastbase.config.ts')} (FASTBASE_CONFIG), .env ${join(dir, '.env')}, database sqlite:${join(dir, 'data', 'fastbase.sqlite')}`, 'says what it found in the project folder')
   const noEnv = await fastbase(['check', join('my-app', 'fastbase.config.ts')], { cwd: parent })
   t.equal(noEnv.code, 1, 'the secrets come from .env of the folder the command runs in')

@@ -167,11 +167,16 @@ forEachDialect(t, 'the target table\'s rules and hidden columns hold for every c
   const star = await get(app, 'select', { select: 'owner(*)', where: "title == 'p1'" })
   t.same(Object.keys(star.json()[0].owner), ['id', 'name', 'active', 'meta', 'joined', 'score', 'org'], '* leaves it out')
 
-  // The caller's where runs on the main table only: it cannot name the expanded row, so it cannot probe hidden ones.
-  for (const where of ["owner(name) == 'Bob'", "owner.name == 'Bob'", "users.name == 'Bob'"]) {
+  // The caller's where cannot name the expanded row; a relation path reads it as the caller sees it
+  // (decision D110), so it cannot probe hidden ones either: Bob is inactive, hidden from anonymous callers.
+  for (const where of ["owner(name) == 'Bob'", "users.name == 'Bob'"]) {
     const probe = await get(app, 'select', { select: 'title, owner(name)', where })
     t.equal(probe.statusCode, 400, `where ${where}: 400`)
   }
+  const hiddenOwner = await get(app, 'select', { select: 'title', where: "owner.name == 'Bob'" })
+  t.same({ status: hiddenOwner.statusCode, body: hiddenOwner.json() }, { status: 200, body: [] }, 'a path to a hidden owner reads null: nothing matches')
+  const shownOwner = await get(app, 'select', { select: 'title', where: "owner.name == 'Alice'", order: 'title' })
+  t.same(shownOwner.json(), [{ title: 'p1' }, { title: 'p5' }, { title: 'p6' }], 'a path to a visible owner reads its name')
   const inactive = await get(app, 'select', { select: 'title, owner(name)', where: "owner == 'u2'" })
   t.same(inactive.json(), [{ title: 'p2', owner: null }], 'filtering by the key itself (the caller\'s own column) still shows nothing of the hidden row')
 

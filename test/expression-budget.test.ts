@@ -71,19 +71,14 @@ const get = async (app: FastifyInstance, path: string, query: Query) =>
 // The attack of the finding: one search inside an aggregate, 100 times in one select list.
 const hundred = Array.from({ length: 100 }, (_, i) => `count(notes @@ 'ka* OR lo*') as c${i}`)
 
-t.test('unit: the budget counts searches and relations across calls; a rule only marks it costly', async (t) => {
-  const budget = new ExpressionBudget({ relations: 2, searches: 2 })
+t.test('unit: the budget counts searches across calls; a rule only marks it costly', async (t) => {
+  const budget = new ExpressionBudget({ searches: 2 })
   t.equal(budget.costly, false)
   budget.search(0, true)
   t.equal(budget.costly, true, 'a trusted search (a rule) marks the request costly')
   budget.search(0)
   budget.search(0)
   t.throws(() => budget.search(7), new ExpressionError('more than 2 @@ searches in one request (limits.searches: its where, select list and every other expression together)', 7), 'the rule took none of the caller\'s')
-  const relations = new ExpressionBudget({ relations: 2, searches: 1 })
-  relations.relation(0)
-  t.equal(relations.costly, true, 'a relation marks it costly')
-  relations.relation(0)
-  t.throws(() => relations.relation(5), /more than 2 relations \(limits\.relations/)
   t.equal(DEFAULT_LIMITS.searches, 1, 'one search per request by default')
 })
 

@@ -288,3 +288,121 @@ forEachDialect(t, 'every write path enforces the same field rules', async (t, di
     }
   }
 })
+
+// ---------------------------------------------------------------- rules that follow a relation
+
+// A comment may only be written onto a post its author may see (`new.post_id.public`, decision
+// D110): every path that writes a comment must refuse bob's comment on alice's private post and
+// accept it on a public one, and refuse moving his comment there.
+const relationConfig: DatabaseSettings = {
+  jwtSecret: 'parity-relations',
+  appUrl: 'https://app.example.com',
+  tables: [
+    {
+      name: 'people',
+      fields: [{ name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' }],
+      extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
+    },
+    {
+      name: 'posts',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+        { name: 'public', type: 'bool', sqlType: 'boolean', notNull: true },
+        { name: 'owner_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'people', column: 'id' } }
+      ],
+      extensions: [{ name: 'rules', listRule: 'public == true | owner_id == auth.uid', viewRule: 'public == true | owner_id == auth.uid', createRule: null, updateRule: null, deleteRule: null }]
+    },
+    {
+      name: 'comments',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+        { name: 'author_id', type: 'text', sqlType: 'text' },
+        { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
+      ],
+      extensions: [{
+        name: 'rules',
+        listRule: 'true',
+        viewRule: 'true',
+        createRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
+        updateRule: 'auth.uid != null & author_id == auth.uid & (new.post_id.public == true | new.post_id.owner_id == auth.uid)',
+        deleteRule: null
+      }]
+    }
+  ],
+  actions: [
+    { name: 'comment', params: { id: 'number', post: 'number' }, steps: { type: 'INSERT', table: 'comments', values: {}, expr: { id: 'params.id', post_id: 'params.post', author_id: 'auth.uid' } } },
+    { name: 'move', params: { id: 'number', post: 'number' }, steps: { type: 'UPDATE', table: 'comments', where: 'id == params.id', set: { post_id: 'params.post' } } }
+  ]
+}
+
+forEachDialect(t, 'every write path enforces a rule that follows a relation (new.post_id.public)', async (t, dialect) => {
+  const bob: AuthContext = { ...ANONYMOUS, uid: 'bob', cid: 'people' }
+  // bob's requests through HTTP carry the same caller as the in-process ones.
+  const app = await buildApp(t, relationConfig, { dialect, setup: (app) => app.addHook('onRequest', async (request) => { if (request.headers['x-bob'] !== undefined) request.fastbaseAuth = bob }) })
+  const db = app.fastbase.db
+  const encode = (v: boolean) => app.fastbase.dialect.encode(app.fastbase.descriptors.get('posts')!.fields.get('public')!, v)
+  await db('people').insert([{ id: 'alice' }, { id: 'bob' }])
+  await db('posts').insert([{ id: 1, public: encode(true), owner_id: 'alice' }, { id: 2, public: encode(false), owner_id: 'alice' }, { id: 3, public: encode(false), owner_id: 'bob' }])
+  const reset = async () => {
+    await db('comments').del()
+    await db('comments').insert({ id: 10, author_id: 'bob', post_id: 1 })
+  }
+  const http = async (url: string, payload: object): Promise<number> => {
+    const res = await app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: { 'x-bob': '1' } })
+    if (res.statusCode >= 500) throw new Error(`${url}: ${res.body}`)
+    return res.statusCode
+  }
+  const inProcess = async (action: string, params: Row): Promise<number> => {
+    try {
+      await app.fastbase.runAction(action, params, { auth: bob })
+      return 200
+    } catch (error) {
+      if (error instanceof FastbaseError) return error.statusCode
+      throw error
+    }
+  }
+  const inserts: Array<[string, (post: number) => Promise<number>]> = [
+    ['insert', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post } })],
+    ['insert or=IGNORE', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post }, or: 'IGNORE' })],
+    ['insert or=REPLACE', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post }, or: 'REPLACE' })],
+    ['edit?or=INSERT', (post) => http('/table/comments/edit/20?or=INSERT', { author_id: 'bob', post_id: post })],
+    ['action INSERT step', (post) => http('/action/comment', { id: 20, post })],
+    ['runAction INSERT step', (post) => inProcess('comment', { id: 20, post })],
+    ['in-process insert', async (post) => {
+      try {
+        await app.fastbase.tables.comments.insert({ values: { id: 20, author_id: 'bob', post_id: post } }, { as: bob })
+        return 200
+      } catch (error) {
+        if (error instanceof FastbaseError) return error.statusCode
+        throw error
+      }
+    }]
+  ]
+  for (const [name, run] of inserts) {
+    await reset()
+    t.equal(await run(2), 403, `${name}: a comment on a private post of another is refused`)
+    t.equal((await db('comments').where({ id: 20 })).length, 0, `${name}: and not written`)
+    await reset()
+    t.equal(await run(1), 200, `${name}: a comment on a public post is written`)
+    t.equal((await db('comments').where({ id: 20 })).length, 1, `${name}: and there`)
+    await reset()
+    t.equal(await run(3), 200, `${name}: a comment on the author's own private post is written`)
+  }
+  const updates: Array<[string, number, (post: number) => Promise<number>]> = [
+    ['update', 200, (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post } })],
+    ['update or=REPLACE', 200, (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post }, or: 'REPLACE' })],
+    ['edit', 404, (post) => http('/table/comments/edit/10', { post_id: post })],
+    ['edit?or=INSERT (its id)', 404, (post) => http('/table/comments/edit/10?or=INSERT', { post_id: post })],
+    ['insert or=REPLACE (its id)', 403, (post) => http('/table/comments/insert', { values: { id: 10, author_id: 'bob', post_id: post }, or: 'REPLACE' })],
+    ['action UPDATE step', 200, (post) => http('/action/move', { id: 10, post })],
+    ['runAction UPDATE step', 200, (post) => inProcess('move', { id: 10, post })]
+  ]
+  for (const [name, refused, run] of updates) {
+    await reset()
+    t.equal(await run(2), refused, `${name}: moving a comment onto a private post of another is refused`)
+    t.same((await db('comments').where({ id: 10 }).first()).post_id, 1, `${name}: the comment stays where it was`)
+    await reset()
+    t.equal(await run(3), 200, `${name}: moving it onto the author's own post is written`)
+    t.same((await db('comments').where({ id: 10 }).first()).post_id, 3, `${name}: and moved`)
+  }
+})

@@ -132,7 +132,9 @@ const config: DatabaseSettings = {
           viewRule: 'auth.uid == id',
           createRule: "role == null | role == 'user'",
           updateRule: 'auth.uid == id & new.role == role',
-          deleteRule: null // admins only
+          deleteRule: null, // admins only
+          // Only its owner reads an account's email, also once listRule opens (to show authors' names).
+          fieldRules: { email: 'id == auth.uid' }
         }
       ]
     },

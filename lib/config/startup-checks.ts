@@ -17,6 +17,7 @@ import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../auth/request-origin.js'
 import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens.js'
 import { RemoteKeySets } from '../auth/key-sets.js'
 import { errorMessage } from '../thrown.js'
+import { exposedEmailWarnings } from './exposed-email.js'
 
 export interface StartupCheck {
   /** Every problem, one line each (`path: message`); none = the start goes on to the database. */
@@ -43,15 +44,17 @@ export async function startupChecks (raw: unknown, env: Env, dialect: DialectNam
   if (early.length > 0 || !('config' in validated)) return { problems: early, warnings }
   const { config } = validated
 
-  const problems = compileProblems(config, dialect)
+  const problems = compileProblems(config, dialect, warnings)
   if (problems.length === 0) problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
   return problems.length > 0 ? { problems, warnings } : { problems, warnings, config }
 }
 
-/** Rules, search and actions compiled as the tables and actions plugins compile them. */
-function compileProblems (config: DatabaseSettings, dialect: DialectName): string[] {
+/** Rules, search and actions compiled as the tables and actions plugins compile them; what they expose, warned about. */
+function compileProblems (config: DatabaseSettings, dialect: DialectName, warnings: string[]): string[] {
   try {
-    compileActions(config.actions ?? [], describeTables(config.tables, dialectFor(dialect)), dialectFor(dialect))
+    const tables = describeTables(config.tables, dialectFor(dialect))
+    compileActions(config.actions ?? [], tables, dialectFor(dialect))
+    warnings.push(...exposedEmailWarnings(tables, dialectFor(dialect)))
     return []
   } catch (error) {
     if (error instanceof ConfigError) return [...error.problems]

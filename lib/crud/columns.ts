@@ -1,10 +1,10 @@
 // Select/returning lists, order and group: caller text -> checked SQL.
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
-import type { Fragment } from '../dialects/types.js'
-import { parseColumns, compile, toFragment, isFunction, rowidField, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
+import type { Binding, Fragment } from '../dialects/types.js'
+import { parseColumns, compile, toFragment, isFunction, rowidField, readField, fieldRuled, ExpressionError, AGGREGATES, type Expr, type ListItem } from '../expr/index.js'
 import { errors } from '../errors.js'
-import { scopeOf, checkLength, type CrudContext } from './context.js'
+import { scopeOf, checkLength, compileCaller, type CrudContext } from './context.js'
 import { relationOf, expansionContext, expansionFragment, type Call, type Relation } from './expand.js'
 
 export interface OutputColumn {
@@ -60,7 +60,10 @@ function tooManyColumns (ctx: CrudContext, what: string) {
 }
 
 function fieldColumn (ctx: CrudContext, field: TableField): OutputColumn {
-  return { key: field.name, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(field.name)}`, bindings: [] }, field, aggregate: false }
+  const scope = scopeOf(ctx)
+  // A field with a field rule reads as null where the rule does not hold for this caller (decision D111).
+  const fragment = fieldRuled(field.name, scope) ? toFragment(readField(field.name, scope), scope) : { sql: `${ctx.table.quoted}.${ctx.dialect.quote(field.name)}`, bindings: [] }
+  return { key: field.name, fragment, field, aggregate: false }
 }
 
 /** The columns of a select (`select`) or of a write's `returning`; empty spec = every visible field. */
@@ -114,12 +117,14 @@ function listColumn (ctx: CrudContext, what: 'select' | 'returning', item: ListI
     if (!isFunction(expr.name)) throw new ExpressionError(`Unknown function or relation "${expr.name}": ${ctx.table.name} has no foreign key field of that name, nor one referencing a table of that name`, expr.pos)
   }
   const compiled = compile(expr, scopeOf(ctx, { aggregates: what === 'select' }))
-  const key = item.alias ?? (compiled.kind === 'sql' && compiled.field !== undefined && expr.type === 'ident' ? compiled.field.name : item.source.replace(/\s+/g, ' '))
+  // A relation path (`post_id.title`) is keyed by its text and decoded as the field it reads (decision D110).
+  const path = expr.type === 'ident' && expr.path.length > (expr.path[0] === ctx.table.name ? 2 : 1)
+  const key = item.alias ?? (compiled.kind === 'sql' && compiled.field !== undefined && expr.type === 'ident' && !path ? compiled.field.name : item.source.replace(/\s+/g, ' '))
   if (key.includes('?') || key.length > MAX_KEY_LENGTH) throw errors.expression(what, `"${item.source}" needs an alias (expression as name)`)
   return {
     key,
     fragment: toFragment(compiled, scopeOf(ctx)),
-    field: item.alias === undefined && expr.type === 'ident' && compiled.kind === 'sql' ? compiled.field : undefined,
+    field: (item.alias === undefined || path) && expr.type === 'ident' && compiled.kind === 'sql' ? compiled.field : undefined,
     aggregate: hasAggregate(expr)
   }
 }
@@ -192,14 +197,27 @@ function names (ctx: CrudContext, what: 'order' | 'group', spec: ListSpec): stri
   return out
 }
 
-const ORDER_ITEM = /^([+-])?\s*([A-Za-z_][A-Za-z0-9_]*)(?:\s+(asc|desc))?$/i
+const ORDER_ITEM = /^([+-])?\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\s+(asc|desc))?$/i
 
-/** `-created, title`, `created DESC`, `['+a', 'b asc']` -> ORDER BY SQL. Names: visible columns or output keys. */
-export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColumn[]): string | undefined {
+/**
+ * `-created, title`, `created DESC`, `['+a', 'b asc']` -> ORDER BY SQL. Names: visible columns or
+ * output keys, or a relation path (`post_id.title`, read as the caller sees the post: decision D110).
+ */
+export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColumn[]): Fragment | undefined {
+  const bindings: Binding[] = []
   const parts = names(ctx, 'order', spec).map((item) => {
     const m = ORDER_ITEM.exec(item)
-    if (m === null) throw errors.expression('order', `"${item}" is not a column name with an optional +, - or ASC/DESC`)
+    if (m === null) throw errors.expression('order', `"${item}" is not a column name or a relation path with an optional +, - or ASC/DESC`)
     const [, sign, given, direction] = m
+    const desc = sign === '-' || direction?.toLowerCase() === 'desc'
+    // SQLite sorts NULL below every value, PostgreSQL above: saying where nulls go makes both answer
+    // alike. Not for never-null columns, so PostgreSQL can still read their order off an index.
+    const nullsLast = desc ? ' NULLS LAST' : ' NULLS FIRST'
+    if (given.includes('.') && !columns.some((c) => c.key === given)) {
+      const path = toFragment(compileCaller(ctx, 'order', given), scopeOf(ctx))
+      bindings.push(...path.bindings)
+      return `${path.sql} ${desc ? 'DESC' : 'ASC'}${nullsLast}`
+    }
     const isKnown = (n: string) => columns.some((c) => c.key === n) || ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === n)
     // teenybase's `rowid` is the integer primary key where there is one (as in where clauses).
     const name = !isKnown(given) && given.toLowerCase() === 'rowid' ? rowidField(ctx.table.fields)?.name ?? given : given
@@ -207,14 +225,17 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
     const known = isKnown(name)
     if (!known) throw errors.expression('order', `Unknown column "${name}"`)
     if (column?.nested !== undefined) throw errors.expression('order', `"${name}" is an expanded relation: sorting by it builds its object for every matching row, not only the page's; order by a field (give the relation another name to order by its foreign key field)`)
-    const desc = sign === '-' || direction?.toLowerCase() === 'desc'
-    // SQLite sorts NULL below every value, PostgreSQL above: saying where nulls go makes both answer
-    // alike. Not for never-null columns, so PostgreSQL can still read their order off an index.
     const field = column?.field ?? ctx.table.fields.get(name)
-    const nulls = field !== undefined && (field.notNull === true || field.primary === true) ? '' : desc ? ' NULLS LAST' : ' NULLS FIRST'
+    if (column === undefined && fieldRuled(name, scopeOf(ctx))) {
+      // Sorted by the value as this caller reads it, never by one it may not see (decision D111).
+      const ruled = toFragment(readField(name, scopeOf(ctx)), scopeOf(ctx))
+      bindings.push(...ruled.bindings)
+      return `${ruled.sql} ${desc ? 'DESC' : 'ASC'}${nullsLast}`
+    }
+    const nulls = field !== undefined && (field.notNull === true || field.primary === true) ? '' : nullsLast
     return `${ctx.dialect.quote(name)} ${desc ? 'DESC' : 'ASC'}${nulls}`
   })
-  return parts.length > 0 ? parts.join(', ') : undefined
+  return parts.length > 0 ? { sql: parts.join(', '), bindings } : undefined
 }
 
 /**
@@ -241,6 +262,8 @@ export function checkDistinct (columns: OutputColumn[], distinct: boolean | unde
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {
   const parts = names(ctx, 'group', spec).map((name) => {
     if (!ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)) throw errors.expression('group', `Unknown column "${name}"`)
+    // Groups of values the caller may not read would count them (decision D111).
+    if (fieldRuled(name, scopeOf(ctx))) throw errors.expression('group', `"${name}" has a field rule: callers cannot group by it`)
     return `${ctx.table.quoted}.${ctx.dialect.quote(name)}`
   })
   return parts.length > 0 ? parts.join(', ') : undefined

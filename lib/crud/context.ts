@@ -11,6 +11,7 @@ import type { DirectRunner } from '../dialects/connection.js'
 import type { Limits } from '../limits.js'
 import { ExpressionBudget } from '../expr/budget.js'
 import type { Trace } from '../expr/trace.js'
+import { expressionHops } from '../expr/relations.js'
 import type { ChangeSink } from './changes-port.js'
 import type { AuthSource, RecordHooks } from './record-hooks.js'
 
@@ -98,6 +99,10 @@ export function globalsOf (ctx: CrudContext): Record<string, unknown> {
   return globals
 }
 
+/** Did this operation's expressions follow a relation? (realtime evaluates those on the database itself) */
+export const followsRelations = (ctx: CrudContext): boolean => ctx.budget.hops.used > 0
+
+/** The scope of the caller's own text: a path reads related rows as the caller sees them (admins: as they are). */
 export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
   return {
     dialect: ctx.dialect,
@@ -106,8 +111,16 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
     seesHidden: ctx.auth.admin,
     trace: ctx.trace,
     budget: ctx.budget,
+    callerReads: ctx.auth.admin ? undefined : true,
+    expressionHops: expressionHops(),
+    requestHops: ctx.budget.hops,
     ...extra
   }
+}
+
+/** The scope of a rule: the developer's own text, which may read hidden columns and reads related rows as they are. */
+export function ruleScope (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
+  return scopeOf(ctx, { seesHidden: true, trusted: true, callerReads: undefined, ...extra })
 }
 
 /** Caller text longer than `limits.expressionLength` is refused before anything reads it. */
@@ -131,8 +144,8 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   if (ctx.auth.admin || !ctx.applyRules) return true
   const expr = ctx.table.rules[rule]
   if (expr === null) throw errors.forbidden()
-  // Rules are the developer's own text: they may read hidden columns, and are not held to the caller's budget.
-  return toCondition(compile(expr, scopeOf(ctx, { seesHidden: true, trusted: true, ...extra })), ctx.trace)
+  // Rules are the developer's own text: they may read hidden columns, read related rows as they are, and are not held to the caller's budget.
+  return toCondition(compile(expr, ruleScope(ctx, extra)), ctx.trace)
 }
 
 /** With a fragment among them the conjunction is never `true`. */

@@ -6,7 +6,7 @@ import type { TableField } from '../../schemas/config.js'
 import type { TableDescriptor } from '../table/descriptor.js'
 import { compile, toCondition, identifierPaths, type Expr } from '../expr/index.js'
 import { globalAtParts } from '../expr/trace.js'
-import { globalsOf, scopeOf, type CrudContext } from './context.js'
+import { globalsOf, ruleScope, type CrudContext } from './context.js'
 
 type Row = Record<string, unknown>
 
@@ -81,7 +81,7 @@ function rowDecision (ctx: CrudContext, rule: Expr, known: ReadonlyMap<string, s
   const key = ctx.trace === undefined ? decisionKey(ctx, rule, known) : undefined
   let held = decisions.get(ctx.table)
   if (key !== undefined && held?.has(key) === true) return held.get(key)
-  const compiled = compile(rule, scopeOf(ctx, { seesHidden: true, trusted: true, newValues: 'row', rowValues: known }))
+  const compiled = compile(rule, ruleScope(ctx, { newValues: 'row', rowValues: known }))
   const decided = compiled.kind === 'lit' ? toCondition(compiled) === true : undefined
   if (key === undefined) return decided
   if (held === undefined) decisions.set(ctx.table, held = new Map())

@@ -73,7 +73,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   // A search or a relation anywhere in what was compiled, the rule included (decision D85).
   const costly = ctx.budget.costly
   const order = orderSql(ctx, params.order ?? params.sort, columns)
-  if (order !== undefined) return { columns, condition, group, costly, searches, driven, order: { sql: order, bindings: [] } }
+  if (order !== undefined) return { columns, condition, group, costly, searches, driven, order }
   const key = defaultOrder(ctx, params, columns, group)
   if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
   return { columns, condition, group, costly, searches, driven, ...ranked(ctx, ranks[0], condition, key.sql, driven?.rest) }

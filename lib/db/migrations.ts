@@ -22,6 +22,7 @@ import { errors } from '../errors.js'
 import { errorMessage } from '../thrown.js'
 import { planMigrations, type Plan, type Step } from './migration-plan.js'
 import { applyEffects, isInternalTable, schemaOf, withSearchFormat } from './schema-model.js'
+import { withForeignKeyIndexes } from './foreign-key-indexes.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
 export const SCHEMA_TABLE = '_fastbase_schema'
@@ -282,7 +283,7 @@ function nextRecord (view: ProjectView, record: SchemaRecord, project: string, c
 async function plan (db: Knex.Transaction | Knex, dialect: DialectName, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
   const record = await readRecord(db, existing)
   const view = projectView(record, project)
-  const base = baseline(view.own, history.length > 0, existing, tables, view.others.length > 0)
+  const base = baseline(view.own, history.length > 0, existing, withForeignKeyIndexes(tables), view.others.length > 0)
   const steps = planMigrations(base.model === undefined ? undefined : { tables: base.model }, { tables: base.target }, dialect, { shared: view.shared })
   return { record, view, base, plan: steps }
 }

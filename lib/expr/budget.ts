@@ -7,14 +7,16 @@
 // statement timeout on SQLite, the long-read gate on PostgreSQL).
 import { ExpressionError } from './errors.js'
 import type { Limits } from '../limits.js'
+import { requestHops, type HopBudget } from './relations.js'
 
 export class ExpressionBudget {
   /** A search or a relation was compiled (caller text or not): the request's statements may take long. */
   costly = false
   private searches = 0
-  private relations = 0
+  /** Relation hops every expression of the request may still take, rules included (decision D110). */
+  readonly hops: HopBudget = requestHops()
 
-  constructor (private readonly limits: Pick<Limits, 'relations' | 'searches'>) {}
+  constructor (private readonly limits: Pick<Limits, 'searches'>) {}
 
   /**
    * One `@@`. `trusted`: developer text (a rule), which only marks the request costly; caller text is
@@ -25,16 +27,5 @@ export class ExpressionBudget {
     if (trusted) return
     const most = this.limits.searches
     if (++this.searches > most) throw new ExpressionError(`more than ${most} @@ search${most === 1 ? '' : 'es'} in one request (limits.searches: its where, select list and every other expression together)`, pos)
-  }
-
-  /**
-   * One relation hop of an expression (`post_id.owner_id` is two): a subquery per row tested, counted
-   * against `limits.relations` across the request. Expansions in select and returning lists are
-   * bounded per list (lib/crud/columns.ts) and only mark the request costly.
-   */
-  relation (pos: number, trusted = false): void {
-    this.costly = true
-    if (trusted) return
-    if (++this.relations > this.limits.relations) throw new ExpressionError(`more than ${this.limits.relations} relations (limits.relations: each hop of each relation path counts one)`, pos)
   }
 }

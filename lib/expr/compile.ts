@@ -12,6 +12,7 @@ import { globalAt, type Literal, type Trace } from './trace.js'
 import type { SearchIndex, SearchRank } from '../search/fts.js'
 import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
 import type { ExpressionBudget } from './budget.js'
+import { relationOf, spendHops, type HopBudget, type Relation } from './relations.js'
 
 /** A compiled node: either a constant (folded at compile time) or SQL. */
 export type Compiled =
@@ -37,6 +38,10 @@ export interface ColumnResolver {
   fields: ReadonlyMap<string, TableField>
   /** The table's full-text index (`@@`), if it has one. */
   search?: SearchIndex
+  /** Its foreign keys: the fields a path (`post_id.public`) may follow (lib/expr/relations.ts). */
+  foreignKeys?: readonly Relation[]
+  /** Who may read each field (decision D111): a caller reads a field only where its rule holds. */
+  fieldRules?: ReadonlyMap<string, Expr>
 }
 
 export interface Scope {
@@ -69,6 +74,17 @@ export interface Scope {
   budget?: ExpressionBudget
   /** Developer text (rules): marks the budget's `costly`, is not counted against the caller's bounds. */
   trusted?: true
+  /**
+   * Whose eyes a path reads the related row with: set for a caller's own text (not an admin's), whose
+   * path reads a related row only where the related table's listRule lets the caller see it, else
+   * null; unset for rules, which read related rows as they are (decision D110).
+   */
+  callerReads?: true
+  /** Relation hops this expression, and the operation it is part of, may still take. */
+  expressionHops?: HopBudget
+  requestHops?: HopBudget
+  /** How many relation subqueries this node is inside (their aliases differ by it). */
+  relationDepth?: number
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -189,10 +205,68 @@ function identifier (path: string[], pos: number, scope: Scope): Compiled {
     scope.trace?.read(source)
     return { kind: 'lit', value: globalAt(scope.globals, source), source }
   }
-  if (root === 'new' && rest.length === 1) return newValue(rest[0], pos, scope)
-  if (path.length === 1) return column(root, pos, scope)
-  if (path.length === 2 && root === scope.table.name) return column(rest[0], pos, scope)
-  throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
+  if (root === 'new' && rest.length > 0) return follow(newValue(rest[0], pos, scope), rest, pos, scope)
+  // `posts.title` is the table's own column; any other dotted path follows relations.
+  const own = root === scope.table.name && rest.length > 0 ? rest : path
+  if (own.length > 1 && !scope.table.fields.has(own[0])) throw new ExpressionError(`Unknown column "${path.join('.')}"`, pos)
+  return follow(column(own[0], pos, scope), own, pos, scope)
+}
+
+/**
+ * `post_id.owner_id.role`: from the value of the first field (a column, or `new.<field>`), each
+ * further name is read from the row its predecessor's foreign key references, as a scalar subquery
+ * on the referenced column (an indexed lookup per row; null when the key is null or matches no row).
+ */
+function follow (start: Compiled, path: string[], pos: number, scope: Scope): Compiled {
+  if (path.length === 1) return start
+  spendHops(path.length - 1, scope.expressionHops, scope.requestHops, pos, scope.trusted === true)
+  let value = start
+  let from: ColumnResolver = scope.table
+  for (let i = 1; i < path.length; i++) {
+    const relation = relationOf(from, path[i - 1], pos)
+    value = hop(value, relation, path[i], pos, scope)
+    from = relation.target
+  }
+  return value
+}
+
+/** One hop: `name` of the row of `relation.target` whose referenced column equals `key`. */
+function hop (key: Compiled, relation: Relation, name: string, pos: number, scope: Scope): Compiled {
+  const { dialect } = scope
+  const depth = (scope.relationDepth ?? 0) + 1
+  const alias = dialect.quote(`fb_r${depth}`)
+  const target = relation.target
+  const inner: Scope = {
+    dialect,
+    table: { name: target.name, quoted: alias, fields: target.fields, search: target.search, foreignKeys: target.foreignKeys, fieldRules: target.fieldRules },
+    globals: scope.globals,
+    seesHidden: scope.seesHidden,
+    callerReads: scope.callerReads,
+    trace: scope.trace,
+    budget: scope.budget,
+    trusted: scope.trusted,
+    expressionHops: scope.expressionHops,
+    requestHops: scope.requestHops,
+    relationDepth: depth
+  }
+  // A caller names only what it could name on the related table itself (no noSelect field).
+  const value = column(name, pos, inner)
+  if (key.kind === 'lit' && key.value === null) return { kind: 'lit', value: null }
+  const keyFragment = toFragment(key, scope, relation.field, pos)
+  let where = `${alias}.${dialect.quote(relation.column.name)} = ${keyFragment.sql}`
+  const bindings = [...keyFragment.bindings]
+  if (scope.callerReads === true) {
+    // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
+    const rule = target.rules.listRule
+    const seen = rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, trusted: true, callerReads: undefined }), scope.trace)
+    if (seen === false) return { kind: 'lit', value: null }
+    if (seen !== true) {
+      where += ` AND (${seen.sql})`
+      bindings.push(...seen.bindings)
+    }
+  }
+  const read = toFragment(value, inner)
+  return sql(`(SELECT ${read.sql} FROM ${target.quoted} AS ${alias} WHERE ${where})`, [...read.bindings, ...bindings], value.kind === 'sql' ? value.field : undefined)
 }
 
 /**
@@ -213,8 +287,30 @@ function column (name: string, pos: number, scope: Scope): Compiled {
   }
   const known = scope.rowValues?.get(field.name)
   if (known !== undefined) return { kind: 'lit', value: known }
-  return { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+  const stored: Compiled = { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
+  const rule = scope.callerReads === true ? scope.table.fieldRules?.get(field.name) : undefined
+  return rule === undefined ? stored : ruledField(stored, rule, scope)
 }
+
+/**
+ * A field with a field rule, read by a caller (decision D111): its value where the rule holds for
+ * the row, else null. The rule is the developer's text, compiled as a rule on the same row.
+ */
+function ruledField (stored: Compiled & { kind: 'sql' }, rule: Expr, scope: Scope): Compiled {
+  const ruleScope: Scope = { dialect: scope.dialect, table: scope.table, globals: scope.globals, seesHidden: true, trace: scope.trace, expressionHops: scope.expressionHops, requestHops: scope.requestHops, relationDepth: scope.relationDepth }
+  const allowed = toCondition(compile(rule, ruleScope), scope.trace)
+  if (allowed === true) return stored
+  if (allowed === false) return { kind: 'lit', value: null }
+  return sql(`(CASE WHEN ${allowed.sql} THEN ${stored.sql} END)`, allowed.bindings, stored.field)
+}
+
+/** A field of the scope's table as this scope reads it: hidden, ruled or plain (lib/crud/columns.ts answers with it). */
+export function readField (name: string, scope: Scope): Compiled {
+  return column(name, 0, scope)
+}
+
+/** Does this scope read `name` through a field rule? (a caller's order and group must not read past it) */
+export const fieldRuled = (name: string, scope: Scope): boolean => scope.callerReads === true && scope.table.fieldRules?.has(name) === true
 
 /**
  * teenybase's `rowid`: SQLite's row number, which PostgreSQL has no equivalent of. Where the table's
@@ -322,11 +418,13 @@ function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[]
   if (name === undefined) throw new ExpressionError('The left side of @@ must be the table or one of its fullTextSearch fields', left.pos)
   if (path.length === 1 && name === scope.table.name && !scope.table.fields.has(name)) {
     if (scope.seesHidden) return undefined
-    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true)
+    // A field with a field rule is not searched for callers (decision D111): its words would match where it reads null.
+    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true && !fieldRuled(f, scope))
     if (visible.length === 0) throw new ExpressionError(`No fullTextSearch field of "${index.table}" is visible to this caller`, left.pos)
     return visible.length === index.fields.length ? undefined : visible
   }
   column(name, left.pos, scope)
+  if (fieldRuled(name, scope)) throw new ExpressionError(`"${name}" has a field rule: callers cannot search it`, left.pos)
   if (!index.fields.includes(name)) throw new ExpressionError(`"${name}" is not one of the fullTextSearch fields of "${index.table}" (${index.fields.join(', ')})`, left.pos)
   return [name]
 }

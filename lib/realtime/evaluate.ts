@@ -9,7 +9,11 @@ import type { TableDescriptor } from '../table/descriptor.js'
 export type Row = Record<string, unknown>
 
 /** A subscriber class as evaluation sees it: a condition that is neither always true nor always false. */
-export interface Judged { condition: Fragment }
+export interface Judged {
+  condition: Fragment
+  /** The condition follows a relation (decision D110): it reads rows other than the changed one. */
+  related?: boolean
+}
 
 /** Rows of one table with distinct keys (Change#keys, decoded), in the order they were written. */
 export interface RowBatch { table: TableDescriptor, keys: unknown[][], rows: Row[] }

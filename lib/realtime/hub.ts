@@ -15,12 +15,13 @@ import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
 import type { Fragment } from '../dialects/types.js'
-import { crudContext, ruleCondition, ruleFirst, whereOf, type Condition, type Executor } from '../crud/context.js'
-import { parse, type Expr } from '../expr/index.js'
+import { crudContext, followsRelations, ruleCondition, ruleFirst, ruleScope, whereOf, type Condition, type CrudContext, type Executor } from '../crud/context.js'
+import { compile, parse, toCondition, type Expr } from '../expr/index.js'
 import { errors } from '../errors.js'
-import type { ConditionEvaluator } from './evaluate.js'
+import type { ConditionEvaluator, Judged } from './evaluate.js'
 import { SqlEvaluator } from './evaluate-sql.js'
 import { SqliteEvaluator } from './evaluate-sqlite.js'
+import { RoutedEvaluator } from './evaluate-routed.js'
 import type { Change, ChangeAction, ChangeSink } from '../crud/changes-port.js'
 import type { RevokedSessions } from '../auth/sessions.js'
 
@@ -144,8 +145,14 @@ interface SubscriberClass {
   table: TableDescriptor
   admin: boolean
   condition: Condition
+  /** The condition follows a relation: judged on the database, which holds the related rows. */
+  related: boolean
+  /** Per field with a field rule (non-admins): whether this caller reads it, decided or judged per row (decision D111). */
+  fields: FieldJudge[]
   clients: Set<RealtimeClient>
 }
+
+interface FieldJudge { name: string, judge: boolean | Judged }
 
 /** Held shares of an address are keyed apart from users' keys (an anonymous user's is `ip:<address>`). */
 const addressKey = (address: string): string => `addr:${address}`
@@ -203,7 +210,7 @@ export class RealtimeHub implements ChangeSink {
     readonly settings: RealtimeSettings,
     readonly log: { warn: (obj: object, msg: string) => void, debug?: (obj: object, msg: string) => void }
   ) {
-    this.evaluator = executor.dialect.synchronous ? new SqliteEvaluator(executor.dialect, log) : new SqlEvaluator(executor, log)
+    this.evaluator = executor.dialect.synchronous ? new RoutedEvaluator(new SqliteEvaluator(executor.dialect, log), new SqlEvaluator(executor, log)) : new SqlEvaluator(executor, log)
     this.timers.push(setInterval(() => this.heartbeat(), settings.heartbeatMs).unref())
     this.timers.push(setInterval(() => { void this.recheckSessions() }, settings.sessionCheckMs).unref())
   }
@@ -353,8 +360,9 @@ export class RealtimeHub implements ChangeSink {
       if (where !== undefined && searches(parse(where))) throw errors.expression('where', '@@ (full-text search) cannot be used in a realtime subscription; subscribe without it and search when you refetch')
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
-      const judged = typeof condition === 'boolean' ? String(condition) : `${condition.sql}\u0000${JSON.stringify(condition.bindings)}`
-      return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, clients: new Set() }
+      const fields = auth.admin ? [] : [...table.fieldRules].map(([name, expr]): FieldJudge => ({ name, judge: fieldJudge(ctx, expr) }))
+      const judged = [condition, ...fields.map((f) => f.judge)].map((c) => typeof c === 'boolean' ? String(c) : 'condition' in c ? `${c.condition.sql}\u0000${JSON.stringify(c.condition.bindings)}` : `${c.sql}\u0000${JSON.stringify(c.bindings)}`).join('\u0000')
+      return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, related: followsRelations(ctx), fields, clients: new Set() }
     })
   }
 
@@ -365,6 +373,7 @@ export class RealtimeHub implements ChangeSink {
     if (existing === undefined) {
       classes.set(candidate.key, existing = candidate)
       if (isJudged(candidate)) this.evaluator.admit?.(candidate)
+      for (const f of candidate.fields) if (typeof f.judge !== 'boolean') this.evaluator.admit?.(f.judge)
     }
     existing.clients.add(client)
     this.hold(client, existing, true)
@@ -380,6 +389,7 @@ export class RealtimeHub implements ChangeSink {
       const classes = this.byTable.get(c.table.name)
       classes?.delete(c.key)
       if (isJudged(c)) this.evaluator.release?.(c)
+      for (const f of c.fields) if (typeof f.judge !== 'boolean') this.evaluator.release?.(f.judge)
       if (classes?.size === 0) this.byTable.delete(c.table.name)
     }
     client.classes = []
@@ -549,6 +559,9 @@ export class RealtimeHub implements ChangeSink {
     const always = classes.filter((c) => c.condition === true)
     const judged = classes.filter(isJudged)
     const found = await this.evaluator.matches({ table, keys, rows: records }, judged)
+    // Which rows each caller may read each ruled field of (decision D111), judged like the classes.
+    const fieldJudges = [...new Set(classes.flatMap((c) => c.fields.flatMap((f) => typeof f.judge === 'boolean' ? [] : [f.judge])))]
+    const readable = fieldJudges.length === 0 ? undefined : (await this.evaluator.matches({ table, keys, rows: records }, fieldJudges)).map((hits) => new Set(hits))
     // While the rows were evaluated, a client may have moved to an equal class (re-subscribed, or
     // re-grouped after its user record changed): the events go to the class now holding that key.
     const current = this.byTable.get(table.name)
@@ -559,10 +572,13 @@ export class RealtimeHub implements ChangeSink {
     this.round++
     const outbox = new Map<RealtimeClient, string[]>()
     for (let index = 0; index < keys.length; index++) {
-      const frames: Record<'admin' | 'user', string | undefined> = { admin: undefined, user: undefined }
+      // One frame per set of fields hidden from its readers: admins, users who read every field, ...
+      const frames = new Map<string, string>()
       for (const c of [...always.map(live), ...matches[index]]) {
-        const kind = c.admin ? 'admin' : 'user'
-        const chunk = frames[kind] ??= frame('change', { action, table: table.name, record: visible(table, records[index], c.admin) })
+        const hidden = c.fields.filter((f) => f.judge === false || (f.judge !== true && readable?.[index].has(f.judge) !== true)).map((f) => f.name)
+        const kind = `${c.admin ? 'admin' : 'user'}\u0000${hidden.join('\u0000')}`
+        let chunk = frames.get(kind)
+        if (chunk === undefined) frames.set(kind, chunk = frame('change', { action, table: table.name, record: visible(table, records[index], c.admin, hidden) }))
         for (const client of c.clients) {
           let parts = outbox.get(client)
           if (parts === undefined) outbox.set(client, parts = [])
@@ -602,11 +618,17 @@ function searches (expr: Expr): boolean {
   }
 }
 
-function visible (table: TableDescriptor, record: Row, admin: boolean): Row {
+function visible (table: TableDescriptor, record: Row, admin: boolean, hidden: string[]): Row {
   if (admin) return record
   const out: Row = {}
-  for (const f of table.visibleFields(false)) out[f.name] = record[f.name]
+  for (const f of table.visibleFields(false)) out[f.name] = hidden.includes(f.name) ? null : record[f.name]
   return out
+}
+
+/** A field rule for this caller: decided now (`true`/`false`), or a condition judged per changed row. */
+function fieldJudge (ctx: CrudContext, rule: Expr): boolean | Judged {
+  const condition = toCondition(compile(rule, ruleScope(ctx)), ctx.trace)
+  return typeof condition === 'boolean' ? condition : { condition, related: followsRelations(ctx) }
 }
 
 /**

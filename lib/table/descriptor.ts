@@ -5,6 +5,7 @@ import type { Dialect } from '../dialects/types.js'
 import { parseExpression, type Expr } from '../expr/parse.js'
 import { ExpressionError } from '../expr/errors.js'
 import { compile } from '../expr/compile.js'
+import { expressionHops } from '../expr/relations.js'
 import { ANONYMOUS, authGlobals } from '../auth-context.js'
 import { ConfigError } from '../errors.js'
 import { searchIndexOf, type SearchIndex } from '../search/fts.js'
@@ -27,6 +28,8 @@ export interface TableDescriptor {
   key: TableField[]
   /** Parsed rules; `null` = admin only (missing rule, or no rules extension: decision D3). */
   rules: Record<RuleName, Expr | null>
+  /** Parsed field rules: who may read each field (decision D111). */
+  fieldRules: ReadonlyMap<string, Expr>
   hasRulesExtension: boolean
   auth?: AuthExtension
   /** Fields a caller may see, in config order. */
@@ -89,7 +92,7 @@ function byUsage (table: TableData, usage: string): TableField | undefined {
 }
 
 /** Parses a rule; problems (syntax, empty rule) are pushed with the rule's config path. */
-function parseRule (table: TableData, rule: RuleName, text: string | null | undefined, problems: string[]): Expr | null {
+function parseRule (table: TableData, rule: string, text: string | null | undefined, problems: string[]): Expr | null {
   if (text === null || text === undefined) return null
   if (text.trim() === '') {
     problems.push(`tables.${table.name}.${rule}: empty rule (use 'true' to allow everyone, or null for admins only)`)
@@ -102,6 +105,20 @@ function parseRule (table: TableData, rule: RuleName, text: string | null | unde
     problems.push(`tables.${table.name}.${rule}: ${error.message}`)
     return null
   }
+}
+
+/** The field rules of a table, parsed; a rule on no field of the table is a problem. */
+function parseFieldRules (table: TableData, given: Record<string, string> | undefined, problems: string[]): Map<string, Expr> {
+  const parsed = new Map<string, Expr>()
+  for (const [name, text] of Object.entries(given ?? {})) {
+    if (!table.fields.some((f) => f.name === name)) {
+      problems.push(`tables.${table.name}.fieldRules.${name}: ${table.name} has no field "${name}"`)
+      continue
+    }
+    const expr = parseRule(table, `fieldRules.${name}`, text, problems)
+    if (expr !== null) parsed.set(name, expr)
+  }
+  return parsed
 }
 
 function describeTable (table: TableData, dialect: Dialect, problems: string[]): TableDescriptor {
@@ -122,6 +139,7 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
     updated: byUsage(table, 'record_updated'),
     key: primary.length > 0 ? primary : uid !== undefined ? [uid] : [],
     rules,
+    fieldRules: parseFieldRules(table, rulesExt?.fieldRules, problems),
     hasRulesExtension: rulesExt !== undefined,
     auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
     visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
@@ -147,25 +165,25 @@ function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDes
 export function describeTables (tables: TableData[], dialect: Dialect): Map<string, TableDescriptor> {
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
-  for (const table of tables) {
-    const descriptor = describeTable(table, dialect, problems)
-    for (const rule of RULE_NAMES) {
-      const expr = descriptor.rules[rule]
+  for (const table of tables) result.set(table.name, describeTable(table, dialect, problems))
+  // Rules may follow foreign keys (decision D110): every table is linked before any rule is compiled.
+  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
+  for (const descriptor of result.values()) {
+    const rules: Array<[string, Expr | null]> = [...RULE_NAMES.map((r): [string, Expr | null] => [r, descriptor.rules[r]]), ...[...descriptor.fieldRules].map(([f, e]): [string, Expr] => [`fieldRules.${f}`, e])]
+    for (const [rule, expr] of rules) {
       if (expr === null) continue
       try {
         const newValues = rule === 'createRule' || rule === 'updateRule' ? 'row' as const : undefined
-        compile(expr, { dialect, table: descriptor, globals: { auth: authGlobals(ANONYMOUS), request: {}, params: {} }, seesHidden: true, newValues })
+        compile(expr, { dialect, table: descriptor, globals: { auth: authGlobals(ANONYMOUS), request: {}, params: {} }, seesHidden: true, newValues, expressionHops: expressionHops() })
       } catch (error) {
         if (!(error instanceof ExpressionError)) throw error
-        problems.push(`tables.${table.name}.${rule}: ${error.message}`)
+        problems.push(`tables.${descriptor.name}.${rule}: ${error.message}`)
       }
     }
     if (descriptor.rules.createRule !== null && descriptor.key.length === 0) {
-      problems.push(`tables.${table.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
+      problems.push(`tables.${descriptor.name}.createRule: a create rule needs a primary key or a record_uid field to check inserted rows`)
     }
-    result.set(table.name, descriptor)
   }
   if (problems.length > 0) throw new ConfigError(problems)
-  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
   return result
 }

@@ -1,0 +1,125 @@
+// Relation-path cost, measured by `npm run bench` (bench/run.mjs, decision D110): a page of 20
+// comments whose listRule follows two relations (`post_id.owner_id.active`) against the same page
+// under a plain rule on a column of the comment itself (`visible`, which holds the same answer), on
+// 10,000 posts and 20,000 comments. The target is the relation rule within 1.5 times the plain
+// one's p50 for the page (`select`, limit 20). A `list` also counts every row the rule admits: that
+// count reads the path on every comment, so it is reported, not held to the target.
+import { openFastbase } from './project.mjs'
+
+export const RELATION_POSTS = 10_000
+export const RELATION_COMMENTS = 20_000
+export const RELATION_TARGET = 1.5
+const USERS = 100
+const BATCH = 200
+
+const closed = { createRule: null, updateRule: null, deleteRule: null }
+const comments = (name, listRule) => ({
+  name,
+  fields: [
+    { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+    { name: 'body', type: 'text', sqlType: 'text', notNull: true },
+    { name: 'visible', type: 'bool', sqlType: 'boolean', notNull: true },
+    { name: 'post_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'posts', column: 'id' } }
+  ],
+  extensions: [{ name: 'rules', listRule, viewRule: listRule, ...closed }]
+})
+
+export function relationsConfig () {
+  return {
+    appName: 'fastbase relations bench',
+    appUrl: 'http://127.0.0.1',
+    jwtSecret: 'fastbase-bench-relations-secret',
+    rateLimit: false,
+    tables: [
+      {
+        name: 'people',
+        fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true }, { name: 'active', type: 'bool', sqlType: 'boolean', notNull: true }],
+        extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', ...closed }]
+      },
+      {
+        name: 'posts',
+        fields: [
+          { name: 'id', type: 'integer', sqlType: 'integer', primary: true },
+          { name: 'owner_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'people', column: 'id' } }
+        ],
+        extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', ...closed }]
+      },
+      comments('plain', 'visible == true'),
+      comments('related', 'post_id.owner_id.active == true')
+    ]
+  }
+}
+
+async function seed (app) {
+  const db = app.fastbase.db
+  const people = Array.from({ length: USERS }, (_, i) => ({ id: i + 1, active: i % 2 === 0 }))
+  await db('people').insert(people)
+  for (let start = 1; start <= RELATION_POSTS; start += BATCH) {
+    const rows = []
+    for (let id = start; id < start + BATCH && id <= RELATION_POSTS; id++) rows.push({ id, owner_id: (id * 31) % USERS + 1 })
+    await db('posts').insert(rows)
+  }
+  const ownerActive = (post) => people[((post * 31) % USERS)].active
+  for (let start = 1; start <= RELATION_COMMENTS; start += BATCH) {
+    const rows = []
+    for (let id = start; id < start + BATCH && id <= RELATION_COMMENTS; id++) {
+      const post = (id * 7919) % RELATION_POSTS + 1
+      rows.push({ id, body: `comment ${id}`, visible: ownerActive(post), post_id: post })
+    }
+    await db('plain').insert(rows)
+    await db('related').insert(rows)
+  }
+  if (app.fastbase.dialect.name === 'postgres') await db.raw('ANALYZE')
+}
+
+function percentile (sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p / 100 * sorted.length))]
+}
+
+async function timed (app, url, samples, warmup) {
+  const times = []
+  let body
+  for (let i = 0; i < warmup + samples; i++) {
+    const started = performance.now()
+    const res = await app.inject({ method: 'GET', url })
+    const ms = performance.now() - started
+    if (res.statusCode !== 200) throw new Error(`relations bench: ${url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`)
+    if (i === 0) body = res.body
+    if (i >= warmup) times.push(ms)
+  }
+  times.sort((a, b) => a - b)
+  return { p50: percentile(times, 50), p99: percentile(times, 99), body }
+}
+
+/**
+ * Seeds `databaseUrl` (a fresh database), then times the page and the counted list under each rule,
+ * alternating the two so that the machine's load weighs on both alike.
+ */
+export async function measureRelations (databaseUrl, dataDir, { samples = 200, warmup = 20 } = {}) {
+  const app = await openFastbase(relationsConfig(), databaseUrl, dataDir)
+  try {
+    await seed(app)
+    const shapes = { 'select, 20 rows': 'select?limit=20&select=id,body', 'list, 20 rows and the total': 'list?limit=20&select=id,body' }
+    const scenarios = []
+    for (const [name, query] of Object.entries(shapes)) {
+      const plain = await timed(app, `/api/v1/table/plain/${query}`, samples, warmup)
+      const related = await timed(app, `/api/v1/table/related/${query}`, samples, warmup)
+      if (plain.body !== related.body) throw new Error(`relations bench: ${name}: the two rules answered differently`)
+      scenarios.push({ name, plain: { p50: plain.p50, p99: plain.p99 }, related: { p50: related.p50, p99: related.p99 }, ratio: related.p50 / plain.p50 })
+    }
+    return { posts: RELATION_POSTS, comments: RELATION_COMMENTS, samples, scenarios, target: RELATION_TARGET }
+  } finally {
+    await app.close()
+  }
+}
+
+export function relationsReport (dialect, result) {
+  const lines = [`\nRelation paths on ${dialect}: listRule post_id.owner_id.active (2 hops) vs a plain column rule, ${result.posts} posts, ` +
+    `${result.comments} comments, ${result.samples} requests one at a time per shape; target: the page within ${result.target}x`]
+  for (const s of result.scenarios) {
+    lines.push(`  ${s.name.padEnd(30)} plain p50 ${s.plain.p50.toFixed(2).padStart(7)} ms  related p50 ${s.related.p50.toFixed(2).padStart(7)} ms  ratio ${s.ratio.toFixed(2)}`)
+  }
+  const page = result.scenarios[0]
+  lines.push(`  the page: ${page.ratio <= result.target ? 'within' : 'OVER'} the target`)
+  return lines.join('\n')
+}
