@@ -229,6 +229,12 @@ t.test('sqlite: a trigger the archive carries is not restored and never runs', a
   await app.close()
 })
 
+t.test('sqlite: an archive of format 1 loads as data', async (t) => {
+  const f = await fixture(t, 'sqlite')
+  t.equal(await attempt(f, 'format-1.tar.gz', archiveOf(f.manifest, [f.database], (m) => ({ ...m, version: 1 }))), undefined, 'restored')
+  t.same(await notes(t, 'sqlite', f.target.databaseUrl), ['first', 'second'], 'its rows are back')
+})
+
 t.test('postgres: a pg_dump archive is refused before it is unpacked, so nothing of it runs', { skip: process.env.FASTBASE_TEST_DIALECT === 'sqlite' ? 'SQLite only run' : false }, async (t) => {
   const f = await fixture(t, 'postgres')
   const token = randomBytes(6).toString('hex')
