@@ -46,10 +46,12 @@ export async function writeArchive (file: string, cwd: string, entries: ArchiveE
 
 /** A manifest larger than this is refused unread (about 30,000 entries of the longest paths). */
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+/** More entries than a manifest of MAX_MANIFEST_BYTES can list (each takes 90 bytes at least): the first pass stops holding their names. */
+const MAX_ENTRIES = Math.floor(MAX_MANIFEST_BYTES / 90)
 
 interface Scanned { manifest: Manifest, manifestText: Buffer, sizes: Map<string, number> }
 
-/** Entry types an archive may hold: files, and folders under files/ (tools other than fastbase's write them). */
+/** Folders an archive may hold besides its files: under files/ (tar tools other than fastbase's write them). */
 const isFolderEntry = (path: string, type: string): boolean => type === 'Directory' && (path === FILES_FOLDER || path.startsWith(`${FILES_FOLDER}/`))
 
 async function tarred<T> (file: string, work: () => Promise<T>): Promise<T> {
@@ -76,7 +78,8 @@ async function scanArchive (file: string, accept: (manifest: Manifest) => void):
     await list({ file, strict: true, onReadEntry: (entry) => {
       const path = entry.type === 'Directory' ? entry.path.replace(/\/+$/, '') : entry.path
       if (problems.length > 0) return
-      if (sizes.has(path)) problems.push(`it holds ${path} more than once`)
+      if (sizes.size >= MAX_ENTRIES) problems.push(`it holds more entries (${MAX_ENTRIES}) than any manifest can list`)
+      else if (sizes.has(path)) problems.push(`it holds ${path} more than once`)
       else if (!isPlainPath(path)) problems.push(`it holds an entry that leaves the archive's folder (${path})`)
       else if (isFolderEntry(path, entry.type)) sizes.set(path, -1)
       else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`it holds links or special files (${path})`)

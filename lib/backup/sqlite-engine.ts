@@ -63,7 +63,7 @@ export const sqliteEngine: DatabaseEngine = {
         await knex.destroy()
       }
       const triggers = new Set(schema.tables.flatMap((t) => triggersOf(t, 'sqlite').map((trigger) => triggerName(t.name, trigger))))
-      const loaded = loadSqliteRows(staged, file, schema.tables.map((t) => t.name), triggers)
+      const loaded = loadOrRefuse(() => loadSqliteRows(staged, file, schema.tables.map((t) => t.name), triggers))
       const db = new Database(staged, { readonly: true, fileMustExist: true })
       try {
         const mismatch = factsMismatch({ ...sqliteFacts(db), tables: loaded }, manifest, Object.keys(loaded))
@@ -113,10 +113,21 @@ export const sqliteEngine: DatabaseEngine = {
   }
 }
 
+/** The rows loaded; a row the config's tables refuse (a NOT NULL column the archive lacks, a CHECK) refuses the archive. */
+function loadOrRefuse (load: () => Record<string, number>): Record<string, number> {
+  try {
+    return load()
+  } catch (err) {
+    if (err instanceof FastbaseError) throw err
+    throw errors.badArchive(`its rows do not load into the tables of this config (${errorMessage(err)})`)
+  }
+}
+
 /** The archive's database as a whole, opened read-only with its schema distrusted: sound, and as its manifest describes it. */
 function checkArchive (file: string, manifest: Manifest): void {
-  const db = new Database(file, { readonly: true, fileMustExist: true })
+  let db: Database.Database | undefined
   try {
+    db = new Database(file, { readonly: true, fileMustExist: true })
     db.pragma('trusted_schema = OFF')
     const problems = integrityProblems(db)
     if (problems.length > 0) throw errors.badArchive(`the database fails PRAGMA integrity_check: ${problems.join('; ')}`)
@@ -126,6 +137,6 @@ function checkArchive (file: string, manifest: Manifest): void {
     if (err instanceof FastbaseError) throw err
     throw errors.badArchive(`its database cannot be read (${errorMessage(err)})`)
   } finally {
-    db.close()
+    db?.close()
   }
 }
