@@ -195,7 +195,7 @@ forEachDialect(t, 'two restores at once: one runs, the other is refused, nothing
   t.not(first.databaseKeptAt, second.databaseKeptAt, 'each kept copy has a name of its own')
 })
 
-forEachDialect(t, 'an archive with a table or column the config does not make is refused', async (t, dialect) => {
+forEachDialect(t, 'an archive with a table the config does not make, or rows its manifest does not count, is refused', async (t, dialect) => {
   const f = await fixture(t, dialect)
   let changed: Entry
   if (dialect === 'sqlite') {
@@ -209,6 +209,8 @@ forEachDialect(t, 'an archive with a table or column the config does not make is
     changed = { path: f.database.path, body: Buffer.concat([f.database.body, Buffer.from('#{"table":"stranger","columns":["id"]}\n{"id":1}\n')]) }
   }
   await refused(t, f, dialect, 'extra-table.tar.gz', archiveOf(f.manifest, [changed], (m) => ({ ...m, tables: { ...m.tables, stranger: 1 } })), 'FB_ERR_RESTORE_REFUSED', /tables this config does not make \(stranger\)/)
+  // The manifest's count off by one: refused before the database changes (PostgreSQL: after loading the new schema, which goes).
+  await refused(t, f, dialect, 'count-off.tar.gz', archiveOf(f.manifest, [f.database], (m) => ({ ...m, tables: { ...m.tables, notes: 3 } })), 'FB_ERR_BAD_ARCHIVE', /table notes: 2 rows, the manifest says 3/)
 })
 
 t.test('sqlite: a trigger the archive carries is not restored and never runs', async (t) => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 
 /** `20261126T124300Z`: a compact UTC time for names of things kept aside. */
-export function timeStamp (at = new Date()): string {
+function timeStamp (at = new Date()): string {
   return at.toISOString().replace(/[-:]|\.\d+/g, '')
 }
 
