@@ -1,6 +1,6 @@
 // PostgreSQL's rows in an archive (decision D90): `database.jsonl`, for each table a header line
 // `#{"table":…,"columns":[…]}` and then one line per row, the row as `to_jsonb` writes it. A restore
-// reads it as data only: each row goes through `jsonb_populate_recordset` into a table and columns
+// reads it as data only: each row goes through `json_populate_recordset` into a table and columns
 // fastbase made from the config, so nothing in the file is ever run as SQL.
 import { createReadStream, createWriteStream } from 'node:fs'
 import { once } from 'node:events'
@@ -14,10 +14,10 @@ import type { Manifest } from './manifest.js'
 /** Rows fetched per round trip while writing. */
 const FETCH_ROWS = 1000
 /** Rows and bytes per INSERT while loading. */
-const BATCH_ROWS = 1000
+const BATCH_ROWS = 10000
 const BATCH_BYTES = 4 * 1024 * 1024
 /** A longer line is refused: no row of a real table comes near it, and a line is held in memory whole. */
-export const MAX_LINE_BYTES = 256 * 1024 * 1024
+const MAX_LINE_BYTES = 256 * 1024 * 1024
 
 export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`
 
@@ -137,7 +137,7 @@ export async function loadRows (trx: Knex.Transaction, schema: string, file: str
       counts.set(table, 0)
       const madeTable = made.get(table)
       const names = load.has(table) && madeTable !== undefined ? columnsToLoad(table, columns, madeTable).map(ident).join(', ') : ''
-      section = { table, insert: names === '' ? undefined : `INSERT INTO ${q(table)} (${names}) SELECT ${names} FROM jsonb_populate_recordset(NULL::${q(table)}, CAST(? AS jsonb))`, rows: [], bytes: 0 }
+      section = { table, insert: names === '' ? undefined : `INSERT INTO ${q(table)} (${names}) SELECT ${names} FROM json_populate_recordset(NULL::${q(table)}, CAST(? AS json))`, rows: [], bytes: 0 }
       // The new schema recorded its own first migration; the archive's record is the history of its rows.
       if (table === MIGRATIONS_TABLE && section.insert !== undefined) await trx.raw(`DELETE FROM ${q(table)}`)
       continue
