@@ -110,7 +110,7 @@ async function notes (t: Test, dialect: DialectName, databaseUrl: string): Promi
 /** Nothing of a restore is left: no staging folder, no database made beside the target. */
 async function nothingLeft (t: Test, f: Fixture, dialect: DialectName, what: string): Promise<void> {
   const staging = stagingRoot(f.target.dataDir)
-  t.same(existsSync(staging) ? readdirSync(staging) : [], [], `${what}: no staging folder is left`)
+  t.same(existsSync(staging) ? readdirSync(staging) : [], [], `${what}: the staging root holds nothing`)
   if (dialect === 'sqlite') {
     const file = new URL(f.target.databaseUrl.replace(/^sqlite:/, 'file:')).pathname
     t.same(readdirSync(dirname(file)).filter((n) => n.includes('.sqlite.restore-')), [], `${what}: no database or lock is left beside the target`)

@@ -54,6 +54,9 @@ interface Scanned { manifest: Manifest, manifestText: Buffer, sizes: Map<string,
 /** Folders an archive may hold besides its files: under files/ (tar tools other than fastbase's write them). */
 const isFolderEntry = (path: string, type: string): boolean => type === 'Directory' && (path === FILES_FOLDER || path.startsWith(`${FILES_FOLDER}/`))
 
+/** An entry's path as a message shows it (a tar path has no length limit). */
+const shown = (path: string): string => (path.length > 200 ? `${path.slice(0, 200)}…` : path)
+
 async function tarred<T> (file: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work()
@@ -79,10 +82,10 @@ async function scanArchive (file: string, accept: (manifest: Manifest) => void):
       const path = entry.type === 'Directory' ? entry.path.replace(/\/+$/, '') : entry.path
       if (problems.length > 0) return
       if (sizes.size >= MAX_ENTRIES) problems.push(`it holds more entries (${MAX_ENTRIES}) than any manifest can list`)
-      else if (sizes.has(path)) problems.push(`it holds ${path} more than once`)
-      else if (!isPlainPath(path)) problems.push(`it holds an entry that leaves the archive's folder (${path})`)
+      else if (sizes.has(path)) problems.push(`it holds ${shown(path)} more than once`)
+      else if (!isPlainPath(path)) problems.push(`it holds an entry that leaves the archive's folder (${shown(path)})`)
       else if (isFolderEntry(path, entry.type)) sizes.set(path, -1)
-      else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`it holds links or special files (${path})`)
+      else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`it holds links or special files (${shown(path)})`)
       else if (path === MANIFEST_ENTRY && entry.size > MAX_MANIFEST_BYTES) problems.push(`its ${MANIFEST_ENTRY} is larger than ${MAX_MANIFEST_BYTES} bytes`)
       else {
         sizes.set(path, entry.size)
@@ -102,7 +105,7 @@ async function scanArchive (file: string, accept: (manifest: Manifest) => void):
     if (!sizes.has(path)) throw errors.badArchive(`${path} is missing`)
     if (sizes.get(path) !== size) throw errors.badArchive(`${path} is ${sizes.get(path) ?? 0} bytes, its manifest says ${size} (damaged archive)`)
   }
-  const extra = [...sizes].filter(([path, size]) => path !== MANIFEST_ENTRY && size !== -1 && !listed.has(path)).map(([path]) => path)
+  const extra = [...sizes].filter(([path, size]) => path !== MANIFEST_ENTRY && size !== -1 && !listed.has(path)).map(([path]) => shown(path))
   if (extra.length > 0) throw errors.badArchive(`it holds files its manifest does not list (${extra.slice(0, 3).join(', ')})`)
   return { manifest, manifestText, sizes: listed }
 }
@@ -127,7 +130,7 @@ export async function readArchive (file: string, into: string, accept: (manifest
       if (type === 'Directory' || path === MANIFEST_ENTRY) return false
       const size = sizes.get(path)
       if (size === undefined || written.has(path) || (type !== 'File' && type !== 'OldFile') || entry.size !== size) {
-        problems.push(path)
+        problems.push(shown(path))
         return false
       }
       written.add(path)

@@ -5,7 +5,7 @@
 // the archive's rows into it as data (decision D90) and swap it in, keeping the old one aside; swap
 // the files folder the same way. Nothing is deleted: the replaced database and folder stay next to
 // the new ones for the operator to remove once satisfied.
-import { cp, mkdir, mkdtemp, rename, rm, rmdir, stat } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DatabaseSettings } from '../../schemas/config.js'
 import { connect, dialectFor, dialectOfUrl, type DialectName } from '../dialects/index.js'
@@ -68,8 +68,6 @@ export async function restoreBackup (archiveFile: string, target: RestoreTarget)
   } finally {
     await connection.close()
     if (staging !== undefined) await rm(staging, { recursive: true, force: true })
-    // The staging root goes too when nothing else (a backup running) is in it.
-    await rmdir(root).catch(() => {})
   }
 }
 

@@ -1,7 +1,7 @@
 // `fastbase restore <archive> [config]`: puts a backup back (lib/backup/restore.ts). Refuses while an
 // instance runs on the database; the replaced database and files folder are kept aside.
 import { createWriteStream } from 'node:fs'
-import { mkdir, mkdtemp, rm, rmdir, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import { createStorage, localStorageRoot } from '../storage/index.js'
@@ -70,7 +70,7 @@ async function archiveFile (archive: string, storageConfig: ReturnType<typeof ba
     await getBackup(storage, archive).catch(() => { throw new Error(`no file ${archive}, and no backup of that name in ${where(storageConfig, dataDir)}`) })
     const file = join(folder, archiveKey(archive))
     await pipeline(await storage.read(archiveKey(archive)), createWriteStream(file))
-    return { file, cleanup: async () => { await rm(folder, { recursive: true, force: true }); await rmdir(root).catch(() => {}) } }
+    return { file, cleanup: async () => { await rm(folder, { recursive: true, force: true }) } }
   } catch (error) {
     await rm(folder, { recursive: true, force: true })
     throw error
