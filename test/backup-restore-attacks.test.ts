@@ -213,6 +213,34 @@ forEachDialect(t, 'an archive with a table the config does not make, or rows its
   await refused(t, f, dialect, 'count-off.tar.gz', archiveOf(f.manifest, [f.database], (m) => ({ ...m, tables: { ...m.tables, notes: 3 } })), 'FB_ERR_BAD_ARCHIVE', /table notes: 2 rows, the manifest says 3/)
 })
 
+forEachDialect(t, 'a search index and a config trigger round-trip: rebuilt from the rows, not run on them', async (t, dialect) => {
+  const searched: DatabaseSettings = {
+    ...config,
+    backups: { files: false },
+    tables: [{
+      ...config.tables[0],
+      fullTextSearch: { fields: ['body'] },
+      // Counts every new note into marks: it ran when the notes were written, and must not run again on a restore.
+      triggers: [{ name: 'count', seq: 'AFTER', event: 'INSERT', body: 'INSERT INTO marks (label) VALUES (\'inserted\')' }]
+    }, config.tables[1]]
+  }
+  const databaseUrl = sharedDatabase(t, dialect)
+  const dataDir = freshDir(t, 'data-')
+  const app = await buildApp(t, searched, { dialect, databaseUrl, dataDir })
+  for (const body of ['the quick brown fox', 'a lazy dog']) t.equal((await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { body } } })).statusCode, 200)
+  const record = await app.fastbase.backups.create()
+  await app.close()
+  await restoreBackup(join(dataDir, 'backups', archiveKey(record.name)), { databaseUrl, dataDir, config: searched, filesRoot: undefined })
+  const restored = await buildApp(t, searched, { dialect, databaseUrl, dataDir })
+  const found = await restored.inject({ method: 'GET', url: '/api/v1/table/notes/list', query: { where: "body @@ 'fox'" } })
+  t.equal(found.statusCode, 200, found.body)
+  t.same(found.json().items.map((r: { body: string }) => r.body), ['the quick brown fox'], 'the search finds the restored row')
+  t.same((await restored.fastbase.db('marks').select('label')).map((r: { label: string }) => r.label), ['inserted', 'inserted'], 'the trigger\'s rows are those of the two inserts, not more')
+  t.equal((await restored.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { body: 'another fox' } } })).statusCode, 200)
+  t.equal((await restored.fastbase.db('marks').select('label')).length, 3, 'the trigger runs again on new rows')
+  t.equal((await restored.inject({ method: 'GET', url: '/api/v1/table/notes/list', query: { where: "body @@ 'fox'" } })).json().items.length, 2, 'and the index follows new rows')
+})
+
 t.test('sqlite: a trigger the archive carries is not restored and never runs', async (t) => {
   const f = await fixture(t, 'sqlite')
   const file = join(f.dir, 'trigger.sqlite')
