@@ -58,7 +58,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   429: ['FB_ERR_RATE_LIMITED'],
   500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
   502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
-  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY', 'FB_ERR_BACKUP_TOOL_MISSING']
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY']
 }
 
 /** `data.<field>._errors` shape shared by table validation and actions. */
@@ -121,7 +121,6 @@ export const errors = {
   backupRunning: () => new FastbaseError(409, 'FB_ERR_BACKUP_RUNNING', 'A backup is already running on this instance; try again when it has finished'),
   badArchive: (reason: string) => new FastbaseError(400, 'FB_ERR_BAD_ARCHIVE', `Not a usable fastbase backup: ${reason}`),
   restoreRefused: (reason: string) => new FastbaseError(409, 'FB_ERR_RESTORE_REFUSED', `Restore refused, nothing was changed: ${reason}`),
-  backupToolMissing: (tool: string) => new FastbaseError(503, 'FB_ERR_BACKUP_TOOL_MISSING', `${tool} is not on the PATH: PostgreSQL backups and restores use PostgreSQL's own ${tool} (install the PostgreSQL client tools of your server's major version, e.g. the postgresql-client package)`),
   /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
   migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables })
 }

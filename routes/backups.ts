@@ -61,7 +61,7 @@ export default async function backupRoutes (app: TypeBoxApp): Promise<void> {
       operationId: 'admin_backup_create',
       summary: 'Take a backup now (superadmin)',
       'x-document': { errors: [401, 403, 409, 500, 503] },
-      description: 'Snapshots the database while the server keeps serving (SQLite: `VACUUM INTO`; PostgreSQL: `pg_dump`), archives it with the local files, stores it in the backup storage and applies `backups.keep`. Answers when it is stored. 409 while another backup runs on this instance.',
+      description: 'Snapshots the database while the server keeps serving (SQLite: `VACUUM INTO`; PostgreSQL: every table read as JSON lines in one read-only transaction), archives it with the local files, stores it in the backup storage and applies `backups.keep`. Answers when it is stored. 409 while another backup runs on this instance.',
       security: [{ bearerAuth: [] }],
       response: { 200: BackupSchema, ...accessErrors, 409: ErrorSchema, 500: ErrorSchema, 503: ErrorSchema }
     }

@@ -1,12 +1,13 @@
 // The archive file: a gzipped tar of the database, the local files and, last, the manifest with a
-// checksum of every other entry. Reading one checks all of it before anything uses it. tar is loaded
+// checksum of every other entry. Reading one checks all of it before anything uses it, and writes
+// nothing the manifest does not list (decision D91). tar is loaded
 // on the first backup or restore, not at start.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { readFile, readdir, stat } from 'node:fs/promises'
-import { join, relative, resolve, sep } from 'node:path'
-import { errors } from '../errors.js'
-import { MANIFEST_ENTRY, parseManifest, type ArchiveEntry, type Manifest } from './manifest.js'
+import { readdir, writeFile } from 'node:fs/promises'
+import { join, relative, sep } from 'node:path'
+import { FastbaseError, errors } from '../errors.js'
+import { FILES_FOLDER, MANIFEST_ENTRY, entriesProblem, isPlainPath, parseManifest, type ArchiveEntry, type Manifest } from './manifest.js'
 import { errorCode, errorMessage } from '../thrown.js'
 
 /** sha256 (hex) and size of a file, read as a stream. */
@@ -43,41 +44,104 @@ export async function writeArchive (file: string, cwd: string, entries: ArchiveE
   await create({ gzip: true, file, cwd, portable: true, noDirRecurse: true, strict: true }, [...entries.map((e) => e.path), MANIFEST_ENTRY])
 }
 
-/**
- * Unpacks `file` into the empty folder `into` and answers its manifest once every entry is there
- * with the size and checksum it names and nothing else is. Anything else is FB_ERR_BAD_ARCHIVE.
- */
-export async function readArchive (file: string, into: string): Promise<Manifest> {
-  const { extract } = await import('tar')
-  const unexpected: string[] = []
+/** A manifest larger than this is refused unread (about 30,000 entries of the longest paths). */
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+/** More entries than a manifest of MAX_MANIFEST_BYTES can list (each takes 90 bytes at least): the first pass stops holding their names. */
+const MAX_ENTRIES = Math.floor(MAX_MANIFEST_BYTES / 90)
+
+interface Scanned { manifest: Manifest, manifestText: Buffer, sizes: Map<string, number> }
+
+/** Folders an archive may hold besides its files: under files/ (tar tools other than fastbase's write them). */
+const isFolderEntry = (path: string, type: string): boolean => type === 'Directory' && (path === FILES_FOLDER || path.startsWith(`${FILES_FOLDER}/`))
+
+/** An entry's path as a message shows it (a tar path has no length limit). */
+const shown = (path: string): string => (path.length > 200 ? `${path.slice(0, 200)}…` : path)
+
+async function tarred<T> (file: string, work: () => Promise<T>): Promise<T> {
   try {
-    // Only plain files and folders, never outside `into` (tar strips `..` and absolute paths).
-    await extract({ file, cwd: into, strict: true, filter: (path, entry) => {
-      const type = 'type' in entry ? entry.type : undefined
-      if (type === 'File' || type === 'OldFile' || type === 'Directory') return true
-      unexpected.push(path)
-      return false
-    } })
+    return await work()
   } catch (err) {
     if (errorCode(err) === 'ENOENT') throw errors.badArchive(`${file} does not exist`)
+    if (err instanceof FastbaseError) throw err
     throw errors.badArchive(`the file is not a readable gzipped tar archive (${errorMessage(err)})`)
   }
-  if (unexpected.length > 0) throw errors.badArchive(`it holds links or special files (${unexpected.slice(0, 3).join(', ')})`)
-  const manifestText = await readFile(join(into, MANIFEST_ENTRY), 'utf8').catch(() => { throw errors.badArchive(`it has no ${MANIFEST_ENTRY} (cut short, or not a fastbase backup)`) })
-  const manifest = parseManifest(manifestText)
-  const listed = new Set<string>([MANIFEST_ENTRY])
-  const base = resolve(into) + sep
+}
+
+/**
+ * The first pass, which writes nothing: every entry's header, and the manifest's text. Refuses an
+ * archive with an entry the manifest may not name (links, `..`, absolute paths), one entry twice, or
+ * entries other than those its manifest lists with the sizes it lists.
+ */
+async function scanArchive (file: string, accept: (manifest: Manifest) => void): Promise<Scanned> {
+  const { list } = await import('tar')
+  const sizes = new Map<string, number>()
+  const problems: string[] = []
+  const manifestChunks: Buffer[] = []
+  await tarred(file, async () => {
+    await list({ file, strict: true, onReadEntry: (entry) => {
+      const path = entry.type === 'Directory' ? entry.path.replace(/\/+$/, '') : entry.path
+      if (problems.length > 0) return
+      if (sizes.size >= MAX_ENTRIES) problems.push(`it holds more entries (${MAX_ENTRIES}) than any manifest can list`)
+      else if (sizes.has(path)) problems.push(`it holds ${shown(path)} more than once`)
+      else if (!isPlainPath(path)) problems.push(`it holds an entry that leaves the archive's folder (${shown(path)})`)
+      else if (isFolderEntry(path, entry.type)) sizes.set(path, -1)
+      else if (entry.type !== 'File' && entry.type !== 'OldFile') problems.push(`it holds links or special files (${shown(path)})`)
+      else if (path === MANIFEST_ENTRY && entry.size > MAX_MANIFEST_BYTES) problems.push(`its ${MANIFEST_ENTRY} is larger than ${MAX_MANIFEST_BYTES} bytes`)
+      else {
+        sizes.set(path, entry.size)
+        if (path === MANIFEST_ENTRY) entry.on('data', (chunk: Buffer) => { manifestChunks.push(chunk) })
+      }
+    } })
+  })
+  if (problems.length > 0) throw errors.badArchive(problems[0])
+  if (!sizes.has(MANIFEST_ENTRY)) throw errors.badArchive(`it has no ${MANIFEST_ENTRY} (cut short, or not a fastbase backup)`)
+  const manifestText = Buffer.concat(manifestChunks)
+  const manifest = parseManifest(manifestText.toString('utf8'))
+  const problem = entriesProblem(manifest)
+  if (problem !== undefined) throw errors.badArchive(problem)
+  accept(manifest)
+  const listed = new Map(manifest.entries.map((e) => [e.path, e.size]))
+  for (const [path, size] of listed) {
+    if (!sizes.has(path)) throw errors.badArchive(`${path} is missing`)
+    if (sizes.get(path) !== size) throw errors.badArchive(`${path} is ${sizes.get(path) ?? 0} bytes, its manifest says ${size} (damaged archive)`)
+  }
+  const extra = [...sizes].filter(([path, size]) => path !== MANIFEST_ENTRY && size !== -1 && !listed.has(path)).map(([path]) => shown(path))
+  if (extra.length > 0) throw errors.badArchive(`it holds files its manifest does not list (${extra.slice(0, 3).join(', ')})`)
+  return { manifest, manifestText, sizes: listed }
+}
+
+/**
+ * Unpacks `file` into the empty folder `into` and answers its manifest once every entry is there
+ * with the size and checksum it names and nothing else is. A first pass reads the headers and the
+ * manifest and writes nothing; `accept` may refuse the manifest then. The second pass writes only
+ * the entries the manifest lists, each once and at its listed size: what is written is bounded by
+ * the manifest's sizes. Anything else is FB_ERR_BAD_ARCHIVE.
+ */
+export async function readArchive (file: string, into: string, accept: (manifest: Manifest) => void = () => {}): Promise<Manifest> {
+  const { manifest, manifestText, sizes } = await scanArchive(file, accept)
+  const { extract } = await import('tar')
+  const problems: string[] = []
+  const written = new Set<string>()
+  await tarred(file, async () => {
+    // The file may have changed since the first pass: each entry is checked again as it comes.
+    await extract({ file, cwd: into, strict: true, filter: (path, entry) => {
+      const type = 'type' in entry ? entry.type : undefined
+      // Folders come with the files in them; the manifest is written from the first pass's bytes.
+      if (type === 'Directory' || path === MANIFEST_ENTRY) return false
+      const size = sizes.get(path)
+      if (size === undefined || written.has(path) || (type !== 'File' && type !== 'OldFile') || entry.size !== size) {
+        problems.push(shown(path))
+        return false
+      }
+      written.add(path)
+      return true
+    } })
+  })
+  if (problems.length > 0 || written.size !== sizes.size) throw errors.badArchive(`it changed while it was read (${problems.slice(0, 3).join(', ')})`)
+  await writeFile(join(into, MANIFEST_ENTRY), manifestText)
   for (const entry of manifest.entries) {
-    const path = resolve(into, entry.path)
-    if (!path.startsWith(base)) throw errors.badArchive(`the manifest names a path outside the archive: ${entry.path}`)
-    listed.add(entry.path)
-    const present = await stat(path).catch(() => undefined)
-    if (present === undefined) throw errors.badArchive(`${entry.path} is missing`)
-    const actual = await digestFile(path)
+    const actual = await digestFile(join(into, entry.path))
     if (actual.size !== entry.size || actual.sha256 !== entry.sha256) throw errors.badArchive(`${entry.path} does not match its checksum (damaged archive)`)
   }
-  const extra = (await walkFiles(into)).filter((path) => !listed.has(path))
-  if (extra.length > 0) throw errors.badArchive(`it holds files its manifest does not list (${extra.slice(0, 3).join(', ')})`)
-  if (!manifest.entries.some((e) => e.path === manifest.database.entry)) throw errors.badArchive(`the manifest names no ${manifest.database.entry}`)
   return manifest
 }

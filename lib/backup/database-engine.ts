@@ -1,7 +1,12 @@
 // What a backup needs of a database, per kind (sqlite-engine.ts, postgres-engine.ts implement it):
-// a consistent snapshot into one file of the archive, and a restore that checks the new database
-// before it takes the old one's place and keeps the old one.
+// a consistent snapshot into one file of the archive, and a restore that loads the archive's rows
+// into a database fastbase makes from the config (decision D90), checks it, and only then lets it take
+// the old one's place, keeping the old one.
 import type { Knex } from 'knex'
+import type { TableData } from '../../schemas/config.js'
+import type { DialectName } from '../dialects/types.js'
+import { schemaDialect } from '../dialects/index.js'
+import { migrate } from '../db/migrations.js'
 import type { Manifest } from './manifest.js'
 import type { DatabaseFacts } from './sqlite-inspect.js'
 
@@ -28,22 +33,21 @@ export interface DatabaseEngine {
   entry: string
   snapshot: (target: EngineTarget, file: string) => Promise<Snapshot>
   /**
-   * Puts the database of `file` in the target's place once it passes its checks (integrity, schema
-   * version and rows as the manifest says, then `verify` on a connection to it); the target's own is
-   * kept aside, never deleted. Throws, with the target untouched, when a check fails.
+   * Makes a new database from `schema`, loads the rows of `file` into it as data, and puts it in the
+   * target's place once its rows and schema version are the manifest's; the target's own is kept
+   * aside, never deleted. Throws, with the target untouched, when a check fails.
    */
-  restore: (target: EngineTarget, file: string, manifest: Manifest, verify: (knex: Knex) => Promise<void>) => Promise<RestoredDatabase>
+  restore: (target: EngineTarget, file: string, manifest: Manifest, schema: RestoreSchema) => Promise<RestoredDatabase>
+  /** Holds off every other restore of the target's database until the answer is called; FB_ERR_RESTORE_REFUSED while one runs. */
+  lock: (target: EngineTarget) => Promise<() => Promise<void>>
 }
 
-/** Differences between what a database holds and what its manifest says (empty when they agree). */
-export function factsMismatch (facts: DatabaseFacts, manifest: Manifest): string[] {
-  const problems: string[] = []
-  if (facts.schema.migrations !== manifest.schema.migrations || facts.schema.last !== manifest.schema.last) {
-    problems.push(`schema version: the database has ${facts.schema.migrations} migrations (last ${facts.schema.last ?? 'none'}), the manifest says ${manifest.schema.migrations} (last ${manifest.schema.last ?? 'none'})`)
-  }
-  const names = new Set([...Object.keys(facts.tables), ...Object.keys(manifest.tables)])
-  for (const name of [...names].sort()) {
-    if (facts.tables[name] !== manifest.tables[name]) problems.push(`table ${name}: ${facts.tables[name] ?? 'missing'} rows, the manifest says ${manifest.tables[name] ?? 'no such table'}`)
-  }
-  return problems.slice(0, 10)
+/** What a restore makes the new database from: the config's tables and fastbase's own, and the config's project. */
+export interface RestoreSchema { tables: TableData[], project: string }
+
+/** Makes the schema of `schema` in the empty database of `knex`, as a first start would. */
+export async function makeSchema (knex: Knex, dialect: DialectName, schema: RestoreSchema): Promise<void> {
+  const log = { info: () => {}, warn: () => {} }
+  await migrate({ knex, ddl: schemaDialect(dialect), dialect, log }, schema.tables, { mode: 'setup', project: schema.project })
 }
+

@@ -9,7 +9,8 @@ import { Value } from '@sinclair/typebox/value'
 import { errors } from '../errors.js'
 
 export const ARCHIVE_FORMAT = 'fastbase-backup'
-export const ARCHIVE_VERSION = 1
+/** 2: PostgreSQL's rows as JSON lines (`database.jsonl`) instead of a pg_dump; SQLite unchanged (decision D90). */
+export const ARCHIVE_VERSION = 2
 export const MANIFEST_ENTRY = 'manifest.json'
 /** Where the local storage driver's files go inside the archive. */
 export const FILES_FOLDER = 'files'
@@ -31,8 +32,8 @@ export const ManifestSchema = Type.Object({
   appName: Type.String(),
   dialect: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
   database: Type.Object({
-    entry: Type.String({ description: 'The database inside the archive: a SQLite file, or a pg_dump custom-format dump' }),
-    schemaName: Type.Optional(Type.String({ description: 'PostgreSQL: the schema the dump holds' }))
+    entry: Type.String({ description: 'The database inside the archive: a SQLite file, or PostgreSQL\'s rows as JSON lines' }),
+    schemaName: Type.Optional(Type.String({ description: 'PostgreSQL: the schema the rows were read from' }))
   }),
   schema: Type.Object({
     migrations: Type.Integer({ minimum: 0, description: 'Schema migrations the database had applied' }),
@@ -86,6 +87,42 @@ export function parseManifest (text: string): Manifest {
   if (Value.Check(ManifestSchema, value)) return value
   const problem = Value.Errors(ManifestSchema, value).First()
   throw errors.badArchive(`${MANIFEST_ENTRY}: ${problem?.path || '/'} ${problem?.message ?? 'does not match the manifest schema'}`)
+}
+
+/** Why `path` may not be an entry of an archive whose database is `databaseEntry` (undefined: it may). */
+export function entryPathProblem (path: string, databaseEntry: string): string | undefined {
+  if (path === databaseEntry || path === MANIFEST_ENTRY) return undefined
+  if (!isPlainPath(path)) return `an entry path that leaves the archive's folder: ${path}`
+  const segments = path.split('/')
+  if (segments[0] !== FILES_FOLDER || segments.length < 2) return `an entry that is neither the database nor under ${FILES_FOLDER}/: ${path}`
+  return undefined
+}
+
+/** A relative path of plain parts: none empty (an absolute path's first is), `.` or `..`, no backslash or NUL. */
+export function isPlainPath (path: string): boolean {
+  return path.split('/').every((s) => s !== '' && s !== '.' && s !== '..' && !/[\\\0]/.test(s))
+}
+
+/**
+ * Problems of the manifest's entry list as a whole: each path once, allowed (entryPathProblem), the
+ * database listed, and no path that is also another's folder (a file cannot be both).
+ */
+export function entriesProblem (manifest: Manifest): string | undefined {
+  const paths = new Set<string>()
+  for (const entry of manifest.entries) {
+    if (entry.path === MANIFEST_ENTRY) return `the manifest lists itself`
+    const problem = entryPathProblem(entry.path, manifest.database.entry)
+    if (problem !== undefined) return problem
+    if (paths.has(entry.path)) return `the manifest lists ${entry.path} more than once`
+    paths.add(entry.path)
+  }
+  if (!paths.has(manifest.database.entry)) return `the manifest names no ${manifest.database.entry}`
+  for (const path of paths) {
+    for (let cut = path.indexOf('/'); cut !== -1; cut = path.indexOf('/', cut + 1)) {
+      if (paths.has(path.slice(0, cut))) return `${path.slice(0, cut)} is listed as a file and as a folder`
+    }
+  }
+  return undefined
 }
 
 /** A stored record, or undefined when it is not one (a foreign object beside the backups). */

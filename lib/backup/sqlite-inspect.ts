@@ -3,7 +3,6 @@
 // run in the snapshot thread, or by a restore, which has the process to itself.
 import type { Database } from 'better-sqlite3'
 import { MIGRATIONS_TABLE } from '../db/migrations.js'
-import { INSTANCES_TABLE } from '../internal/tables.js'
 
 export interface DatabaseFacts {
   schema: { migrations: number, last: string | null }
@@ -25,10 +24,4 @@ export function sqliteFacts (db: Database): DatabaseFacts {
     ? db.prepare<[], DatabaseFacts['schema']>(`SELECT count(*) AS migrations, (SELECT name FROM "${MIGRATIONS_TABLE}" ORDER BY id DESC LIMIT 1) AS last FROM "${MIGRATIONS_TABLE}"`).get()
     : undefined
   return { schema: { migrations: Number(schema?.migrations ?? 0), last: schema?.last ?? null }, tables }
-}
-
-/** A restored copy says no instance runs on it (its rows were the instances of the backup's time). */
-export function forgetInstances (db: Database): void {
-  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(INSTANCES_TABLE) !== undefined
-  if (exists) db.prepare(`DELETE FROM "${INSTANCES_TABLE}"`).run()
 }

@@ -16,8 +16,8 @@ export const backup: Command = {
   help: `Usage: fastbase backup [config] [--env-file <file>]
 
 Takes a consistent snapshot of the database while it may be in use (SQLite: VACUUM INTO;
-PostgreSQL: pg_dump, which must be on the PATH), archives it with the files of the local storage
-driver, stores the archive in the config's backup storage (backups.storage, default
+PostgreSQL: every table as JSON lines, read in one read-only transaction), archives it with the
+files of the local storage driver, stores the archive in the config's backup storage (backups.storage, default
 <data dir>/backups) and keeps the newest backups.keep (default 7). Prints the backup's name.
 A running server also holds file deletions while it archives files; this command cannot, so a
 file a request deletes meanwhile may be missing from its archive.

@@ -12,7 +12,7 @@ import { restoreBackup } from '../backup/restore.js'
 import { backupSettings } from '../backup/settings.js'
 import { safeDatabaseUrl } from '../config/locations.js'
 import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
-import { EXIT, UsageError, atMost, err, out, parse, type Command } from './io.js'
+import { EXIT, UsageError, atMost, out, parse, type Command } from './io.js'
 import { where } from './backup.js'
 
 export const restore: Command = {
@@ -22,14 +22,16 @@ export const restore: Command = {
 <archive> is an archive file (from GET /api/v1/backups/<name> or the backup folder), or the name
 of a backup in the config's backup storage (fastbase-<time>-<id>).
 
-Checks the archive (every entry against the checksums of its manifest; SQLite: PRAGMA
-integrity_check; the schema version and rows per table against the manifest; the schema against
-this config), then puts the database in place and, when the archive has them and files are stored
-locally, the files folder. Nothing is deleted: the replaced SQLite file (with its -wal) becomes
-<file>.before-restore-<time>, a replaced PostgreSQL schema <schema>_pre_restore_<time>, the
-replaced files folder <folder>.before-restore-<time>; remove them once you are satisfied.
-Refused while a fastbase instance runs on the database (each refreshes a liveness row every 10 s;
-a killed one counts for 35 s). PostgreSQL needs pg_restore on the PATH.
+Checks the archive (its entries against its manifest before anything is unpacked, then their
+checksums; SQLite: PRAGMA integrity_check), makes a new database from this config and loads the
+archive's rows into it as data (nothing the archive holds is run: no trigger, function or SQL of
+it), checks the schema version and rows per table against the manifest, then puts the database in
+place and, when the archive has them and files are stored locally, the files folder. Nothing is
+deleted: the replaced SQLite file (with its -wal) becomes <file>.before-restore-<time>, a replaced
+PostgreSQL schema <schema>_pre_restore_<time>, the replaced files folder
+<folder>.before-restore-<time>; remove them once you are satisfied. Refused while a fastbase
+instance runs on the database (each refreshes a liveness row every 10 s; a killed one counts for
+35 s), while another restore of it runs, and for a table or column this config does not make.
 
 ${LOCATION_HELP}
 
@@ -47,14 +49,9 @@ Exit codes: 0 restored, 1 refused or failed (nothing changed), 2 usage error.`,
     try {
       const report = await restoreBackup(fetched.file, { databaseUrl, dataDir, config, filesRoot: localStorageRoot(config.storage, dataDir) })
       const { manifest } = report
-      out(`restored backup ${manifest.name} (taken ${manifest.createdAt}) into ${safeDatabaseUrl(databaseUrl)}: ${Object.keys(manifest.tables).length} tables, schema at ${manifest.schema.last ?? 'no migration'}`)
+      out(`restored backup ${manifest.name} (taken ${manifest.createdAt}) into ${safeDatabaseUrl(databaseUrl)}: ${Object.keys(manifest.tables).length} tables, schema made from this config (the backup's was at ${manifest.schema.last ?? 'no migration'})`)
       out(report.databaseKeptAt === undefined ? 'there was no database before' : `the replaced database is kept as ${report.databaseKeptAt}`)
       out(report.files.restored ? `files restored (${manifest.files.count})${report.files.keptAt !== undefined ? `; the replaced folder is kept as ${report.files.keptAt}` : ''}` : `files: ${report.files.note ?? 'not restored'}`)
-      if (report.pending.length > 0) {
-        const destructive = report.pending.filter((p) => p.destructive)
-        err(`the config differs from the restored schema: ${report.pending.length} migration${report.pending.length === 1 ? '' : 's'} pending (the server applies the safe ones when it starts${destructive.length > 0 ? `; ${destructive.length} destructive wait for \`fastbase migrate --apply --allow-destructive\`` : ''}):`)
-        for (const pending of report.pending) err(`  ${pending.name}${pending.destructive ? ` [destructive: ${pending.reason ?? 'may lose data'}]` : ''}`)
-      }
       return EXIT.ok
     } finally {
       await fetched.cleanup()
