@@ -7,10 +7,11 @@ import { migrate } from './migrate.js'
 import { backup } from './backup.js'
 import { restore } from './restore.js'
 import { types } from './types.js'
+import { vendor } from './vendor.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 import { errorMessage } from '../thrown.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore, vendor }
 
 const HELP = `Usage: fastbase <command> [options]
 
