@@ -58,7 +58,7 @@ forEachDialect(t, 'a server with an older config never plans dropping what a new
   const knex = deployed.fastbase.db
   const database = { knex, ddl: schemaDialect(dialect), dialect, log: { info: () => {}, warn: () => {} } }
   const tables = [...internalTablesFor(older, dialect), ...older.tables]
-  await t.rejects(migrate(database, tables, { mode: 'apply', allowDestructive: true }), { errorCode: 'FB_ERR_CONFIG_OUTDATED' })
+  await t.rejects(migrate(database, tables, { mode: 'apply', allowDestructive: true }), { code: 'FB_ERR_CONFIG_OUTDATED', message: /older than the one the database last applied/ })
   const back = await migrate(database, tables, { mode: 'apply', allowDestructive: true, allowOlderConfig: true })
   t.match(back.applied.map((m) => m.name), [/drop_table_comments$/], 'the roll-back drops what the newer config made')
   t.notOk((await running.fastbase.schema.status()).outdated, 'and the older config is the latest again')

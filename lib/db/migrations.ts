@@ -190,7 +190,8 @@ async function recordedMigrations (db: Knex.Transaction | Knex): Promise<Applied
   return rows.map((r: { name: string, sql: string, applied_at: unknown }) => ({ name: r.name, sql: r.sql, applied_at: isoTime(r.applied_at) }))
 }
 
-function parseRow (text: string): unknown {
+/** A `_fastbase_schema` row's JSON, typed where it is read: JSON.parse answers `any` (decision D75). */
+function parseRow<T> (text: string): T {
   try {
     return JSON.parse(text)
   } catch {
@@ -218,9 +219,9 @@ async function readRecord (db: Knex.Transaction | Knex, existing: Set<string>): 
   const owners = text(OWNERS_ROW)
   const applied = text(APPLIED_ROW)
   return {
-    model: model === undefined ? undefined : parseRow(model) as TableData[],
-    owners: owners === undefined ? undefined : parseRow(owners) as SchemaRecord['owners'],
-    applied: applied === undefined ? undefined : parseRow(applied) as AppliedConfigs
+    model: model === undefined ? undefined : parseRow<TableData[]>(model),
+    owners: owners === undefined ? undefined : parseRow<SchemaRecord['owners']>(owners),
+    applied: applied === undefined ? undefined : parseRow<AppliedConfigs>(applied)
   }
 }
 
