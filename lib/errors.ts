@@ -74,7 +74,7 @@ export const errors = {
   forbidden: (message = 'Forbidden') => new FastbaseError(403, 'FB_ERR_FORBIDDEN', message),
   unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
   crossOrigin: (method: string) => new FastbaseError(403, 'FB_ERR_CROSS_ORIGIN',
-    `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or an allowedOrigins entry (send the token as Authorization: Bearer instead)`),
+    `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or a cors.origins entry (send the token as Authorization: Bearer instead)`),
   invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
   validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),
   badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),
