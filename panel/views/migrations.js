@@ -105,7 +105,7 @@ export function renderMigrations (root, { can }) {
       pending = list(answer?.pending)
       replace(body,
         h('h3', {}, `Pending (${pending.length})`),
-        pendingTable(pending, 'Pending migrations, in the order they would apply'),
+        answer?.outdated ? h('p', {}, 'Nothing is planned while this server runs an older config.') : pendingTable(pending, 'Pending migrations, in the order they would apply'),
         h('h3', {}, `Applied (${list(answer?.migrations).length})`),
         appliedTable(list(answer?.migrations)))
       const dropped = list(answer?.dropsEveryTable)
