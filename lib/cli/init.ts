@@ -246,6 +246,13 @@ that would drop every table of the database is refused: it means the config is n
 made this database. A table another project (another \`appName\`) made in the same database is
 never dropped.
 
+## Deploy
+
+fastbase's \`deploy/Dockerfile\` builds this folder as it is: it copies \`package.json\`,
+\`package-lock.json\` and \`vendor/\` and runs \`npm ci\`. When \`package.json\` depends on a
+tarball in \`vendor/\` (a project made from a fastbase checkout), commit it; after updating fastbase,
+\`npx fastbase vendor\` packs it again (then \`npm install\`).
+
 ## Call the API as admin
 
 \`\`\`sh
