@@ -54,10 +54,16 @@ forEachDialect(t, 'a server with an older config never plans dropping what a new
   const rows = await deployed.inject({ url: '/api/v1/table/comments/list' })
   t.match(rows.json().items, [{ body: 'keep me' }], 'the newer config\'s table and rows are there')
 
-  // Going back on purpose: the explicit apply that says so.
+  // What such a start logs (the server's log is off in tests: the same call with a log of its own).
   const knex = deployed.fastbase.db
-  const database = { knex, ddl: schemaDialect(dialect), dialect, log: { info: () => {}, warn: () => {} } }
+  const warnings: string[] = []
+  const database = { knex, ddl: schemaDialect(dialect), dialect, log: { info: () => {}, warn: (_details: object, message: string) => { warnings.push(message) } } }
   const tables = [...internalTablesFor(older, dialect), ...older.tables]
+  const start = await migrate(database, tables, { mode: 'start' })
+  t.same([start.applied, start.pending], [[], []], 'a start with the older config applies and plans nothing')
+  t.match(warnings, [/^database schema: this config is older than the one the database last applied .*Restart this server with the new config/], 'and warns')
+
+  // Going back on purpose: the explicit apply that says so.
   await t.rejects(migrate(database, tables, { mode: 'apply', allowDestructive: true }), { code: 'FB_ERR_CONFIG_OUTDATED', message: /older than the one the database last applied/ })
   const back = await migrate(database, tables, { mode: 'apply', allowDestructive: true, allowOlderConfig: true })
   t.match(back.applied.map((m) => m.name), [/drop_table_comments$/], 'the roll-back drops what the newer config made')
