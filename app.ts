@@ -19,6 +19,7 @@ import realtimePlugin from './plugins/realtime.js'
 import authContextPlugin from './plugins/auth-context.js'
 import tableApiPlugin from './plugins/table-api.js'
 import docsPlugin from './plugins/docs.js'
+import corsPlugin from './plugins/external/cors.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
 import authRoutes from './routes/auth/index.js'
@@ -73,9 +74,13 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
     const prefix = opts.prefix ?? '/api/v1'
     await app.register(docsPlugin, { prefix })
     await app.register(realtimePlugin)
-    // GET and POST <prefix>/realtime, unless realtime is off.
-    if (app.fastbase.realtime !== undefined) await app.register(realtimeRoutes, { prefix })
-    await app.register(api, { prefix })
+    // Everything under the prefix in one scope, so CORS (when origins are listed) covers it all.
+    await app.register(async (scope) => {
+      await scope.register(corsPlugin, { origins: app.fastbase.options.origins })
+      // GET and POST <prefix>/realtime, unless realtime is off.
+      if (app.fastbase.realtime !== undefined) await scope.register(realtimeRoutes)
+      await scope.register(api)
+    }, { prefix })
     if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
     instance = app.fastbase
   })

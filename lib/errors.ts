@@ -51,7 +51,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
   403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN'],
   404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'FB_ERR_BACKUP_NOT_FOUND'],
-  409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED', 'FB_ERR_BACKUP_RUNNING', 'FB_ERR_RESTORE_REFUSED'],
+  409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED', 'FB_ERR_CONFIG_OUTDATED', 'FB_ERR_SCHEMA_MISMATCH', 'FB_ERR_BACKUP_RUNNING', 'FB_ERR_RESTORE_REFUSED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
   415: ['FB_ERR_UNSUPPORTED_MEDIA_TYPE'],
   416: ['FB_ERR_RANGE', 'FB_ERR_BAD_RANGE'],
@@ -74,7 +74,7 @@ export const errors = {
   forbidden: (message = 'Forbidden') => new FastbaseError(403, 'FB_ERR_FORBIDDEN', message),
   unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
   crossOrigin: (method: string) => new FastbaseError(403, 'FB_ERR_CROSS_ORIGIN',
-    `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or an allowedOrigins entry (send the token as Authorization: Bearer instead)`),
+    `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or a cors.origins entry (send the token as Authorization: Bearer instead)`),
   invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
   validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),
   badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),
@@ -122,7 +122,13 @@ export const errors = {
   badArchive: (reason: string) => new FastbaseError(400, 'FB_ERR_BAD_ARCHIVE', `Not a usable fastbase backup: ${reason}`),
   restoreRefused: (reason: string) => new FastbaseError(409, 'FB_ERR_RESTORE_REFUSED', `Restore refused, nothing was changed: ${reason}`),
   /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
-  migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables })
+  migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables }),
+  /** Decision D116: this server runs an older config than the database last applied. */
+  configOutdated: (reason: string) => new FastbaseError(409, 'FB_ERR_CONFIG_OUTDATED', `Nothing was applied: ${reason}`),
+  /** Decision D116: tables exist with other columns than the config names; `problems` says how, per table. */
+  schemaMismatch: (problems: string[]) => new FastbaseError(409, 'FB_ERR_SCHEMA_MISMATCH',
+    `Tables exist with another shape than the config says, so they are not taken as they are: ${problems.join('; ')}. ` +
+    'Is this the database (or data folder) of another project? Point DATABASE_URL / FASTBASE_DATA_DIR at the right one, or move these tables away', { tables: problems.map((p) => p.slice(0, p.indexOf(' ('))) })
 }
 
 /** Adds one message to `data.<field>._errors`. */

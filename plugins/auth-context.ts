@@ -35,7 +35,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
   // A token shaped like a JWT is compared with the service token only if that one is JWT-shaped too.
   const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
   const cookieName = app.fastbase.auth.cookie?.name
-  const origins = originPolicy(config.appUrl, [...(config.allowedOrigins ?? []), ...options.allowedOrigins])
+  const origins = originPolicy(config.appUrl, options.origins)
 
   function headerToken (request: FastifyRequest): string | undefined {
     for (const name of AUTHORIZATION_HEADERS) {

@@ -18,7 +18,7 @@ import { ConfigError } from '../lib/errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../lib/config/example.js'
 import { resolveLimits } from '../lib/limits.js'
 import { CONFIG_FILE_NAMES, configFileOf, dataDirOf, databaseUrlOf, describeLocations, nonEmpty, withEnvFile } from '../lib/config/locations.js'
-import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../lib/auth/request-origin.js'
+import { listedOrigins, originsFromEnv } from '../lib/auth/request-origin.js'
 
 export { ConfigError }
 
@@ -52,7 +52,9 @@ const configPlugin: FastifyPluginAsync<ConfigPluginOptions> = async (app, opts) 
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
   app.log.info(`fastbase: using ${describeLocations(source.label, envFile, options.databaseUrl)}`)
   // The other members of `Fastbase` (db, dialect, tables) are added by the plugins that own them.
-  const fastbase: Pick<Fastbase, 'config' | 'options' | 'limits'> = { config, options, limits: resolveLimits(config) }
+  // Each entry an origin: checked with the config (lib/config/startup-checks.ts).
+  const origins = listedOrigins(config, originsFromEnv(env).origins)
+  const fastbase: Pick<Fastbase, 'config' | 'options' | 'limits'> = { config, options: { ...options, origins }, limits: resolveLimits(config) }
   app.decorate('fastbase', fastbase as Fastbase)
 }
 
@@ -79,7 +81,7 @@ function withExampleDefaults (env: Env, log: FastifyBaseLogger): Env {
   return filled
 }
 
-function runtimeOptions (opts: FastbaseOptions, env: Env): FastbaseRuntimeOptions {
+function runtimeOptions (opts: FastbaseOptions, env: Env): Omit<FastbaseRuntimeOptions, 'origins'> {
   const dataDir = dataDirOf(opts.dataDir, env)
   return {
     dataDir,
@@ -88,8 +90,6 @@ function runtimeOptions (opts: FastbaseOptions, env: Env): FastbaseRuntimeOption
     adminServiceToken: nonEmpty(opts.adminServiceToken) ?? nonEmpty(env.ADMIN_SERVICE_TOKEN),
     adminJwtSecret: nonEmpty(env.ADMIN_JWT_SECRET),
     smtpUrl: nonEmpty(env.SMTP_URL),
-    // Each entry an origin: checked with the config (lib/config/startup-checks.ts).
-    allowedOrigins: originsFromEnv(env[ALLOWED_ORIGINS_ENV]).origins,
     exposeErrors: env.NODE_ENV !== 'production'
   }
 }

@@ -32,8 +32,12 @@ export interface FastbaseRuntimeOptions {
   adminJwtSecret?: string
   /** Env SMTP_URL: used when the config's `email.smtp` is not set. */
   smtpUrl?: string
-  /** Env FASTBASE_ALLOWED_ORIGINS (validated): origins added to the config's `allowedOrigins`. */
-  allowedOrigins: string[]
+  /**
+   * Other origins whose pages may use the API from a browser: CORS answers them and the auth cookie
+   * writes from them (config `cors.origins` and `allowedOrigins`, env FASTBASE_CORS_ORIGINS and
+   * FASTBASE_ALLOWED_ORIGINS; decision D115), serialized, validated.
+   */
+  origins: string[]
   /** true outside production: 5xx messages are shown to callers. */
   exposeErrors: boolean
 }

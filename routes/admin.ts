@@ -46,7 +46,10 @@ const DropsEveryTable = Type.Optional(Type.Array(Type.String(), {
 const StatusSchema = Type.Object({
   migrations: Type.Array(AppliedSchema, { description: 'Applied, in order' }),
   pending: Type.Array(PendingSchema, { description: 'Waiting for an explicit apply' }),
-  dropsEveryTable: DropsEveryTable
+  dropsEveryTable: DropsEveryTable,
+  outdated: Type.Optional(Type.Object({
+    newerAppliedAt: Type.String({ format: 'date-time', description: 'When the newer config was applied' })
+  }, { description: 'Present when this server runs an older config than the one the database last applied: nothing is planned (`pending` is empty) and an apply is refused (409 FB_ERR_CONFIG_OUTDATED) until the server restarts with the new config' }))
 })
 
 const ApplyBody = Type.Object({
@@ -126,6 +129,7 @@ export default async function adminRoutes (app: TypeBoxApp): Promise<void> {
       description: 'Runs the pending safe migrations in one transaction: all are applied or, when the database refuses one (409), none. ' +
         'Destructive ones (they drop or change data) run only with `{ "allowDestructive": true }`; otherwise they stay in `pending`. ' +
         'A plan that drops every table the config recorded is refused (409 FB_ERR_MIGRATION_REFUSED) unless `allowDropAll` is also true. ' +
+        'A server whose config is older than the one the database last applied is refused (409 FB_ERR_CONFIG_OUTDATED): restart it with the new config. ' +
         '`{ "dryRun": true }` answers what would run and changes nothing.',
       security: [{ bearerAuth: [] }],
       body: Type.Optional(ApplyBody),

@@ -30,7 +30,8 @@ const ReadySchema = Type.Object({
   ready: Type.Boolean(),
   database: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
   pending: Type.Integer({ description: 'Schema migrations the config needs that the database has not applied (names: GET /migrations, admins)' }),
-  destructive: Type.Integer({ description: 'How many of them are destructive: they wait for an operator and do not make the instance unready' })
+  destructive: Type.Integer({ description: 'How many of them are destructive: they wait for an operator and do not make the instance unready' }),
+  configOutdated: Type.Boolean({ description: 'The database has applied a newer config than this instance runs: restart it with the new config (it serves meanwhile, and plans no migration)' })
 }, { description: 'Counts only: which migrations, tables or errors stays with admins' })
 
 /** Readiness is computed at most this often: a prober (or anyone) asking faster gets the last answer. */
@@ -40,6 +41,8 @@ type Readiness = Static<typeof ReadySchema>
 
 const health: FastifyPluginAsync = async (app) => {
   let last: { at: number, answer: Promise<Readiness> } | undefined
+  // Logged once per streak, not on every probe.
+  let warnedOutdated = false
 
   /**
    * Not ready when the database does not answer, or when a safe migration is pending (the database
@@ -51,10 +54,13 @@ const health: FastifyPluginAsync = async (app) => {
     try {
       const status = await withTimeout(app.fastbase.schema.status(), DB_CHECK_TIMEOUT_MS)
       const destructive = status.pending.filter((p) => p.destructive).length
-      return { ready: status.pending.length === destructive, database: 'ok', pending: status.pending.length, destructive }
+      const configOutdated = status.outdated !== undefined
+      if (configOutdated && !warnedOutdated) app.log.warn('readiness check: the database has applied a newer config than this instance runs: restart it with the new config (decision D116)')
+      warnedOutdated = configOutdated
+      return { ready: status.pending.length === destructive, database: 'ok', pending: status.pending.length, destructive, configOutdated }
     } catch (err) {
       app.log.warn({ err }, 'readiness check: database unavailable')
-      return { ready: false, database: 'unavailable', pending: 0, destructive: 0 }
+      return { ready: false, database: 'unavailable', pending: 0, destructive: 0, configOutdated: false }
     }
   }
 

@@ -330,8 +330,12 @@ export const DatabaseSettingsSchema = Type.Object({
   jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Partial(AuthProviderSchema)]))),
   authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
   allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),
-  /** fastbase addition: origins besides appUrl's whose pages may write with the auth cookie (lib/auth/request-origin.ts). */
+  /** fastbase addition, the older name of `cors.origins` (decision D115): read into the same list. */
   allowedOrigins: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
+  /** fastbase addition (decision D115): other origins whose pages may use the API from a browser. */
+  cors: Type.Optional(Type.Object({
+    origins: Type.Array(Type.String(), { maxItems: 100, description: 'Origins (scheme, host, optional port: `http://localhost:5173`) whose pages may read the API\'s answers (CORS, with credentials) and write with the auth cookie; FASTBASE_CORS_ORIGINS adds more. None: no CORS.' })
+  }, { additionalProperties: false })),
   authCookie: Type.Optional(AuthCookieSchema),
   email: Type.Optional(Type.Object({
     from: Type.Optional(Type.String()),

@@ -2,6 +2,8 @@
 // variables, except that
 // - `.env` of the working directory is read first, by the rule the CLI shares
 //   (lib/config/locations.ts): variables already set win, and PORT or FASTIFY_ADDRESS may come from it;
+// - in-flight requests get 10 s to finish on shutdown, not fastify-cli's 500 ms, for fastbase's own
+//   `npm start` and a scaffold's alike (FASTIFY_CLOSE_GRACE_DELAY, in milliseconds, or -g changes it);
 // - a start that fails (a config with problems, an unreachable database, a migration the database
 //   refuses) ends with one clean message on stderr and exit code 1, not Node's uncaught-exception
 //   dump. Set FASTBASE_DEBUG=1 for the stack.
@@ -13,6 +15,7 @@ import { withEnvFile } from '../dist/lib/config/locations.js'
 try {
   const { env } = await withEnvFile(process.env, undefined)
   for (const [name, value] of Object.entries(env)) if (process.env[name] === undefined) process.env[name] = value
+  process.env.FASTIFY_CLOSE_GRACE_DELAY ??= '10000'
   await runFastify(process.argv.slice(2))
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error)

@@ -11,11 +11,13 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   const init = await fastbase(['init', 'my-app'], { cwd: parent })
   t.equal(init.code, 0, init.stderr)
   t.match(init.stdout, /cd my-app[\s\S]*npm install[\s\S]*npm start/)
-  for (const file of ['fastbase.config.ts', '.env', '.env.example', '.gitignore', 'README.md', 'package.json']) t.ok(existsSync(join(dir, file)), file)
+  for (const file of ['fastbase.config.ts', '.env', '.env.example', '.gitignore', 'README.md', 'package.json', 'vendor/README.md']) t.ok(existsSync(join(dir, file)), file)
 
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   t.equal(pkg.name, 'my-app')
-  t.equal(pkg.dependencies.fastbase, `file:${root}`, 'depends on this checkout (not installed from a registry)')
+  const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
+  t.equal(pkg.dependencies.fastbase, `file:vendor/fastbase-${version}.tgz`, 'depends on this checkout packed into the project (not installed from a registry)')
+  t.ok(existsSync(join(dir, 'vendor', `fastbase-${version}.tgz`)), 'the tarball is there')
   t.ok(pkg.scripts.start, 'npm start')
   t.same(pkg.allowScripts, { 'better-sqlite3': true }, 'npm 11 may build better-sqlite3 when fastbase comes from a registry or a tarball')
   const example = readFileSync(join(dir, '.env.example'), 'utf8')

@@ -448,7 +448,7 @@ t.test('plugin: decorates fastbase.config and fastbase.options', async (t) => {
     dataDir,
     databaseUrl: `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
     adminServiceToken: 'svc',
-    allowedOrigins: [],
+    origins: [],
     exposeErrors: false
   })
 })
@@ -462,7 +462,7 @@ t.test('plugin: options from env, config path from FASTBASE_CONFIG', async (t) =
   })
   await app.ready()
   t.equal(app.fastbase.config.appName, 'From file')
-  t.same(app.fastbase.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, allowedOrigins: [], exposeErrors: true })
+  t.same(app.fastbase.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, exposeErrors: true, origins: [] })
 })
 
 t.test('plugin: an invalid config stops the start with every problem', async (t) => {

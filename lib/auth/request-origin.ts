@@ -2,15 +2,21 @@
 // browser makes to this host, whatever page started it; `SameSite=Lax` only keeps other *sites* out,
 // and a page on another port or a sibling subdomain is the same site. So a cookie-authenticated
 // request with an unsafe method is accepted only when the browser says it comes from the app's own
-// origin (`appUrl`) or an allowed one (`allowedOrigins`, FASTBASE_ALLOWED_ORIGINS). `Origin` and
+// origin (`appUrl`) or a listed one (`cors.origins`, FASTBASE_CORS_ORIGINS: the same list CORS answers,
+// decision D115). `Origin` and
 // `Sec-Fetch-*` are headers no page can set, so they cannot be forged by the page that forges the
 // request. Pure: no I/O, no Fastify.
 
 /** Methods that must not change anything: a cookie may authenticate them from anywhere. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-/** The environment variable that adds origins to the config's `allowedOrigins` (comma-separated). */
+/** The environment variable that adds origins to the config's `cors.origins` (comma-separated). */
+export const CORS_ORIGINS_ENV = 'FASTBASE_CORS_ORIGINS'
+/** The older name of CORS_ORIGINS_ENV, still read into the same list (decision D115). */
 export const ALLOWED_ORIGINS_ENV = 'FASTBASE_ALLOWED_ORIGINS'
+
+/** What the origin list is read from in a config: `cors.origins`, and `allowedOrigins`, its older name (decision D115). */
+export interface ListedOriginsConfig { cors?: { origins?: readonly string[] }, allowedOrigins?: readonly string[] }
 
 /** Serialized origins (`https://app.example.com`, `http://localhost:5173`) whose pages may write with the cookie. */
 export type OriginPolicy = ReadonlySet<string>
@@ -24,15 +30,9 @@ export function originProblem (entry: string): string | undefined {
   return undefined
 }
 
-/** The policy of `appUrl` and the allowed origins; entries that cannot be parsed are left out (start-up validation reports them). */
-export function originPolicy (appUrl: string, allowedOrigins: readonly string[] = []): OriginPolicy {
-  const origins = new Set<string>()
-  const app = parseHttpUrl(appUrl)
-  if (app !== undefined) origins.add(app.origin)
-  for (const entry of allowedOrigins) {
-    if (originProblem(entry) === undefined) origins.add(parseHttpUrl(entry)!.origin)
-  }
-  return origins
+/** The policy of `appUrl` and the listed origins (`listedOrigins`). */
+export function originPolicy (appUrl: string, listed: readonly string[] = []): OriginPolicy {
+  return originsOf([appUrl, ...listed])
 }
 
 /**
@@ -88,25 +88,47 @@ export function cookieRequestAllowed (policy: OriginPolicy, method: string, orig
   return fetchSite === 'same-origin' || fetchSite === 'none'
 }
 
-/** `allowedOrigins` entries that are not origins, as start-up problems (lib/config/validate.ts). */
-export function allowedOriginsProblems (config: { allowedOrigins?: unknown }): string[] {
+/**
+ * The one list of other origins whose pages may use the API from a browser: CORS answers them
+ * (plugins/external/cors.ts) and the auth cookie writes from them. The config's `cors.origins` and
+ * `allowedOrigins`, then the environment's; serialized (`https://app.example.com`), each once.
+ * Entries that are not origins are left out (start-up validation reports them).
+ */
+export function listedOrigins (config: ListedOriginsConfig, fromEnv: readonly string[]): string[] {
+  return [...originsOf([...(config.cors?.origins ?? []), ...(config.allowedOrigins ?? []), ...fromEnv].filter((entry) => originProblem(entry) === undefined))]
+}
+
+/** `cors.origins` and `allowedOrigins` entries that are not origins, as start-up problems (lib/config/validate.ts). */
+export function listedOriginsProblems (config: { cors?: unknown, allowedOrigins?: unknown }): string[] {
   // appUrl itself is checked by lib/config/checks/app.ts.
+  const cors = config.cors
+  const corsOrigins = typeof cors === 'object' && cors !== null && 'origins' in cors ? cors.origins : undefined
+  return [...entryProblems('cors.origins', corsOrigins), ...entryProblems('allowedOrigins', config.allowedOrigins)]
+}
+
+function entryProblems (key: string, entries: unknown): string[] {
   const problems: string[] = []
-  const entries = Array.isArray(config.allowedOrigins) ? config.allowedOrigins : []
-  for (const [i, entry] of entries.entries()) {
+  for (const [i, entry] of (Array.isArray(entries) ? entries : []).entries()) {
     const problem = typeof entry === 'string' ? originProblem(entry) : undefined
-    if (problem !== undefined) problems.push(`allowedOrigins[${i}]: ${problem}`)
+    if (problem !== undefined) problems.push(`${key}[${i}]: ${problem}`)
   }
   return problems
 }
 
-/** The origins of FASTBASE_ALLOWED_ORIGINS (comma-separated; blanks ignored) and the problems of those that are not origins. */
-export function originsFromEnv (value: string | undefined): { origins: string[], problems: string[] } {
-  const origins = (value ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
-  const problems = origins.flatMap((entry) => {
-    const problem = originProblem(entry)
-    return problem === undefined ? [] : [`${ALLOWED_ORIGINS_ENV}: ${JSON.stringify(entry)} ${problem}`]
-  })
+/**
+ * The origins of FASTBASE_CORS_ORIGINS and FASTBASE_ALLOWED_ORIGINS (comma-separated; blanks
+ * ignored) and the problems of those that are not origins.
+ */
+export function originsFromEnv (env: Readonly<Record<string, string | undefined>>): { origins: string[], problems: string[] } {
+  const origins: string[] = []
+  const problems: string[] = []
+  for (const name of [CORS_ORIGINS_ENV, ALLOWED_ORIGINS_ENV]) {
+    for (const entry of (env[name] ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+      origins.push(entry)
+      const problem = originProblem(entry)
+      if (problem !== undefined) problems.push(`${name}: ${JSON.stringify(entry)} ${problem}`)
+    }
+  }
   return { origins, problems }
 }
 

@@ -22,13 +22,13 @@ export const check: Command = {
   help: `Usage: fastbase check [config] [--env-file <file>]
 
 Validates a config the way the server does at start, by the same code (load, $NAME secrets,
-schema, cross-field checks, FASTBASE_ALLOWED_ORIGINS, rules, search and actions compiled for the
+schema, cross-field checks, FASTBASE_CORS_ORIGINS, rules, search and actions compiled for the
 database's dialect, external token issuers' keys, the schema a fresh database gets) and prints
 every problem and every warning, one per line. Prints "config OK: N tables, M actions" when there is no problem.
 
 ${LOCATION_HELP}
 
-Environment: the config's $NAME secrets, FASTBASE_ALLOWED_ORIGINS; DATABASE_URL picks the SQL
+Environment: the config's $NAME secrets, FASTBASE_CORS_ORIGINS; DATABASE_URL picks the SQL
 dialect (postgres://... = PostgreSQL, anything else = SQLite). The database is not opened: what
 only it can refuse (an SQL text the config passes through, its recorded schema) shows at start.
 Exit codes: 0 config OK, 1 problems found or no config found, 2 usage error.`,

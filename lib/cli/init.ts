@@ -3,9 +3,10 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { basename, join, relative, resolve } from 'node:path'
+import { basename, dirname, join, relative, resolve } from 'node:path'
 import { packageRoot, packageVersion } from '../package.js'
 import { EXIT, atMost, err, out, parse, type Command } from './io.js'
+import { VENDOR_DIR, packInto, vendoredSpec } from './vendor.js'
 
 export const init: Command = {
   summary: 'scaffold a new project (config, .env, package.json, README)',
@@ -17,11 +18,14 @@ Writes a new project into dir (default: the current directory; created if missin
   .env.example         the variables the project reads, without values
   .gitignore, README.md
   package.json         npm start serves the project at http://localhost:3000
+  ${VENDOR_DIR}/              fastbase-<version>.tgz when fastbase is not from a registry (see below)
 Refuses to overwrite: if any of these files exists, nothing is written (exit 1).
 
   --fastbase <spec>    how package.json depends on fastbase: a version range, a git URL, a
                        tarball, or file:<path>. Default: this fastbase's version when it was
-                       installed from a registry, else file:<this fastbase's folder>
+                       installed from a registry, else this fastbase packed into
+                       ${VENDOR_DIR}/fastbase-<version>.tgz (${vendoredSpec()}), so that
+                       the folder alone installs and deploys (fastbase vendor refreshes it)
 
 Then: cd dir && npm install && npm start
 Exit codes: 0 written, 1 a file exists or writing failed, 2 usage error.`,
@@ -31,15 +35,19 @@ Exit codes: 0 written, 1 a file exists or writing failed, 2 usage error.`,
     const dir = resolve(positionals[0] ?? '.')
     const spec = typeof values.fastbase === 'string' && values.fastbase !== '' ? values.fastbase : defaultSpec()
     const files = scaffold(basename(dir), spec)
-    const existing = Object.keys(files).filter((name) => existsSync(join(dir, name)))
+    const tarball = join(VENDOR_DIR, `fastbase-${packageVersion}.tgz`)
+    const existing = [...Object.keys(files), ...(spec === vendoredSpec() ? [tarball] : [])].filter((name) => existsSync(join(dir, name)))
     if (existing.length > 0) {
       err(`fastbase init: not overwriting existing file${existing.length === 1 ? '' : 's'} in ${dir}: ${existing.join(', ')}`)
       err('Nothing was written. Choose an empty directory or move these files away.')
       return EXIT.failed
     }
-    await mkdir(dir, { recursive: true })
     // `wx`: fails instead of overwriting a file that appeared since the check.
-    for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text, { flag: 'wx', mode: name === '.env' ? 0o600 : 0o644 })
+    for (const [name, text] of Object.entries(files)) {
+      await mkdir(dirname(join(dir, name)), { recursive: true })
+      await writeFile(join(dir, name), text, { flag: 'wx', mode: name === '.env' ? 0o600 : 0o644 })
+    }
+    if (spec === vendoredSpec()) out(`Packed ${await packInto(dir)}`)
     const where = relative(process.cwd(), dir) || '.'
     out(`Created ${Object.keys(files).join(', ')} in ${dir}`)
     out('')
@@ -51,13 +59,16 @@ Exit codes: 0 written, 1 a file exists or writing failed, 2 usage error.`,
   }
 }
 
-/** A registry range when this fastbase came from a registry (it sits in a node_modules folder), else this checkout. */
+/**
+ * A registry range when this fastbase came from a registry (it sits in a node_modules folder), else
+ * this checkout packed into the project (decision D118): a path to the checkout exists on this machine only.
+ */
 function defaultSpec (): string {
-  return packageRoot.split(/[\\/]/).includes('node_modules') ? `^${packageVersion}` : `file:${packageRoot}`
+  return packageRoot.split(/[\\/]/).includes('node_modules') ? `^${packageVersion}` : vendoredSpec()
 }
 
 /** fastify-cli at the range fastbase itself uses, so `npm start` runs the same server. */
-function ownPackage (): { dependencies?: Record<string, string>, engines?: { node?: string } } {
+function ownPackage (): { dependencies?: Record<string, string>, engines?: { node?: string }, overrides?: Record<string, unknown> } {
   return JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8'))
 }
 
@@ -89,7 +100,10 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     },
     // npm 11 runs no install script it was not told to: without this, a fastbase installed from the
     // registry or a tarball gets better-sqlite3 without its native binding, and nothing starts.
-    allowScripts: { 'better-sqlite3': true }
+    allowScripts: { 'better-sqlite3': true },
+    // fastbase's own: a dependency's `overrides` do not reach the project that installs it, and
+    // without them `npm install` warns EBADENGINE on Node 20 (decision D118).
+    ...(ownPackage().overrides !== undefined ? { overrides: ownPackage().overrides } : {})
   }
   return {
     'fastbase.config.ts': CONFIG,
@@ -103,7 +117,8 @@ ADMIN_SERVICE_TOKEN=${secret()}
     '.env.example': ENV_EXAMPLE,
     '.gitignore': 'node_modules/\ndata/\n.env\n',
     'README.md': readme(name),
-    'package.json': `${JSON.stringify(packageJson, null, 2)}\n`
+    'package.json': `${JSON.stringify(packageJson, null, 2)}\n`,
+    [`${VENDOR_DIR}/README.md`]: VENDOR_README
   }
 }
 
@@ -167,6 +182,15 @@ const config: DatabaseSettings = {
 export default config
 `
 
+const VENDOR_README = `# vendor/
+
+When package.json depends on \`${vendoredSpec('<version>')}\`, the tarball is here: this fastbase as
+\`npm pack\` made it, so that \`npm ci\` installs it from this folder alone (a container build copies
+this folder before \`npm ci\`). Refresh it after updating fastbase with \`npx fastbase vendor\`, then
+\`npm install\`, and commit the tarball with package.json and package-lock.json. When fastbase
+comes from a registry, this folder holds only this file.
+`
+
 const ENV_EXAMPLE = `# The variables this project reads. npm start loads them from .env (fastbase init generated one).
 # Config file (relative to this folder)
 FASTBASE_CONFIG=fastbase.config.ts
@@ -223,6 +247,13 @@ On a terminal, \`--apply\` asks and applies the destructive ones only when you t
 that would drop every table of the database is refused: it means the config is not the one that
 made this database. A table another project (another \`appName\`) made in the same database is
 never dropped.
+
+## Deploy
+
+fastbase's \`deploy/Dockerfile\` builds this folder as it is: it copies \`package.json\`,
+\`package-lock.json\` and \`vendor/\` and runs \`npm ci\`. When \`package.json\` depends on a
+tarball in \`vendor/\` (a project made from a fastbase checkout), commit it; after updating fastbase,
+\`npx fastbase vendor\` packs it again (then \`npm install\`).
 
 ## Call the API as admin
 

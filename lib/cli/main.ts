@@ -8,10 +8,11 @@ import { backup } from './backup.js'
 import { restore } from './restore.js'
 import { copy } from './copy.js'
 import { types } from './types.js'
+import { vendor } from './vendor.js'
 import { EXIT, UsageError, err, out, type Command } from './io.js'
 import { errorMessage } from '../thrown.js'
 
-const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore, copy }
+const COMMANDS: Record<string, Command> = { check, init, exec, migrate, types, backup, restore, copy, vendor }
 
 const HELP = `Usage: fastbase <command> [options]
 

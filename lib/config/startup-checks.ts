@@ -13,7 +13,7 @@ import { compileActions } from '../actions/run.js'
 import { dialectFor } from '../dialects/index.js'
 import { planMigrations } from '../db/migration-plan.js'
 import { internalTablesFor } from '../internal/tables.js'
-import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../auth/request-origin.js'
+import { originsFromEnv } from '../auth/request-origin.js'
 import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens.js'
 import { RemoteKeySets } from '../auth/key-sets.js'
 import { errorMessage } from '../thrown.js'
@@ -30,7 +30,7 @@ export interface StartupCheck {
 
 /**
  * Checks `raw` (a loaded config, `$NAME` secrets unresolved) for a server on a `dialect` database
- * with environment `env`: secrets, schema and cross-field checks, FASTBASE_ALLOWED_ORIGINS, rules
+ * with environment `env`: secrets, schema and cross-field checks, FASTBASE_CORS_ORIGINS, rules
  * and search compiled for the dialect, actions, external token issuers, and the schema a fresh
  * database would get. Each stage runs only when the one before found nothing (it reads what that
  * one validated).
@@ -38,7 +38,7 @@ export interface StartupCheck {
 export async function startupChecks (raw: unknown, env: Env, dialect: DialectName): Promise<StartupCheck> {
   const secrets = resolveSecrets(raw, env)
   const validated = validateConfig(secrets.config)
-  const envProblems = originsFromEnv(env[ALLOWED_ORIGINS_ENV]).problems
+  const envProblems = originsFromEnv(env).problems
   const warnings = 'warnings' in validated ? [...validated.warnings] : []
   const early = [...secrets.problems, ...('problems' in validated ? validated.problems : []), ...envProblems]
   if (early.length > 0 || !('config' in validated)) return { problems: early, warnings }

@@ -11,9 +11,17 @@
 // recorded is refused unless `allowDropAll` says so: that config is most likely not the one that
 // made the database.
 //
+// Which config last applied is recorded too (`_fastbase_schema` row 3, decision D116): a fingerprint
+// of the schema each config wants, per project, the latest last. A server whose config is an earlier
+// one of that list runs an older config than the database has since applied (an instance not yet
+// restarted after `fastbase migrate --apply` or a newer deploy): it plans nothing, least of all
+// dropping what the newer config made, and says to restart it. A table that exists without a record
+// is adopted only when its columns are the config's; otherwise the start names the differences.
+//
 // Everything happens in one transaction under the dialect's schema lock: instances starting together
 // on one database run one after the other, and the later ones find nothing left to do; a failing
 // step leaves no trace, its record included.
+import { createHash } from 'node:crypto'
 import type { Knex } from 'knex'
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import type { SchemaDialect } from '../dialects/ddl.js'
@@ -32,6 +40,10 @@ const NUMBER_DIGITS = 5
 /** `_fastbase_schema` rows: the schema model of every table recorded (an array, as before projects), and who owns which. */
 const MODEL_ROW = 1
 const OWNERS_ROW = 2
+/** `_fastbase_schema` row 3: the configs each project applied (fingerprints, the latest last; decision D116). */
+const APPLIED_ROW = 3
+/** How many configs of one project the record remembers: the oldest are forgotten. */
+const CONFIG_HISTORY = 100
 
 /** fastbase's bookkeeping tables, described as config tables so each dialect's DDL creates them. */
 const bookkeeping: TableData[] = [
@@ -104,6 +116,14 @@ export interface MigrateOptions {
   allowDestructive?: boolean
   /** `apply` only: run even a plan that drops every table the config recorded. */
   allowDropAll?: boolean
+  /** `apply` only: plan even from a config older than the one last applied (a deliberate roll-back; decision D116). */
+  allowOlderConfig?: boolean
+}
+
+/** This config is an earlier one than the database last applied for its project (decision D116). */
+export interface OutdatedConfig {
+  /** When the newer config was applied (ISO 8601). */
+  newerAppliedAt: string
 }
 
 export interface MigrateResult {
@@ -115,6 +135,8 @@ export interface MigrateResult {
   created: string[]
   /** The plan drops every table the config recorded and keeps none (see `Plan.dropsEveryTable`). */
   dropsEveryTable?: string[]
+  /** Set when the config is older than the one last applied: nothing was planned or applied. */
+  outdated?: OutdatedConfig
 }
 
 export interface MigrationStatus {
@@ -122,6 +144,8 @@ export interface MigrationStatus {
   migrations: AppliedMigration[]
   pending: PendingMigration[]
   dropsEveryTable?: string[]
+  /** Set when the config is older than the one last applied: nothing is planned (`pending` is empty). */
+  outdated?: OutdatedConfig
 }
 
 function sqlText (statements: string[]): string {
@@ -167,7 +191,8 @@ async function recordedMigrations (db: Knex.Transaction | Knex): Promise<Applied
   return rows.map((r: { name: string, sql: string, applied_at: unknown }) => ({ name: r.name, sql: r.sql, applied_at: isoTime(r.applied_at) }))
 }
 
-function parseRow (text: string): unknown {
+/** A `_fastbase_schema` row's JSON, typed where it is read: JSON.parse answers `any` (decision D75). */
+function parseRow<T> (text: string): T {
   try {
     return JSON.parse(text)
   } catch {
@@ -175,23 +200,59 @@ function parseRow (text: string): unknown {
   }
 }
 
-/** What `_fastbase_schema` holds: the model of every recorded table, and which project owns which. */
+/** The configs each project applied: fingerprints (`configFingerprint`), the latest last, and when that one was. */
+type AppliedConfigs = { [project: string]: { configs: string[], at: string } }
+
+/** What `_fastbase_schema` holds: the model of every recorded table, which project owns which, and which configs applied. */
 interface SchemaRecord {
   model: TableData[] | undefined
   /** Undefined for a database recorded before projects: its tables are the first config's to run. */
   owners: { [project: string]: string[] } | undefined
+  /** Undefined for a database recorded before configs were (decision D116): no config is older. */
+  applied: AppliedConfigs | undefined
 }
 
 async function readRecord (db: Knex.Transaction | Knex, existing: Set<string>): Promise<SchemaRecord> {
-  if (!existing.has(SCHEMA_TABLE)) return { model: undefined, owners: undefined }
-  const rows = await db<{ id: number | string, tables: string }>(SCHEMA_TABLE).whereIn('id', [MODEL_ROW, OWNERS_ROW]).select('id', 'tables')
+  if (!existing.has(SCHEMA_TABLE)) return { model: undefined, owners: undefined, applied: undefined }
+  const rows = await db<{ id: number | string, tables: string }>(SCHEMA_TABLE).whereIn('id', [MODEL_ROW, OWNERS_ROW, APPLIED_ROW]).select('id', 'tables')
   const text = (id: number): string | undefined => rows.find((r) => Number(r.id) === id)?.tables
   const model = text(MODEL_ROW)
   const owners = text(OWNERS_ROW)
+  const applied = text(APPLIED_ROW)
   return {
-    model: model === undefined ? undefined : parseRow(model) as TableData[],
-    owners: owners === undefined ? undefined : parseRow(owners) as SchemaRecord['owners']
+    model: model === undefined ? undefined : parseRow<TableData[]>(model),
+    owners: owners === undefined ? undefined : parseRow<SchemaRecord['owners']>(owners),
+    applied: applied === undefined ? undefined : parseRow<AppliedConfigs>(applied)
   }
+}
+
+/**
+ * What identifies a config's schema: a digest of the tables it wants as this code makes them (rules,
+ * actions and secrets are not part of it). Two instances of one config on one dialect agree.
+ */
+export function configFingerprint (tables: TableData[], ddl: SchemaDialect): string {
+  return createHash('sha256').update(JSON.stringify(asMade(tables, ddl))).digest('base64url').slice(0, 22)
+}
+
+/** Set when `mine` is an earlier config of the project than the one it last applied (decision D116). */
+function outdatedConfig (applied: AppliedConfigs | undefined, project: string, mine: string): OutdatedConfig | undefined {
+  const entry = applied?.[project]
+  if (entry === undefined || entry.configs.at(-1) === mine || !entry.configs.includes(mine)) return undefined
+  return { newerAppliedAt: entry.at }
+}
+
+/** The record of applied configs with `mine` the project's latest (unchanged when it already is). */
+function withLatestConfig (applied: AppliedConfigs | undefined, project: string, mine: string): AppliedConfigs {
+  const entry = applied?.[project]
+  if (entry !== undefined && entry.configs.at(-1) === mine) return applied ?? {}
+  const configs = [...(entry?.configs ?? []).filter((c) => c !== mine), mine].slice(-CONFIG_HISTORY)
+  return { ...applied, [project]: { configs, at: new Date().toISOString() } }
+}
+
+/** What a server whose config is older is told (the start's log, the refusal of an apply, the CLI). */
+export function outdatedMessage (outdated: OutdatedConfig): string {
+  return `this config is older than the one the database last applied (at ${outdated.newerAppliedAt}): nothing is planned, so nothing the newer config made is dropped. ` +
+    'Restart this server with the new config; to go back to this config on purpose, run `fastbase migrate --apply --allow-older-config` with it'
 }
 
 /** The part of the record a project plans from: fastbase's own tables and its own. */
@@ -273,11 +334,12 @@ function asMade (target: TableData[], ddl: SchemaDialect): TableData[] {
   return target.map((t) => withSearchFormat(schemaOf(t), ddl.migration.searchFormat))
 }
 
-/** The record's model with this project's tables as `current`, and each project's tables. */
-function nextRecord (view: ProjectView, record: SchemaRecord, project: string, current: TableData[]): SchemaRecord {
+/** The record's model with this project's tables as `current`, each project's tables, and `config` (a fingerprint) as the project's latest when given. */
+function nextRecord (view: ProjectView, record: SchemaRecord, project: string, current: TableData[], config: string | undefined): SchemaRecord {
   const names = new Set(current.map((t) => t.name))
   const owners = { ...(record.owners ?? {}), [project]: current.filter((t) => !isInternalTable(t.name)).map((t) => t.name) }
-  return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners }
+  const applied = config === undefined ? record.applied : withLatestConfig(record.applied, project, config)
+  return { model: [...view.others.filter((t) => !names.has(t.name)), ...current].map(schemaOf), owners, applied }
 }
 
 async function plan (db: Knex.Transaction | Knex, dialect: DialectName, tables: TableData[], project: string, existing: Set<string>, history: AppliedMigration[]): Promise<{ record: SchemaRecord, view: ProjectView, base: Baseline, plan: Plan }> {
@@ -309,9 +371,19 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     const history = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(trx) : []
     const project = options.project ?? ''
     const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, dialect, tables, project, existing, history)
+    const mine = configFingerprint(tables, ddl)
+    const outdated = options.allowOlderConfig === true ? undefined : outdatedConfig(record.applied, project, mine)
+    if (outdated !== undefined) {
+      if (options.mode === 'apply') throw errors.configOutdated(outdatedMessage(outdated))
+      if (options.mode !== 'dry-run') log.warn({ newerAppliedAt: outdated.newerAppliedAt }, `database schema: ${outdatedMessage(outdated)}`)
+      return { applied: [], pending: [], created, outdated }
+    }
+    await refuseOtherShapes(trx, notes.adopted, tables)
     logNotes(log, notes)
     const dropsEveryTable = planned.dropsEveryTable
     const refusal = dropsEveryTable === undefined ? {} : { dropsEveryTable }
+    // The wrong config (see below) is not recorded as the latest: the right one's servers would count as older.
+    const recorded = dropsEveryTable === undefined || options.allowDropAll === true ? mine : undefined
 
     if (options.mode === 'dry-run') return { applied: [], pending: planned.steps.map((s) => pendingOf(s)), created: [], ...refusal }
     if (dropsEveryTable !== undefined && options.mode === 'apply' && options.allowDropAll !== true) throw errors.migrationRefused(dropsEveryTableMessage(dropsEveryTable), dropsEveryTable)
@@ -324,7 +396,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
       const statements = planned.steps.flatMap((s) => s.sql)
       await run(trx, statements)
       const migration = await insertRecord(trx, INITIAL_MIGRATION, statements)
-      await saveRecord(trx, nextRecord(view, record, project, asMade(target, ddl)), record)
+      await saveRecord(trx, nextRecord(view, record, project, asMade(target, ddl), recorded), record)
       const result = { applied: [migration], pending: [], created: [...created, ...planned.steps.map((s) => s.table)] }
       log.info({ created: result.created }, 'database schema: created')
       return result
@@ -346,7 +418,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     // Once nothing waits, the model is the config's exactly (attributes no step looks at included).
     if (waiting.length === 0) current = asMade(target, ddl)
     // Written only when it changed: a start with nothing to do writes nothing.
-    await saveRecord(trx, nextRecord(view, record, project, current), record)
+    await saveRecord(trx, nextRecord(view, record, project, current, recorded), record)
     const pending = waiting.map(({ step, waitsFor }) => pendingOf(step, waitsFor))
     if (applied.length > 0) log.info({ migrations: applied.map((m) => m.name) }, 'database schema: migrations applied')
     if (pending.length > 0) {
@@ -388,9 +460,11 @@ async function insertRecord (trx: Knex.Transaction, name: string, statements: st
 async function saveRecord (trx: Knex.Transaction, next: SchemaRecord, previous: SchemaRecord): Promise<void> {
   const rows: Array<{ id: number, text: string, before: unknown }> = [
     { id: MODEL_ROW, text: JSON.stringify(next.model), before: previous.model },
-    { id: OWNERS_ROW, text: JSON.stringify(next.owners), before: previous.owners }
+    { id: OWNERS_ROW, text: JSON.stringify(next.owners), before: previous.owners },
+    { id: APPLIED_ROW, text: JSON.stringify(next.applied), before: previous.applied }
   ]
   for (const row of rows) {
+    if (next.applied === undefined && row.id === APPLIED_ROW) continue
     if (row.before !== undefined && JSON.stringify(row.before) === row.text) continue
     await trx(SCHEMA_TABLE).insert({ id: row.id, tables: row.text }).onConflict('id').merge(['tables'])
   }
@@ -401,7 +475,31 @@ export async function migrationStatus (db: MigrationDatabase, tables: TableData[
   const { knex, ddl, dialect } = db
   const existing = await tableNames(knex, ddl)
   const migrations = existing.has(MIGRATIONS_TABLE) ? await recordedMigrations(knex) : []
-  const { plan: planned } = await plan(knex, dialect, tables, project, existing, migrations)
+  const { record, plan: planned } = await plan(knex, dialect, tables, project, existing, migrations)
+  const outdated = outdatedConfig(record.applied, project, configFingerprint(tables, db.ddl))
+  if (outdated !== undefined) return { migrations, pending: [], outdated }
   const pending = planned.steps.map((s) => pendingOf(s, (s.requires ?? []).filter((r) => planned.steps.some((p) => p.name === r))))
   return { migrations, pending, ...(planned.dropsEveryTable !== undefined ? { dropsEveryTable: planned.dropsEveryTable } : {}) }
+}
+
+/**
+ * Tables that exist without a record and are about to be adopted as they are: each must have the
+ * columns the config names and no others, or the start stops naming the differences (a data folder
+ * or database of another project, say), rather than fail later on the first insert.
+ */
+async function refuseOtherShapes (trx: Knex.Transaction, adopted: string[], tables: TableData[]): Promise<void> {
+  const problems: string[] = []
+  for (const name of adopted) {
+    const wanted = tables.find((t) => t.name === name)?.fields.map((f) => f.name) ?? []
+    const live = Object.keys(await trx(name).columnInfo())
+    const missing = wanted.filter((c) => !live.includes(c))
+    // fastbase's own columns (PostgreSQL's stored search vector) are made with the table, not named by the config.
+    const extra = live.filter((c) => !wanted.includes(c) && !isInternalTable(c))
+    if (missing.length === 0 && extra.length === 0) continue
+    problems.push(`${name} (${[
+      ...(missing.length > 0 ? [`lacks ${missing.join(', ')}`] : []),
+      ...(extra.length > 0 ? [`has ${extra.join(', ')}, which the config does not name`] : [])
+    ].join('; ')})`)
+  }
+  if (problems.length > 0) throw errors.schemaMismatch(problems)
 }

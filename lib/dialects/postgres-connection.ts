@@ -13,6 +13,7 @@ import { errorCode, errorMessage } from '../thrown.js'
 import { ReadGate } from './read-gate.js'
 import { isoFromUtcText } from './postgres-timestamp.js'
 import { ConnectionLease, type LeasePool } from './postgres-lease.js'
+import { explainConnectError, knexLog } from './postgres-reachable.js'
 
 const PG_INT8 = 20
 const PG_NUMERIC = 1700
@@ -117,6 +118,7 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
     client: 'pg',
     connection: { connectionString, types: pgTypes },
     searchPath: schema === undefined ? undefined : [schema],
+    log: knexLog,
     pool: {
       min: 0,
       max: envInt('FASTBASE_PG_POOL_MAX', 10),
@@ -142,7 +144,14 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
     knex,
     dialectName: 'postgres',
     direct,
-    prepare: async () => { if (schema !== undefined) await createSchema(knex, schema) },
+    // A first connection now, so a database that is not there stops the start with one clear line.
+    prepare: async () => {
+      try {
+        await (schema !== undefined ? createSchema(knex, schema) : knex.raw('select 1'))
+      } catch (err) {
+        throw explainConnectError(err, url)
+      }
+    },
     close: async () => {
       lease.close()
       await knex.destroy()

@@ -105,11 +105,13 @@ export function renderMigrations (root, { can }) {
       pending = list(answer?.pending)
       replace(body,
         h('h3', {}, `Pending (${pending.length})`),
-        pendingTable(pending, 'Pending migrations, in the order they would apply'),
+        answer?.outdated ? h('p', {}, 'Nothing is planned while this server runs an older config.') : pendingTable(pending, 'Pending migrations, in the order they would apply'),
         h('h3', {}, `Applied (${list(answer?.migrations).length})`),
         appliedTable(list(answer?.migrations)))
       const dropped = list(answer?.dropsEveryTable)
-      if (dropped.length > 0) announce(alert, `This config would drop every table it recorded (${dropped.join(', ')}) and keep none: it is probably not the config that made this database. An apply is refused; check the server's config and DATABASE_URL.`)
+      // Decision D116: the database applied a newer config since this server started; it plans nothing.
+      if (answer?.outdated) announce(alert, `This server runs an older config: restart it. The database applied a newer config at ${formatDate(answer.outdated.newerAppliedAt)}; until this server restarts with it, nothing is planned here, so nothing that config made is dropped.`)
+      else if (dropped.length > 0) announce(alert, `This config would drop every table it recorded (${dropped.join(', ')}) and keep none: it is probably not the config that made this database. An apply is refused; check the server's config and DATABASE_URL.`)
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       if (error.status === 401) return

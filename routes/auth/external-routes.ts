@@ -78,9 +78,9 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
 
 function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: IdTokenVerifier, name: string): void {
   const { base, tags, limited, doc } = kit
-  const { appUrl, allowedRedirectUrls, allowedOrigins } = app.fastbase.config
+  const { appUrl, allowedRedirectUrls } = app.fastbase.config
   // The app's pages (appUrl, the allowed origins, the places sign-ins may return to) and the provider's own (redirect mode).
-  const trusted = originsOf([appUrl, ...allowedOrigins ?? [], ...app.fastbase.options.allowedOrigins, ...allowedRedirectUrls ?? [], ...verifier.oneTapIssuers(name)])
+  const trusted = originsOf([appUrl, ...app.fastbase.options.origins, ...allowedRedirectUrls ?? [], ...verifier.oneTapIssuers(name)])
   app.post(`${base}/${name}-login`, {
     // A stale auth cookie must not stand in the way of signing in again.
     config: { ...limited(), externalCredential: true },
