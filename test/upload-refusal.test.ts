@@ -224,27 +224,32 @@ forEachDialect(t, 'answers sent before the body arrived reach the client (defaul
     { label: 'a JSON body over limits.bodySize, answer read after sending everything', path: '/table/notes/insert', body: plain('application/json', underBound.length), exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE', answer: { code: 413, message: 'Request body is too large' } }
   ]
   for (const c of cases) {
-    const outcome = await send(server, c.path, c.body, c.exchange)
-    t.equal(outcome.status, c.status, `${c.label}: ${c.status}`)
-    t.equal(outcome.headers['fastbase-error-code'], c.code, `${c.label}: ${c.code}`)
-    if (c.answer !== undefined) t.same(JSON.parse(outcome.body ?? ''), c.answer, `${c.label}: the standard error body`)
-    else t.equal(JSON.parse(outcome.body ?? '').code, c.status, `${c.label}: the standard error body`)
-    t.equal(outcome.headers.connection, 'close', `${c.label}: the answer says the connection ends`)
-    if (c.exchange.mode === 'read-while-sending') t.ok(outcome.sentBytes < c.body.length, `${c.label}: the answer came before the body was sent (${(outcome.sentBytes / MiB).toFixed(1)} MiB sent)`)
-    else t.ok(outcome.sentAll, `${c.label}: the server took the whole body (${(outcome.sentBytes / MiB).toFixed(0)} MiB)`)
-    t.equal(await stillAnswers(server), 200, `${c.label}: the server still answers`)
+    await t.test(c.label, async (t) => {
+      const outcome = await send(server, c.path, c.body, c.exchange)
+      t.equal(outcome.status, c.status, `${c.status}`)
+      t.equal(outcome.headers['fastbase-error-code'], c.code, c.code)
+      if (c.answer !== undefined) t.same(JSON.parse(outcome.body ?? ''), c.answer, 'the standard error body')
+      else t.equal(JSON.parse(outcome.body ?? '').code, c.status, 'the standard error body')
+      t.equal(outcome.headers.connection, 'close', 'the answer says the connection ends')
+      if (c.exchange.mode === 'read-while-sending') t.ok(outcome.sentBytes < c.body.length, `the answer came before the body was sent (${(outcome.sentBytes / MiB).toFixed(1)} MiB sent)`)
+      else t.ok(outcome.sentAll, `the server took the whole body (${(outcome.sentBytes / MiB).toFixed(0)} MiB)`)
+      t.equal(await stillAnswers(server), 200, 'the server still answers')
+    })
   }
 
-  const past = await send(server, '/table/docs/insert', large, { mode: 'keep-sending' })
-  t.equal(past.status, 403, 'a client that ignores the answer and keeps sending: it reads the 403')
-  t.ok(past.serverClosed && !past.sentAll, `the server closed the connection before the client sent everything (${past.writeError ?? 'no write error'})`)
-  t.ok(past.sentBytes >= bound, `after reading and discarding lingerBytes (${(past.sentBytes / MiB).toFixed(0)} MiB of ${(large.length / MiB).toFixed(0)} sent)`)
+  await t.test('past lingerBytes', async (t) => {
+    const past = await send(server, '/table/docs/insert', large, { mode: 'keep-sending' })
+    t.equal(past.status, 403, 'a client that ignores the answer and keeps sending: it reads the 403')
+    t.ok(past.serverClosed && !past.sentAll, `the server closed the connection before the client sent everything (${past.writeError ?? 'no write error'})`)
+    t.ok(past.sentBytes >= bound, `after reading and discarding lingerBytes (${(past.sentBytes / MiB).toFixed(0)} MiB of ${(large.length / MiB).toFixed(0)} sent)`)
+  })
 
-  // An answer sent once the whole body was read leaves the connection open for the next request.
-  const json = Buffer.from(JSON.stringify({ values: { title: 'kept' } }))
-  const wholeBody = await send(server, '/table/notes/insert', { type: 'application/json', length: json.length, * chunks () { yield json } }, { mode: 'read-after-sending' })
-  t.equal(wholeBody.status, 200, 'an insert whose body was read: 200')
-  t.equal(wholeBody.headers.connection, 'keep-alive', 'and the connection is kept')
+  await t.test('an answer sent once the whole body was read', async (t) => {
+    const json = Buffer.from(JSON.stringify({ values: { title: 'kept' } }))
+    const wholeBody = await send(server, '/table/notes/insert', { type: 'application/json', length: json.length, * chunks () { yield json } }, { mode: 'read-after-sending' })
+    t.equal(wholeBody.status, 200, 'an insert: 200')
+    t.equal(wholeBody.headers.connection, 'keep-alive', 'the connection is kept for the next request')
+  })
 
   for (const table of ['docs', 'open', 'notes']) t.same(await storedFiles(server.app, table), [], `${table}: not a byte stored`)
 })
@@ -254,20 +259,26 @@ forEachDialect(t, 'after an early answer the server reads at most lingerBytes an
   const server = await listening(t, dialect, limits)
   const bound = lingerBytes({ ...DEFAULT_LIMITS, ...limits })
 
-  const under = await send(server, '/table/docs/insert', multipart(2, MiB), { mode: 'read-after-sending' })
-  t.equal(under.status, 403, 'a body under the bound, answer read after sending everything: 403')
-  t.ok(under.sentAll, 'the server took the whole body')
+  await t.test('under the bound', async (t) => {
+    const under = await send(server, '/table/docs/insert', multipart(2, MiB), { mode: 'read-after-sending' })
+    t.equal(under.status, 403, 'a body under the bound, answer read after sending everything: 403')
+    t.ok(under.sentAll, 'the server took the whole body')
+  })
 
-  const body = multipart(64, MiB)
-  const past = await send(server, '/table/docs/insert', body, { mode: 'keep-sending' })
-  t.equal(past.status, 403, 'a client that keeps sending 64 MiB: it reads the 403')
-  t.ok(past.serverClosed && !past.sentAll, `the server closed the connection (${past.writeError ?? 'no write error'})`)
-  t.ok(past.sentBytes >= bound && past.sentBytes < body.length, `once it had discarded lingerBytes (${(past.sentBytes / MiB).toFixed(1)} MiB of 64 sent; the socket buffers hold the rest)`)
+  await t.test('past the bound in bytes', async (t) => {
+    const body = multipart(64, MiB)
+    const past = await send(server, '/table/docs/insert', body, { mode: 'keep-sending' })
+    t.equal(past.status, 403, 'a client that keeps sending 64 MiB: it reads the 403')
+    t.ok(past.serverClosed && !past.sentAll, `the server closed the connection (${past.writeError ?? 'no write error'})`)
+    t.ok(past.sentBytes >= bound && past.sentBytes < body.length, `once it had discarded lingerBytes (${(past.sentBytes / MiB).toFixed(1)} MiB of 64 sent; the socket buffers hold the rest)`)
+  })
 
-  const silent = await send(server, '/table/docs/insert', multipart(8, MiB), { mode: 'stop-sending', stopAfter: 256 * 1024 })
-  t.equal(silent.status, 403, 'a client that stops sending and keeps the connection open: it reads the 403')
-  t.ok(silent.serverClosed, 'and the server closes the connection after lingerTime')
-  t.equal(await stillAnswers(server), 200, 'the server still answers')
+  await t.test('past the bound in time', async (t) => {
+    const silent = await send(server, '/table/docs/insert', multipart(8, MiB), { mode: 'stop-sending', stopAfter: 256 * 1024 })
+    t.equal(silent.status, 403, 'a client that stops sending and keeps the connection open: it reads the 403')
+    t.ok(silent.serverClosed, 'and the server closes the connection after lingerTime')
+    t.equal(await stillAnswers(server), 200, 'the server still answers')
+  })
 })
 
 forEachDialect(t, 'a server shutting down closes lingering connections', async (t, dialect) => {
