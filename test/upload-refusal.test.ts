@@ -121,8 +121,8 @@ async function within<T> (promise: Promise<T>, what: () => string): Promise<T> {
 
 interface Server { app: FastifyInstance, port: number, sockets: Map<number, Socket> }
 
-async function listening (t: Test, dialect: DialectName, limits?: DatabaseSettings['limits']): Promise<Server> {
-  const app = await buildApp(t, config(limits), { dialect })
+async function listening (t: Test, dialect: DialectName, limits?: DatabaseSettings['limits'], setup?: (app: FastifyInstance) => void): Promise<Server> {
+  const app = await buildApp(t, config(limits), { dialect, setup })
   const sockets = serverSockets(app)
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, port: (app.server.address() as AddressInfo).port, sockets }
@@ -169,7 +169,7 @@ async function send (server: Server, path: string, body: Body, exchange: Exchang
     // Not once(): a server socket that closes on a client's error emits 'error' first.
     serverClosed = new Promise((resolve) => serverSocket.once('close', () => { outcome.serverClosed = true; resolve() }))
     const extra = Object.entries(exchange.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-    await write(Buffer.from(`POST /api/v1${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: ${body.type}\r\nContent-Length: ${body.length}\r\n${extra}\r\n`))
+    await write(Buffer.from(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: ${body.type}\r\nContent-Length: ${body.length}\r\n${extra}\r\n`))
     for (const chunk of body.chunks()) {
       if (socket.destroyed || outcome.writeError !== undefined) break
       if (mode === 'read-while-sending' && outcome.status !== undefined) break
@@ -213,15 +213,15 @@ forEachDialect(t, 'answers sent before the body arrived reach the client (defaul
   const crossOrigin = { cookie: 'refusal_auth=whatever', origin: 'http://evil.example' }
 
   const cases: Array<{ label: string, path: string, body: Body, exchange: Exchange, status: number, code: string, answer?: unknown }> = [
-    { label: 'refused insert, 40 x 5 MiB, answer read while sending', path: '/table/docs/insert', body: large, exchange: { mode: 'read-while-sending' }, ...FORBIDDEN },
-    { label: 'refused insert, Connection: close, answer read while sending', path: '/table/docs/insert', body: large, exchange: { mode: 'read-while-sending', headers: { connection: 'close' } }, ...FORBIDDEN },
-    { label: 'refused insert, 20 x 5 MiB, answer read after sending everything', path: '/table/docs/insert', body: underBound, exchange: { mode: 'read-after-sending' }, ...FORBIDDEN },
-    { label: 'refused insert, Connection: close, answer read after sending everything', path: '/table/docs/insert', body: underBound, exchange: { mode: 'read-after-sending', headers: { connection: 'close' } }, ...FORBIDDEN },
-    { label: 'update with no updateRule, answer read after sending everything', path: '/table/docs/update', body: underBound, exchange: { mode: 'read-after-sending' }, ...FORBIDDEN },
-    { label: 'the auth cookie from another origin (refused in onRequest), answer read after sending everything', path: '/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending', headers: crossOrigin }, status: 403, code: 'FB_ERR_CROSS_ORIGIN' },
-    { label: '20 files to a table that takes 10, answer read after sending everything', path: '/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE' },
-    { label: 'a file part for a table without file fields, answer read after sending everything', path: '/table/notes/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 400, code: 'FB_ERR_BAD_REQUEST' },
-    { label: 'a JSON body over limits.bodySize, answer read after sending everything', path: '/table/notes/insert', body: plain('application/json', underBound.length), exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE', answer: { code: 413, message: 'Request body is too large' } }
+    { label: 'refused insert, 40 x 5 MiB, answer read while sending', path: '/api/v1/table/docs/insert', body: large, exchange: { mode: 'read-while-sending' }, ...FORBIDDEN },
+    { label: 'refused insert, Connection: close, answer read while sending', path: '/api/v1/table/docs/insert', body: large, exchange: { mode: 'read-while-sending', headers: { connection: 'close' } }, ...FORBIDDEN },
+    { label: 'refused insert, 20 x 5 MiB, answer read after sending everything', path: '/api/v1/table/docs/insert', body: underBound, exchange: { mode: 'read-after-sending' }, ...FORBIDDEN },
+    { label: 'refused insert, Connection: close, answer read after sending everything', path: '/api/v1/table/docs/insert', body: underBound, exchange: { mode: 'read-after-sending', headers: { connection: 'close' } }, ...FORBIDDEN },
+    { label: 'update with no updateRule, answer read after sending everything', path: '/api/v1/table/docs/update', body: underBound, exchange: { mode: 'read-after-sending' }, ...FORBIDDEN },
+    { label: 'the auth cookie from another origin (refused in onRequest), answer read after sending everything', path: '/api/v1/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending', headers: crossOrigin }, status: 403, code: 'FB_ERR_CROSS_ORIGIN' },
+    { label: '20 files to a table that takes 10, answer read after sending everything', path: '/api/v1/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE' },
+    { label: 'a file part for a table without file fields, answer read after sending everything', path: '/api/v1/table/notes/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 400, code: 'FB_ERR_BAD_REQUEST' },
+    { label: 'a JSON body over limits.bodySize, answer read after sending everything', path: '/api/v1/table/notes/insert', body: plain('application/json', underBound.length), exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE', answer: { code: 413, message: 'Request body is too large' } }
   ]
   for (const c of cases) {
     await t.test(c.label, async (t) => {
@@ -238,7 +238,7 @@ forEachDialect(t, 'answers sent before the body arrived reach the client (defaul
   }
 
   await t.test('past lingerBytes', async (t) => {
-    const past = await send(server, '/table/docs/insert', large, { mode: 'keep-sending' })
+    const past = await send(server, '/api/v1/table/docs/insert', large, { mode: 'keep-sending' })
     t.equal(past.status, 403, 'a client that ignores the answer and keeps sending: it reads the 403')
     t.ok(past.serverClosed && !past.sentAll, `the server closed the connection before the client sent everything (${past.writeError ?? 'no write error'})`)
     t.ok(past.sentBytes >= bound, `after reading and discarding lingerBytes (${(past.sentBytes / MiB).toFixed(0)} MiB of ${(large.length / MiB).toFixed(0)} sent)`)
@@ -246,7 +246,7 @@ forEachDialect(t, 'answers sent before the body arrived reach the client (defaul
 
   await t.test('an answer sent once the whole body was read', async (t) => {
     const json = Buffer.from(JSON.stringify({ values: { title: 'kept' } }))
-    const wholeBody = await send(server, '/table/notes/insert', { type: 'application/json', length: json.length, * chunks () { yield json } }, { mode: 'read-after-sending' })
+    const wholeBody = await send(server, '/api/v1/table/notes/insert', { type: 'application/json', length: json.length, * chunks () { yield json } }, { mode: 'read-after-sending' })
     t.equal(wholeBody.status, 200, 'an insert: 200')
     t.equal(wholeBody.headers.connection, 'keep-alive', 'the connection is kept for the next request')
   })
@@ -260,21 +260,21 @@ forEachDialect(t, 'after an early answer the server reads at most lingerBytes an
   const bound = lingerBytes({ ...DEFAULT_LIMITS, ...limits })
 
   await t.test('under the bound', async (t) => {
-    const under = await send(server, '/table/docs/insert', multipart(2, MiB), { mode: 'read-after-sending' })
+    const under = await send(server, '/api/v1/table/docs/insert', multipart(2, MiB), { mode: 'read-after-sending' })
     t.equal(under.status, 403, 'a body under the bound, answer read after sending everything: 403')
     t.ok(under.sentAll, 'the server took the whole body')
   })
 
   await t.test('past the bound in bytes', async (t) => {
     const body = multipart(64, MiB)
-    const past = await send(server, '/table/docs/insert', body, { mode: 'keep-sending' })
+    const past = await send(server, '/api/v1/table/docs/insert', body, { mode: 'keep-sending' })
     t.equal(past.status, 403, 'a client that keeps sending 64 MiB: it reads the 403')
     t.ok(past.serverClosed && !past.sentAll, `the server closed the connection (${past.writeError ?? 'no write error'})`)
     t.ok(past.sentBytes >= bound && past.sentBytes < body.length, `once it had discarded lingerBytes (${(past.sentBytes / MiB).toFixed(1)} MiB of 64 sent; the socket buffers hold the rest)`)
   })
 
   await t.test('past the bound in time', async (t) => {
-    const silent = await send(server, '/table/docs/insert', multipart(8, MiB), { mode: 'stop-sending', stopAfter: 256 * 1024 })
+    const silent = await send(server, '/api/v1/table/docs/insert', multipart(8, MiB), { mode: 'stop-sending', stopAfter: 256 * 1024 })
     t.equal(silent.status, 403, 'a client that stops sending and keeps the connection open: it reads the 403')
     t.ok(silent.serverClosed, 'and the server closes the connection after lingerTime')
     t.equal(await stillAnswers(server), 200, 'the server still answers')
@@ -298,4 +298,17 @@ forEachDialect(t, 'a server shutting down closes lingering connections', async (
   t.equal(serverSocket.destroyed, false, 'the connection lingers, waiting for the rest of the body')
   await within(server.app.close(), () => 'the server did not shut down')
   t.equal(serverSocket.destroyed, true, 'shutting down closed it')
+})
+
+t.test('a host app\'s own routes keep Node\'s handling', async (t) => {
+  // A host route that answers before reading its body, as fastbase's refusals do.
+  const server = await listening(t, 'sqlite', undefined, (app) => {
+    app.post('/host/upload', { onRequest: (_request, reply, _done) => { void reply.code(403).send({ host: 'refused' }) } }, async () => ({}))
+  })
+  const body = multipart(20, 5 * MiB)
+  const host = await send(server, '/host/upload', body, { mode: 'read-while-sending' })
+  t.equal(host.status, 403, 'the host\'s early answer')
+  t.equal(host.headers.connection, 'keep-alive', 'is left as Node sends it')
+  const own = await send(server, '/api/v1/table/docs/insert', body, { mode: 'read-while-sending' })
+  t.equal(own.headers.connection, 'close', 'while fastbase\'s own answer in the same app lingers')
 })
