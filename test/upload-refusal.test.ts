@@ -1,10 +1,11 @@
 // Answers sent before the request's body has arrived reach the client over real HTTP, however it
-// sends (decision D100): 40 file parts of 5 MiB from an anonymous caller get their 403 whether the
-// client reads the answer while it sends or only once it has sent everything, with or without
-// `Connection: close`; so do the other early answers (a bad cookie's origin, too many files, a file
-// part a table cannot take, a JSON body over the limit). Afterwards the server reads and discards at
-// most `lingerBytes` and waits at most `limits.lingerTime`, then closes, and a server shutting down
-// does not wait for it. Raw sockets, so no HTTP client library hides how bytes flow; each client
+// sends (decision D100): an anonymous upload of 40 file parts of 5 MiB gets its 403 when the client
+// reads the answer while it sends, and one of 20 parts (under `lingerBytes`) also when the client
+// reads only once it has sent everything, with or without `Connection: close`; so do the other early
+// answers (the auth cookie from another origin, too many files, a file part a table cannot take, a
+// JSON body over the limit). Afterwards the server reads and discards at most `lingerBytes` and waits
+// at most `limits.lingerTime`, then closes, and a server shutting down does not wait for it; a host's
+// own routes are left alone. Raw sockets, so no HTTP client library hides how bytes flow; each client
 // keeps its side open when the server half-closes (as a browser still uploading does).
 import { connect, type Socket } from 'node:net'
 import { once } from 'node:events'
