@@ -34,6 +34,7 @@ import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
+import { lingerAfterEarlyAnswers } from './plugins/lingering-close.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
 export type { FastbaseOptions }
@@ -57,6 +58,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   await host.register(async (app) => {
     echoRequestId(opts.standalone === true ? host : app)
     await app.register(configPlugin, { ...opts, bundledExampleAllowed: startedAsOwnServer(opts) })
+    lingerAfterEarlyAnswers(opts.standalone === true ? host : app, app.fastbase.limits)
     await app.register(databasePlugin)
     await app.register(tablesPlugin)
     await app.register(errorsPlugin)

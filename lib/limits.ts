@@ -34,6 +34,11 @@ export interface Limits {
   fields: number
   /** Milliseconds one statement run for a caller may take on PostgreSQL before it is cancelled. */
   statementTimeout: number
+  /**
+   * Milliseconds a connection stays open, reading and discarding, after an answer sent before its
+   * request's body had arrived (decision D100); `lingerBytes` bounds what it reads meanwhile.
+   */
+  lingerTime: number
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = {
@@ -52,7 +57,11 @@ export const DEFAULT_LIMITS: Readonly<Limits> = {
   uploadSize: 10 * 1024 * 1024,
   files: 10,
   fields: 200,
-  statementTimeout: 5000
+  statementTimeout: 5000,
+  // nginx's lingering_time: long enough for a client that reads only once it has sent everything
+  // (browsers) to finish a body of `lingerBytes` over a slow uplink, and no longer than Fastify keeps
+  // an idle connection open anyway (72 s).
+  lingerTime: 30_000
 }
 
 /**
@@ -66,7 +75,9 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
   relations: 100,
   searches: 16,
   // PostgreSQL's statement_timeout is an int of milliseconds.
-  statementTimeout: 2_147_483_647
+  statementTimeout: 2_147_483_647,
+  // setTimeout's largest delay.
+  lingerTime: 2_147_483_647
 }
 
 /** Expression nesting the parser accepts (brackets, operators, calls): keeps recursion and SQL depth bounded. */
@@ -99,6 +110,16 @@ export function resolveLimits (settings: LimitSettings): Limits {
     ...(settings.maxUploadSize === undefined ? {} : { uploadSize: settings.maxUploadSize }),
     ...settings.limits
   }
+}
+
+/**
+ * Bytes the server reads and discards after an early answer before it closes the connection
+ * (decision D100): as much as the largest body fastbase accepts can carry (its files at `uploadSize`,
+ * its fields at `bodySize`), and `bodySize` again for part headers and boundaries. A client sending
+ * no more than that receives the answer even if it reads only once it has sent everything.
+ */
+export function lingerBytes (limits: Limits): number {
+  return limits.files * limits.uploadSize + 2 * limits.bodySize
 }
 
 /** The most rows an answer with `columns` columns may carry. */

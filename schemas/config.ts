@@ -314,7 +314,8 @@ const LimitsSchema = Type.Object({
   uploadSize: limit('bytes of one uploaded file'),
   files: limit('file parts of one multipart body'),
   fields: limit('non-file parts of one multipart body'),
-  statementTimeout: limit('milliseconds a statement run for a caller may take (PostgreSQL: every statement; SQLite: searches and expansions, which run on reader threads)', LIMIT_CEILINGS.statementTimeout)
+  statementTimeout: limit('milliseconds a statement run for a caller may take (PostgreSQL: every statement; SQLite: searches and expansions, which run on reader threads)', LIMIT_CEILINGS.statementTimeout),
+  lingerTime: limit('milliseconds a connection keeps reading and discarding after an answer sent before its request body arrived', LIMIT_CEILINGS.lingerTime)
 }, { additionalProperties: false })
 
 export const DatabaseSettingsSchema = Type.Object({

@@ -1,12 +1,19 @@
 // lib/limits.ts and the value bounds in lib/values.ts: pure logic, asserted directly.
 import t from 'tap'
-import { resolveLimits, rowsFor, DEFAULT_LIMITS } from '../lib/limits.js'
+import { resolveLimits, rowsFor, lingerBytes, DEFAULT_LIMITS } from '../lib/limits.js'
 import { jsonText, numberInput, ValueError, MAX_JSON_DEPTH } from '../lib/values.js'
 
 t.test('limits: defaults, legacy keys, the limits section wins', async (t) => {
   t.same(resolveLimits({}), DEFAULT_LIMITS)
   t.match(resolveLimits({ maxLimit: 50, maxUploadSize: 7 }), { maxLimit: 50, uploadSize: 7, columns: 100 })
   t.match(resolveLimits({ maxLimit: 50, limits: { maxLimit: 20, cells: 10 } }), { maxLimit: 20, cells: 10 })
+})
+
+t.test('lingering after an early answer: bytes follow the upload limits, time is configurable', async (t) => {
+  t.equal(lingerBytes(DEFAULT_LIMITS), 10 * 10 * 1024 * 1024 + 2 * 1024 * 1024, '10 files of 10 MiB, and the body limit twice: 102 MiB')
+  t.equal(lingerBytes(resolveLimits({ maxUploadSize: 100, limits: { files: 3, bodySize: 10 } })), 320, 'a smaller upload limit lingers less')
+  t.equal(DEFAULT_LIMITS.lingerTime, 30_000)
+  t.equal(resolveLimits({ limits: { lingerTime: 1000 } }).lingerTime, 1000)
 })
 
 t.test('rows per answer', async (t) => {
