@@ -95,7 +95,7 @@ t.test('the scanner finds what it must', async (t) => {
   const records = new Set([1, 2, 7, 38])
   const anchorsOk = new Set(['d7-paging'])
   t.same(problemsOf('see decision D7 and decisions D1, D38', records, anchorsOk), [], 'resolving citations pass')
-  t.same(problemsOf('x\n// decision D99', records, anchorsOk), ['line 2: cites D99, which docs/decisions.md does not have'])
+  t.same(problemsOf('x\n// decision D9999', records, anchorsOk), ['line 2: cites D9999, which docs/decisions.md does not have'])
   t.same(problemsOf('(decisions D7, D12)', records, anchorsOk), ['line 1: cites D12, which docs/decisions.md does not have'])
   t.same(problemsOf('[paging](docs/decisions.md#d7-paging) [x](decisions.md#d8-order)', records, anchorsOk), ['line 1: links to decisions.md#d8-order, which is no record\'s heading'])
   t.equal(problemsOf('// typed values (DECISIONS 1)', records, anchorsOk).length, 1, 'the shared list')
