@@ -89,8 +89,9 @@ t.test('passwords', async (t) => {
   })
 
   t.test('validatePassword', async (t) => {
-    t.equal(validatePassword(12345678), 'must be a string')
-    t.equal(validatePassword(undefined), 'must be a string')
+    t.equal(validatePassword(12345678), 'password must be a string')
+    t.equal(validatePassword(undefined), 'password is required')
+    t.equal(validatePassword('', 'pw'), 'pw is required', 'named after the field, as teenybase does')
     t.equal(validatePassword('1234567'), 'Password must be at least 8 characters long')
     t.equal(validatePassword('12345678'), undefined)
     t.equal(validatePassword('x'.repeat(255)), undefined)

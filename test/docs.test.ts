@@ -157,7 +157,7 @@ t.test('/health answers 200 with the app facts, 503 without a database', async t
   await db.destroy()
   const down = await app.inject({ method: 'GET', url: `${prefix}/health` })
   t.equal(down.statusCode, 503)
-  t.same(down.json(), { code: 503, message: 'Database unavailable' })
+  t.same(down.json(), { code: 503, message: 'Database unavailable', data: {} })
 })
 
 t.test('/panel/ serves the placeholder page; /panel redirects there', async t => {

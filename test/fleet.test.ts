@@ -84,7 +84,7 @@ forEachDialect(t, 'rate limits', async (t, dialect) => {
     await db.schema.renameTable(RATE_LIMITS, 'rate_limits_away')
     t.teardown(async () => { await db.schema.renameTable('rate_limits_away', RATE_LIMITS) })
     const refused = await login(apps[1])
-    t.same({ status: refused.statusCode, body: refused.json() }, { status: 503, body: { code: 503, message: 'Rate limiting is unavailable, try again' } })
+    t.same({ status: refused.statusCode, body: refused.json() }, { status: 503, body: { code: 503, message: 'Rate limiting is unavailable, try again', data: {} } })
     const failed = await new Promise<Error | null>((resolve) => store.incr('k', resolve, 1000))
     t.match(failed, { statusCode: 503, cause: { code: '42P01' } }, 'the store calls back with the error')
     t.equal(errors.length, 1, 'and reports the database error')

@@ -175,8 +175,8 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
     const formError = dialog.getByRole('alert')
     await formError.filter({ hasText: 'Validation Error' }).waitFor()
     t.equal(await dialog.getByLabel('title').getAttribute('aria-invalid'), 'true', 'title marked invalid')
-    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /Required/, 'the message is at the field')
-    t.match(await dialog.getByLabel('title').evaluate((e) => e.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent).join(' ')), /Required/, 'and is the field\'s description')
+    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /title is required/, 'the message is at the field')
+    t.match(await dialog.getByLabel('title').evaluate((e) => e.getAttribute('aria-describedby')!.split(' ').map((id) => document.getElementById(id)?.textContent).join(' ')), /title is required/, 'and is the field\'s description')
 
     await dialog.getByLabel('title').fill('delta')
     await dialog.getByLabel('priority').fill('-1')
