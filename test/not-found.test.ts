@@ -30,7 +30,7 @@ t.test('standalone: every unknown path is the JSON 404, with the request id', as
   for (const url of ['/nope', '/', '/panel/missing.js', '/api/v1/nope?x=1']) {
     const res = await app.inject(url)
     t.equal(res.statusCode, 404, url)
-    t.same(res.json(), { code: 404, message: `Route not found - GET ${url.split('?')[0]}` }, `${url}: { code, message }`)
+    t.same(res.json(), { code: 404, message: `Route not found - GET ${url.split('?')[0]}`, data: {} }, `${url}: { code, message, data }`)
     t.ok(res.headers['fastbase-error-code'], `${url}: the stable error code`)
     t.ok(res.headers['x-request-id'], `${url}: x-request-id`)
   }

@@ -280,7 +280,7 @@ forEachDialect(t, 'superadmin: sign-in, tables, records, actions, migrations, se
     await dialog.getByLabel('name', { exact: true }).fill('Ada')
     await dialog.getByRole('button', { name: 'Save' }).click()
     await dialog.getByLabel('passwordConfirm').and(page.locator('[aria-invalid="true"]')).waitFor()
-    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /Does not match password/, 'a mismatch is shown at the confirm field')
+    t.match(await dialog.locator('.field-error:not([hidden])').first().textContent(), /password and passwordConfirm do not match/, 'a mismatch is shown at the confirm field')
     await dialog.getByLabel('passwordConfirm').fill('correct horse battery')
     await dialog.getByRole('button', { name: 'Save' }).click()
     await page.getByText('1 record', { exact: true }).waitFor()
