@@ -133,6 +133,14 @@ interface SubscriberClass {
   clients: Set<RealtimeClient>
 }
 
+/**
+ * A condition's bound values as text, for the class key. SQLite binds whole numbers as BigInt (which
+ * JSON.stringify refuses); one is written as an object no bound value can be, so `5` and `'5n'` differ.
+ */
+function bindingsKey (bindings: readonly unknown[]): string {
+  return JSON.stringify(bindings, (_key, value: unknown) => typeof value === 'bigint' ? { bigint: String(value) } : value)
+}
+
 export function frame (event: string, data: unknown): string {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
@@ -273,7 +281,7 @@ export class RealtimeHub implements ChangeSink {
       if (where !== undefined && searches(parse(where))) throw errors.expression('where', '@@ (full-text search) cannot be used in a realtime subscription; subscribe without it and search when you refetch')
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
-      const judged = typeof condition === 'boolean' ? String(condition) : `${condition.sql}\u0000${JSON.stringify(condition.bindings)}`
+      const judged = typeof condition === 'boolean' ? String(condition) : `${condition.sql}\u0000${bindingsKey(condition.bindings)}`
       return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, clients: new Set() }
     })
   }
