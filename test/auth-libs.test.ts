@@ -281,3 +281,11 @@ t.test('mailer: SMTP mode against a local smtp-server', async (t) => {
     await t.rejects(mailer.send({ to: 'bob@example.com', subject: 's', text: 't', html: 'h' }))
   })
 })
+
+t.test('admin sign-in says when no service token is configured', async (t) => {
+  const { adminSignIn } = await import('../lib/auth/admin-tokens.js')
+  const signIn = (secrets: Record<string, string>) => { try { adminSignIn(secrets, 'a-guess', new Map(), 'fastbase', 'example.com'); return 'signed in' } catch (e) { return (e as Error).message } }
+  t.match(signIn({}), /^No service token is configured .*ADMIN_SERVICE_TOKEN/, 'nothing configured: says what to set')
+  t.match(signIn({ viewer: 'viewer-password' }), /^Invalid credentials \(no service token is configured .*ADMIN_SERVICE_TOKEN/, 'passwords only: a guess is wrong, and the token is not an option')
+  t.equal(signIn({ superadmin: 'the-service-token' }), 'Invalid credentials', 'a service token configured: the plain refusal')
+})

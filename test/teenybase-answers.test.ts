@@ -203,3 +203,10 @@ forEachDialect(t, 'one-time tokens are refused in teenybase\'s words', async (t,
   t.equal((await post('/table/users/auth/confirm-password-reset', { token: good, ...reset })).statusCode, 200)
   t.same((await post('/table/users/auth/confirm-password-reset', { token: good, ...reset })).json().message, 'Invalid token', 'used')
 })
+
+t.test('admin sign-in without a service token says so, over HTTP', async (t) => {
+  const app = await buildApp(t, config(), { env, adminServiceToken: '' })
+  const res = await app.inject({ method: 'POST', url: '/api/v1/admin/login', payload: { password: 'anything-at-all' } })
+  t.equal(res.statusCode, 401)
+  t.match(res.json(), { code: 401, message: /^No service token is configured on this server .*ADMIN_SERVICE_TOKEN/, data: {} })
+})
