@@ -116,7 +116,7 @@ t.test('start-up says "not set" only for rules left out; a rule written as null 
   await app.register(fastbase, { config: withUnset, env, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
   await app.ready()
   const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-  const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('table "people"')).map((l) => l.msg)
+  const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('fastbase config: table "people"')).map((l) => String(l.msg).slice('fastbase config: '.length))
   t.same(about(40), ['table "people": viewRule, updateRule, deleteRule not set: admins only for those operations'])
   t.same(about(30), ['table "people": createRule null: admins only for those operations'])
 })

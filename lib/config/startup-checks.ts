@@ -17,12 +17,15 @@ import { ALLOWED_ORIGINS_ENV, originsFromEnv } from '../auth/request-origin.js'
 import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens.js'
 import { RemoteKeySets } from '../auth/key-sets.js'
 import { errorMessage } from '../thrown.js'
+import { configNotes } from './warnings.js'
 
 export interface StartupCheck {
   /** Every problem, one line each (`path: message`); none = the start goes on to the database. */
   problems: string[]
-  /** Logged once at start (teenybase keys dropped, provider entries that trust nothing). */
+  /** Logged once at start (teenybase keys dropped, provider entries that trust nothing, lib/config/warnings.ts). */
   warnings: string[]
+  /** Logged at start as information (lib/config/warnings.ts). */
+  notes?: string[]
   /** The validated config (secrets resolved), when there is no problem. */
   config?: DatabaseSettings
 }
@@ -44,8 +47,11 @@ export async function startupChecks (raw: unknown, env: Env, dialect: DialectNam
   const { config } = validated
 
   const problems = compileProblems(config, dialect)
-  if (problems.length === 0) problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
-  return problems.length > 0 ? { problems, warnings } : { problems, warnings, config }
+  if (problems.length > 0) return { problems, warnings }
+  const { warnings: more, notes } = configNotes(config, dialect)
+  warnings.push(...more)
+  problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
+  return problems.length > 0 ? { problems, warnings } : { problems, warnings, notes, config }
 }
 
 /** Rules, search and actions compiled as the tables and actions plugins compile them. */
