@@ -1,5 +1,5 @@
 // `fastbase types [config] [--out <file>]`: writes the declaration file that types the in-process API
-// (lib/typegen.ts) from the config the server would load, checked as at start.
+// (lib/cli/typegen.ts) from the config the server would load, checked as at start.
 import { writeFile } from 'node:fs/promises'
 import { relative, resolve } from 'node:path'
 import { declarationsFor } from './typegen.js'

@@ -2,7 +2,7 @@
 // decides their events (table, where, the caller as rules see it), and the delivery of committed
 // changes to them. Fastify-free: the route gives each client a sink (its HTTP response).
 //
-// A committed change (lib/realtime/changes.ts) carries its rows as the statement left them (a
+// A committed change (lib/crud/changes-port.ts) carries its rows as the statement left them (a
 // delete: as they were). They are evaluated on those values (lib/realtime/evaluate.ts): per row and
 // class, whether the class's `listRule` and `where` (compiled by lib/expr exactly as for `list`,
 // with `ruleFirst`) hold. A non-admin's record is sent without `noSelect` fields.
