@@ -5,7 +5,7 @@
 // its own refusal of an SQL text the config passes through: a trigger body, a default expression).
 import type { DatabaseSettings } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
-import { resolveSecrets, type Env } from './secrets.js'
+import { resolveSecrets, type Env, type UnsetSecrets } from './secrets.js'
 import { validateConfig } from './validate.js'
 import { ConfigError } from '../errors.js'
 import { describeTables } from '../table/descriptor.js'
@@ -37,8 +37,8 @@ export interface StartupCheck {
  * database would get. Each stage runs only when the one before found nothing (it reads what that
  * one validated).
  */
-export async function startupChecks (raw: unknown, env: Env, dialect: DialectName): Promise<StartupCheck> {
-  const secrets = resolveSecrets(raw, env)
+export async function startupChecks (raw: unknown, env: Env, dialect: DialectName, unset: UnsetSecrets = 'problem'): Promise<StartupCheck> {
+  const secrets = resolveSecrets(raw, env, unset)
   const validated = validateConfig(secrets.config)
   const envProblems = originsFromEnv(env[ALLOWED_ORIGINS_ENV]).problems
   const warnings = 'warnings' in validated ? [...validated.warnings] : []
