@@ -159,6 +159,16 @@ t.test('actionEmail', async (t) => {
     t.equal(m.html, '<p><a href="https://app.example.com/verify-email/TokTokTokTokTokTokTok1">Us</a> https://app.example.com</p>')
   })
 
+  t.test('a template\'s action_link (teenybase\'s) moves the link: a SPA on its own route', async (t) => {
+    const m = actionEmail('verification', vars, { variables: { action_link: '{{APP_URL}}/#/auth/verify?token={{TOKEN}}&for={{EMAIL}}' } })
+    const link = 'https://app.example.com/#/auth/verify?token=TokTokTokTokTokTokTok1&for=ada%40example.com'
+    t.match(m.text, `Verify Email: ${link}`, 'the text names the configured route')
+    t.match(m.html, `href="${link.replace(/&/g, '&amp;')}"`, 'and so does the button')
+    t.notMatch(m.html, '/verify-email/', 'not the default route')
+    const reset = actionEmail('passwordReset', { ...vars, variables: { action_link: 'https://elsewhere.example/{{TOKEN}}' } })
+    t.match(reset.text, 'https://app.example.com/reset-password/TokTokTokTokTokTokTok1', 'email.variables cannot move it: teenybase\'s per-email default wins there, as in teenybase')
+  })
+
   t.test('layoutHtml wraps the default body', async (t) => {
     const m = actionEmail('passwordReset', vars, { layoutHtml: '<html><body class="brand">{{EMAIL_CONTENT}}<footer>{{APP_NAME}}</footer></body></html>' })
     t.match(m.html, /^<html><body class="brand"><h1 /)

@@ -9,7 +9,7 @@ import { searchWarnings } from '../search/fts.js'
 import { authCookieOf } from '../auth/auth-cookie.js'
 
 export interface ConfigNotes {
-  /** Likely oversights: a table without rules, a rule left out, an unguarded role field, the auth cookie. */
+  /** Likely oversights: a table without rules, a rule left out, an unguarded role field, the auth cookie, an action_link that moves nothing. */
   warnings: string[]
   /** Decisions worth a line in the log (a rule written as `null`), not warnings. */
   notes: string[]
@@ -34,5 +34,9 @@ export function configNotes (config: DatabaseSettings, dialect: DialectName): Co
   }
   const cookie = authCookieOf(config.appUrl, config.authCookie)
   if (cookie?.warning !== undefined) warnings.push(cookie.warning)
+  // teenybase reads action_link per template only; a config-wide one changes no link (lib/auth/mailer.ts).
+  if (config.email?.variables?.action_link !== undefined) {
+    warnings.push('email.variables.action_link does not change the links in verification and reset emails (as in teenybase, each email\'s default comes after it): set action_link in the auth extension\'s emailTemplates.verification.variables and emailTemplates.passwordReset.variables')
+  }
   return { warnings, notes }
 }
