@@ -82,7 +82,11 @@ export const errors = {
    * teenybase's (zod's formatted) shape: the root's own `_errors` (messages about the whole body, usually
    * none) before one `{ _errors }` per field; clients read `data._errors.length` unguarded.
    */
-  validation: (fields: FieldErrors, root: string[] = [], message = 'Validation Error') => new FastbaseError(400, 'FB_ERR_VALIDATION', message, { _errors: root, ...fields }),
+  validation: (fields: FieldErrors, root: string[] = [], message = 'Validation Error') => {
+    // A field named `_errors` would replace the root's list: its messages join the root's instead.
+    const { _errors: named, ...rest } = fields
+    return new FastbaseError(400, 'FB_ERR_VALIDATION', message, { _errors: [...root, ...named?._errors ?? []], ...rest })
+  },
   badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),
   expression: (what: string, reason: string) => new FastbaseError(400, 'FB_ERR_EXPRESSION', `Invalid ${what}: ${reason}`),
   cannotWrite: (verb: 'insert' | 'update', field: string) => new FastbaseError(403, 'FB_ERR_FIELD_READ_ONLY', `Cannot ${verb} ${field} field`),
