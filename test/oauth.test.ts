@@ -304,7 +304,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     for (const name of ['nope', 'onetap']) {
       const unknown = await get(`${base}/api/v1/table/users/auth/oauth/${name}`)
       t.equal(unknown.status, 404)
-      t.same(await unknown.json(), { code: 404, message: `OAuth provider not found - ${name}` })
+      t.same(await unknown.json(), { code: 404, message: `OAuth provider not found - ${name}`, data: {} })
     }
     const unknownCallback = await get(`${base}/api/v1/table/users/auth/oauth/nope/callback?code=x&state=y`)
     t.equal(unknownCallback.status, 404)
