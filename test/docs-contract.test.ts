@@ -149,7 +149,7 @@ t.test('every-feature document', async (t) => {
     for (const [name, response] of Object.entries(doc.components.responses) as Array<[string, any]>) {
       t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, name)
     }
-    t.same(doc.components.schemas.Error.required, ['code', 'message'])
+    t.same(doc.components.schemas.Error.required, ['code', 'message', 'data'])
     t.ok(doc.paths['/api/v1/table/docs/view/{id}'].get.responses['404'], 'view: 404')
     t.ok(doc.paths['/api/v1/migrations'].post.responses['409'], 'migrations: 409')
     t.notOk(doc.paths['/api/v1/table/users/auth/login-password'].post.responses['429'], 'no 429 with rateLimit: false')
