@@ -11,6 +11,7 @@ export type { TableApi, TableShape, AnyTable, ReadArgs, ViewArgs, InsertArgs, Up
 export type { BeforeInsertEvent, BeforeUpdateEvent, BeforeDeleteEvent, AfterWriteEvent, AuthHookEvent, HookEvent } from './lib/crud/record-hooks.js'
 export type { CodeAction, CodeActionContext } from './lib/actions/code.js'
 export { defineAction } from './plugins/define-action.js'
+export type { CodeActionTypes } from './plugins/define-action.js'
 export { ANONYMOUS as anonymousCaller } from './lib/auth-context.js'
 // What server code catches (`err instanceof FastbaseError`, `err.code`), and the header HTTP clients read.
 export { FastbaseError, ConfigError, ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from './lib/errors.js'

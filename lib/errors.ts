@@ -61,7 +61,7 @@ export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> 
   503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY']
 }
 
-/** `data.<field>._errors` shape shared by table validation and actions. */
+/** `data.<field>._errors`: the per-field messages shared by table validation and actions. */
 export type FieldErrors = Record<string, { _errors: string[] }>
 
 const CLIENT_ERROR_CODES: Readonly<Record<number, string>> = { 413: 'FB_ERR_PAYLOAD_TOO_LARGE', 415: 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', 429: 'FB_ERR_RATE_LIMITED' }
@@ -73,10 +73,20 @@ export const errors = {
   recordNotFound: () => new FastbaseError(404, 'FB_ERR_NOT_FOUND', 'Not found'),
   forbidden: (message = 'Forbidden') => new FastbaseError(403, 'FB_ERR_FORBIDDEN', message),
   unauthorized: (message = 'Authentication required') => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', message),
+  /** The auth routes' 401 for a caller with no session, in teenybase's word (its clients match it). */
+  notSignedIn: () => new FastbaseError(401, 'FB_ERR_UNAUTHORIZED', 'Unauthorized'),
   crossOrigin: (method: string) => new FastbaseError(403, 'FB_ERR_CROSS_ORIGIN',
     `Cross-origin request refused: a ${method} with the auth cookie is accepted only from the app's own origin or a cors.origins entry (send the token as Authorization: Bearer instead)`),
   invalidToken: () => new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'Invalid or expired token'),
-  validation: (data: FieldErrors) => new FastbaseError(400, 'FB_ERR_VALIDATION', 'Validation Error', data),
+  /**
+   * teenybase's (zod's formatted) shape: the root's own `_errors` (messages about the whole body, usually
+   * none) before one `{ _errors }` per field; clients read `data._errors.length` unguarded.
+   */
+  validation: (fields: FieldErrors, root: string[] = [], message = 'Validation Error') => {
+    // A field named `_errors` would replace the root's list: its messages join the root's instead.
+    const { _errors: named, ...rest } = fields
+    return new FastbaseError(400, 'FB_ERR_VALIDATION', message, { _errors: [...root, ...named?._errors ?? []], ...rest })
+  },
   badRequest: (message: string, data?: Record<string, unknown>) => new FastbaseError(400, 'FB_ERR_BAD_REQUEST', message, data),
   expression: (what: string, reason: string) => new FastbaseError(400, 'FB_ERR_EXPRESSION', `Invalid ${what}: ${reason}`),
   cannotWrite: (verb: 'insert' | 'update', field: string) => new FastbaseError(403, 'FB_ERR_FIELD_READ_ONLY', `Cannot ${verb} ${field} field`),

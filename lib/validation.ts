@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value'
 import { FormatRegistry, type TSchema } from '@sinclair/typebox'
 import { ValueErrorType, type ValueError, type ValueErrorIterator } from '@sinclair/typebox/errors'
 import { isDateText } from './values.js'
-import { addFieldError, type FieldErrors } from './errors.js'
+import { addFieldError, errors, type FastbaseError, type FieldErrors } from './errors.js'
 
 // Formats the record schemas use (TypeBox ships none).
 // Dot-separated domain labels that cannot contain dots: one way to match, so linear time on any
@@ -34,28 +34,39 @@ function branchIssues (error: ValueError): Issue[] {
 
 function friendly (error: ValueError): string {
   switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty: return 'Required'
+    case ValueErrorType.ObjectRequiredProperty: return requiredMessage(error.path)
     case ValueErrorType.ObjectAdditionalProperties: return 'Unknown field'
     case ValueErrorType.StringFormat: return `Expected ${error.schema.format === 'uri' ? 'a URL' : error.schema.format === 'date-time' ? 'a date-time such as 2026-11-21T15:07:47Z' : `a valid ${String(error.schema.format)}`}`
     default: return error.message
   }
 }
 
-export function issues (errors: Iterable<ValueError>): Issue[] {
-  const all = [...errors].flatMap(branchIssues)
-  // A missing property also fails its type check; "Required" says it all.
-  const missing = new Set(all.filter((i) => i.message === 'Required').map((i) => i.path))
-  return all.filter((i) => i.message === 'Required' || !missing.has(i.path))
+/** A missing property, worded as teenybase words its own (`passwordConfirm is required`). */
+function requiredMessage (path: string): string {
+  return `${path.split('/').at(-1) ?? 'value'} is required`
 }
 
-/** `data.<field>._errors`: the field is the last non-index segment of the path. */
-export function fieldErrors (list: Issue[]): FieldErrors {
-  const data: FieldErrors = {}
+export function issues (errors: Iterable<ValueError>): Issue[] {
+  const all = [...errors].flatMap(branchIssues)
+  // A missing property also fails its type check; "<name> is required" says it all.
+  const isMissing = (i: Issue): boolean => i.message === requiredMessage(i.path)
+  const missing = new Set(all.filter(isMissing).map((i) => i.path))
+  return all.filter((i) => isMissing(i) || !missing.has(i.path))
+}
+
+/**
+ * The validation error for these issues: each under `data.<field>._errors`, the field being the last
+ * non-index segment of its path; an issue about the whole value goes in the root's `_errors`.
+ */
+export function validationError (list: Issue[]): FastbaseError {
+  const fields: FieldErrors = {}
+  const root: string[] = []
   for (const issue of list) {
-    const segments = issue.path.split('/').filter((s) => s !== '' && !/^\d+$/.test(s))
-    addFieldError(data, segments.at(-1) ?? '_body', issue.message)
+    const field = issue.path.split('/').filter((s) => s !== '' && !/^\d+$/.test(s)).at(-1)
+    if (field === undefined) root.push(issue.message)
+    else addFieldError(fields, field, issue.message)
   }
-  return data
+  return errors.validation(fields, root)
 }
 
 /** A Fastify validator: bodies are checked as sent; query strings and params are converted from text first. */

@@ -3,12 +3,22 @@
 /** The API prefix, from index.html's <meta name="fastbase-api"> (routes/panel.ts fills it in). */
 export const API_BASE = document.querySelector('meta[name="fastbase-api"]')?.getAttribute('content') || '/api/v1'
 
-/** An error answer of the API: `{ code, message, data? }`, or a network failure (status 0). */
+/** An error answer of the API: `{ code, message, data }`, or a network failure (status 0). */
 export class ApiError extends Error {
   constructor (status, message, data) {
     super(message)
     this.status = status
     this.data = data
+  }
+
+  /** `[name, detail]` per field of `data`; a validation error's root `_errors` (about the whole body) are not a field. */
+  fieldDetails () {
+    return Object.entries(this.data ?? {}).filter(([name]) => name !== '_errors')
+  }
+
+  /** The messages about the request as a whole: a validation error's root `_errors`. */
+  rootMessages () {
+    return Array.isArray(this.data?._errors) ? this.data._errors.map(String) : []
   }
 }
 

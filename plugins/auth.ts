@@ -110,7 +110,6 @@ async function auth (app: FastifyInstance): Promise<void> {
   }))
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
   const cookie = authCookieOf(config.appUrl, config.authCookie)
-  if (cookie?.warning !== undefined) app.log.warn(`fastbase config: ${cookie.warning}`)
   app.fastbase.auth = {
     tables,
     db,

@@ -44,10 +44,12 @@ const configPlugin: FastifyPluginAsync<ConfigPluginOptions> = async (app, opts) 
   const options = runtimeOptions(opts, env)
   // The checks `fastbase check` runs, by the same function: nothing is opened or created before they pass.
   const checked = await startupChecks(raw, secretsEnv, dialectOfUrl(options.databaseUrl))
+  // Warnings first, as `fastbase check` prints them: a refused config's are worth reading too.
+  for (const warning of checked.warnings) app.log.warn(`fastbase config: ${warning}`)
   if (checked.config === undefined) throw new ConfigError(checked.problems)
 
   const config: DatabaseSettings = checked.config
-  for (const warning of checked.warnings) app.log.warn(`fastbase config: ${warning}`)
+  for (const note of checked.notes ?? []) app.log.info(`fastbase config: ${note}`)
   await mkdir(options.dataDir, { recursive: true })
   app.log.info({ config: source.label, tables: config.tables.length, actions: config.actions?.length ?? 0 }, 'fastbase config loaded')
   app.log.info(`fastbase: using ${describeLocations(source.label, envFile, options.databaseUrl)}`)

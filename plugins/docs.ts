@@ -3,6 +3,7 @@
 // for clients applied (`x-document`, schemas/openapi/finish.ts, decision D70). @fastify/swagger
 // collects routes in an onRoute hook, so this plugin must be registered before any route (app.ts does that).
 import fp from 'fastify-plugin'
+import { Type } from '@sinclair/typebox'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyPluginAsync, FastifySchema } from 'fastify'
@@ -53,7 +54,17 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
     }
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
-  app.get(`${prefix}/doc`, { schema: { hide: true } }, async () => app.swagger())
+  // Listed in its own document, as teenybase's is (clients and its tests look for it there).
+  app.get(`${prefix}/doc`, {
+    schema: {
+      tags: ['meta'],
+      operationId: 'doc',
+      summary: 'This API description (OpenAPI 3.1.0 JSON)',
+      'x-document': { errors: [401] },
+      security: [],
+      response: { 200: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) }
+    }
+  }, async () => app.swagger())
 }
 
 /**

@@ -1,16 +1,17 @@
-// The one error path: every error leaves as { code, message, data? } with code == HTTP status.
+// The one error path: every error leaves as { code, message, data } with code == HTTP status; `data`
+// is `{}` when the error carries none, as teenybase sends it (clients read `data.<field>` unguarded; decision D105).
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'
-import { fieldErrors } from '../lib/validation.js'
+import { validationError } from '../lib/validation.js'
 import { databaseError } from '../lib/crud/db-errors.js'
 
-interface ErrorBody { code: number, message: string, data?: Record<string, unknown> }
+interface ErrorBody { code: number, message: string, data: Record<string, unknown> }
 
 /** Errors Fastify itself raises on bad requests, mapped to the fastbase table. */
 function fromFastify (error: FastifyError, request: FastifyRequest): FastbaseError | undefined {
   if (error.validation !== undefined) {
-    return errors.validation(fieldErrors(error.validation.map((v) => ({ path: v.instancePath, message: v.message ?? 'Invalid value' }))))
+    return validationError(error.validation.map((v) => ({ path: v.instancePath, message: v.message ?? 'Invalid value' })))
   }
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY': case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -59,10 +60,9 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The one rendering of an error: the `{ code, message, data? }` body and the stable code's header. */
+/** The one rendering of an error: the `{ code, message, data }` body and the stable code's header. */
 export function sendError (reply: FastifyReply, error: FastbaseError): void {
-  const body: ErrorBody = { code: error.statusCode, message: error.message }
-  if (error.data !== undefined) body.data = error.data
+  const body: ErrorBody = { code: error.statusCode, message: error.message, data: error.data ?? {} }
   void reply.code(error.statusCode).header(ERROR_CODE_HEADER, error.errorCode).type('application/json').send(body)
 }
 

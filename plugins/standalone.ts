@@ -14,7 +14,7 @@
 // root instance as its first plugin, where fastify-cli puts the app (a host started by fastify-cli puts
 // its own plugin there, and fastbase under it). That start is refused.
 import { realpathSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative, sep } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { packageRoot } from '../lib/package.js'
 
@@ -26,27 +26,32 @@ export function startedAsOwnServer (opts: object): boolean {
   return OWN_SERVER in opts && opts[OWN_SERVER] === true
 }
 
-/** A start the plugin refuses: one message, no stack (fastify-cli prints `err.stack`). */
-export class StartError extends Error {
-  constructor (message: string) {
-    super(message)
-    Object.defineProperty(this, 'name', { value: 'StartError', configurable: true, writable: true })
-    this.stack = message
-  }
-}
-
 /**
  * Refuses to run as the app of a fastify-cli start that did not apply fastbase's server options.
  * `host` is the instance fastbase is registered on.
  */
 export function refuseStartWithoutServerOptions (host: FastifyInstance, opts: object): void {
   if (startedAsOwnServer(opts) || host.pluginName !== 'fastify -> fastbase' || !runsFastifyCli(process.argv[1])) return
-  throw new StartError(
+  const refusal = (
     '`fastify start` without `--options` would run fastbase without its server options ' +
     '(FASTBASE_TRUST_PROXY ignored, so rate limits count per proxy, not per client; query strings in the logs). ' +
-    'Start it with `npm start` or `fastify start --options -l info dist/app.js` ' +
+    `Start it with \`npm start\` or \`fastify start --options -l info ${appFileFrom(process.cwd())}\` ` +
     '(an app file that exports fastbase as its plugin must export fastbase\'s `options` too).'
   )
+  // fastify-cli leaves a plugin's error to Node's uncaught-rejection dump (a stack, the source line):
+  // this start is a command line's, so it ends as one: the message and exit code 1.
+  process.stderr.write(`fastbase could not start: ${refusal}\n`)
+  process.exit(1)
+}
+
+/**
+ * fastbase's app file as the command is typed from `cwd`: `node_modules/fastbase/dist/app.js` in a
+ * project that depends on fastbase, `dist/app.js` in fastbase's own checkout.
+ */
+export function appFileFrom (cwd: string): string {
+  const installed = join(cwd, 'node_modules', 'fastbase')
+  if (realPath(installed) === realPath(packageRoot)) return 'node_modules/fastbase/dist/app.js'
+  return relative(cwd, join(packageRoot, 'dist', 'app.js')).split(sep).join('/')
 }
 
 /** True when `main` (the process's main script) is fastify-cli's or `npm start`'s. */

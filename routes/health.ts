@@ -11,16 +11,13 @@ import { ErrorSchema } from '../schemas/http/error.js'
 
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
-  name: Type.String(),
-  version: Type.String(),
+  name: Type.String({ description: 'The config\'s `appName`, or `fastbase`' }),
+  appName: Type.Optional(Type.String({ description: 'The config\'s `appName`, when it has one (as teenybase answers it)' })),
+  version: Type.Optional(Type.Number({ description: 'The config\'s `version` number, when it has one (teenybase\'s settings version)' })),
+  fastbase: Type.String({ description: 'The fastbase package version serving the API' }),
   dialect: Type.Optional(Type.String()),
   uptime: Type.Number({ description: 'Seconds since the process started' }),
   timestamp: Type.Integer({ description: 'The server\'s clock in milliseconds since 1970 (Date.now()), as teenybase answers it' })
-})
-
-const UnavailableSchema = Type.Object({
-  code: Type.Literal(503),
-  message: Type.String()
 })
 
 /** A check that hangs (exhausted pool, dead PostgreSQL host) must fail before the prober gives up. */
@@ -82,7 +79,6 @@ const health: FastifyPluginAsync = async (app) => {
     throw errors.notReady(answer.database === 'ok' ? `Not ready: ${answer.pending - answer.destructive} schema migration${answer.pending - answer.destructive === 1 ? ' the config needs is' : 's the config needs are'} not applied` : 'Not ready: the database is unavailable', answer)
   })
 
-  const version = packageVersion
   app.get('/health', {
     schema: {
       tags: ['meta'],
@@ -91,7 +87,7 @@ const health: FastifyPluginAsync = async (app) => {
       'x-document': { errors: [401, 503] },
       description: 'Answers 503 when the database does not answer `select 1`.',
       security: [],
-      response: { 200: HealthSchema, 503: UnavailableSchema }
+      response: { 200: HealthSchema, 503: ErrorSchema }
     }
   }, async (request) => {
     try {
@@ -100,10 +96,13 @@ const health: FastifyPluginAsync = async (app) => {
       request.log.warn({ err }, 'health check: database unavailable')
       throw errors.databaseUnavailable()
     }
+    const { appName, version } = app.fastbase.config
     return {
       status: 'ok' as const,
-      name: app.fastbase.config.appName ?? 'fastbase',
+      name: appName ?? 'fastbase',
+      appName,
       version,
+      fastbase: packageVersion,
       dialect: app.fastbase.dialect?.name,
       uptime: process.uptime(),
       timestamp: Date.now()

@@ -8,11 +8,11 @@ import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
+import { ErrorSchema } from '../schemas/http/error.js'
 
 // How long a stream the server ended (overflow, expiry...) waits for its client to read the rest.
 const DRAIN_GRACE_MS = 30_000
 
-const ErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })
 const errorResponses = { 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema }
 const ERRORS = [400, 401, 403, 404, 429, 500, 503]
 

@@ -134,17 +134,17 @@ forEachDialect(t, 'actions', async (t, dialect) => {
   })
 
   t.test('requireAuth -> guard -> params', async (t) => {
-    t.same((await run('signed_in', { id: 'not even a number' })).json(), { code: 401, message: 'Authentication required' }, 'requireAuth first')
-    t.same((await run('signed_in', { id: -1 }, { 'x-test-uid': 'u1' })).json(), { code: 403, message: 'Forbidden' }, 'then the guard')
-    t.same((await run('signed_in', { id: 1, extra: true }, { 'x-test-uid': 'u1' })).json(), { code: 400, message: 'Validation Error', data: { extra: { _errors: ['Unknown field'] } } }, 'then params')
+    t.same((await run('signed_in', { id: 'not even a number' })).json(), { code: 401, message: 'Authentication required', data: {} }, 'requireAuth first')
+    t.same((await run('signed_in', { id: -1 }, { 'x-test-uid': 'u1' })).json(), { code: 403, message: 'Forbidden', data: {} }, 'then the guard')
+    t.same((await run('signed_in', { id: 1, extra: true }, { 'x-test-uid': 'u1' })).json(), { code: 400, message: 'Validation Error', data: { _errors: [], extra: { _errors: ['Unknown field'] } } }, 'then params')
     t.same((await run('signed_in', { id: 1 }, { 'x-test-uid': 'u1' })).json(), [[{ id: 1 }]])
-    t.same((await run('guarded')).json(), { code: 403, message: 'Forbidden' })
+    t.same((await run('guarded')).json(), { code: 403, message: 'Forbidden', data: {} })
     t.same((await run('guarded', {}, ADMIN)).json(), [[{ id: 1 }]], 'admins have a uid (as in teenybase)')
   })
 
   t.test('guards that need the database run inside the transaction and add no result', async (t) => {
     t.same((await run('db_guard_ok')).json(), [[{ id: 1 }]])
-    t.same((await run('db_guard_no')).json(), { code: 403, message: 'Forbidden' })
+    t.same((await run('db_guard_no')).json(), { code: 403, message: 'Forbidden', data: {} })
     const counter = await app.inject({ method: 'GET', url: '/api/v1/table/counters/view/1', headers: ADMIN })
     t.not(counter.json().value, -1, 'nothing ran')
   })
@@ -158,17 +158,17 @@ forEachDialect(t, 'actions', async (t, dialect) => {
       [{ ...ok, n: '1.5' }, { n: { _errors: ['Expected number'] } }],
       [{ ...ok, b: 'true' }, { b: { _errors: ['Expected boolean'] } }],
       [{ ...ok, s: 5 }, { s: { _errors: ['Expected string'] } }],
-      [{ i: 1, n: 1, b: false }, { s: { _errors: ['Required'] } }],
+      [{ i: 1, n: 1, b: false }, { s: { _errors: ['s is required'] } }],
       [{ ...ok, z: 1 }, { z: { _errors: ['Unknown field'] } }]
     ]
     for (const [payload, data] of cases) {
-      t.same((await run('typed', payload)).json(), { code: 400, message: 'Validation Error', data }, JSON.stringify(payload))
+      t.same((await run('typed', payload)).json(), { code: 400, message: 'Validation Error', data: { _errors: [], ...data } }, JSON.stringify(payload))
     }
-    t.same((await run('typed', [1, 2])).json(), { code: 400, message: 'Invalid request body: expected a JSON object of parameters' })
+    t.same((await run('typed', [1, 2])).json(), { code: 400, message: 'Invalid request body: expected a JSON object of parameters', data: {} })
   })
 
   t.test('unknown action', async (t) => {
-    t.same((await run('nope')).json(), { code: 404, message: 'Action not found - nope' })
+    t.same((await run('nope')).json(), { code: 404, message: 'Action not found - nope', data: {} })
   })
 
   t.test('20 concurrent increments are all counted', async (t) => {

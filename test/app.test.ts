@@ -87,7 +87,7 @@ t.test('SQLite: a lock that outlasts the busy timeout is 503, not 500', async (t
   other.exec('BEGIN EXCLUSIVE')
   const res = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { body: 'x' } } })
   t.equal(res.statusCode, 503)
-  t.same(res.json(), { code: 503, message: 'Database is busy, try again' })
+  t.same(res.json(), { code: 503, message: 'Database is busy, try again', data: {} })
   const read = await app.inject('/api/v1/table/notes/select')
   t.equal(read.statusCode, 200, 'WAL: readers are not blocked by a writer')
   other.exec('ROLLBACK')

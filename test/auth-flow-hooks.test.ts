@@ -73,7 +73,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
 
   await t.test('sign-up: the table\'s insert, without the password', async (t) => {
     reset(refuse)
-    t.same(await post('/table/users/auth/sign-up', ada), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await post('/table/users/auth/sign-up', ada), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal(await user({ username: 'ada' }), undefined, 'refused: no user')
     t.same(seen.beforeInsert.map((s) => s.source), ['auth:sign-up'], 'the hook ran once, told it is a sign-up')
     t.same(Object.keys(seen.beforeInsert[0].values).sort(), ['email', 'name', 'username'], 'no password, no confirm field')
@@ -97,7 +97,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     const body = { password: 'new password 1', passwordConfirm: 'new password 1', passwordCurrent: ada.password }
     const hashBefore = (await user({ id: adaId }))!.password
     reset(refuse)
-    t.same(await post('/table/users/auth/change-password', body, session.token), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await post('/table/users/auth/change-password', body, session.token), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal((await user({ id: adaId }))!.password, hashBefore, 'refused: the hash is as it was')
     t.equal((await post('/table/users/auth/refresh-token', { refresh_token: other.refresh_token })).status, 200, 'and no session was revoked')
     t.match(seen.beforeUpdate, [{ source: 'auth:password-change', values: {}, caller: adaId, where: adaId }], 'once, as the user, on the user\'s row; no hash, no salt')
@@ -115,7 +115,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     const issue = async () => await auth.oneTimeTokens.issue('reset_password', 'users', { userId: adaId, email: 'ada@example.com' }, 600)
     const body = { password: 'reset password', passwordConfirm: 'reset password' }
     reset(refuse)
-    t.same(await post('/table/users/auth/confirm-password-reset', { ...body, token: await issue() }), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await post('/table/users/auth/confirm-password-reset', { ...body, token: await issue() }), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal((await post('/table/users/auth/login-password', { identity: 'ada', password: 'reset password' })).status, 400, 'refused: the password is as it was')
     t.equal((await record(adaId)).email_verified, false, 'and the email still unverified')
     t.match(seen.beforeUpdate, [{ source: 'auth:password-reset', values: { email_verified: true }, caller: null, where: adaId }], 'once, anonymous, shown the verified flag it sets')
@@ -138,7 +138,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     const issue = async () => await auth.oneTimeTokens.issue('verify_email', 'users', { userId: adaId, email: 'ada@example.com' }, 600)
     const signedIn = (await post('/table/users/auth/login-password', { identity: 'ada', password: 'reset password' })).body
     reset(refuse)
-    t.same(await post('/table/users/auth/confirm-verification', { token: await issue() }, signedIn.token), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await post('/table/users/auth/confirm-verification', { token: await issue() }, signedIn.token), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal((await record(adaId)).email_verified, false, 'refused: still unverified')
     t.match(seen.beforeUpdate, [{ source: 'auth:verify-email', values: { email_verified: true }, caller: adaId, where: adaId }])
     t.equal(seen.beforeUpdate.length, 1)
@@ -155,7 +155,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     reset()
     await tablesInsertLegacy(legacy)
     reset(refuse)
-    t.same(await post('/table/users/auth/login-password', { identity: 'old', password: 'legacy password' }), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await post('/table/users/auth/login-password', { identity: 'old', password: 'legacy password' }), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal((await user({ username: 'old' }))!.password, legacy, 'refused: the old hash stays')
     t.match(seen.beforeUpdate, [{ source: 'auth:password-rehash', values: {}, caller: null }])
     t.equal(seen.beforeUpdate.length, 1)
@@ -173,7 +173,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
 
   await t.test('an external sign-in creates an account', async (t) => {
     reset(refuse)
-    t.same(await loginToken(await partnerToken('p-1', 'grace@example.com', 'Grace')), { status: 403, body: { code: 403, message: 'Refused by a hook' } })
+    t.same(await loginToken(await partnerToken('p-1', 'grace@example.com', 'Grace')), { status: 403, body: { code: 403, message: 'Refused by a hook', data: {} } })
     t.equal(await user({ email: 'grace@example.com' }), undefined, 'refused: no user')
     t.same(await db(IDENTITIES).where({ subject: 'p-1' }), [], 'and no link')
     t.equal(seen.beforeInsert.length, 1)

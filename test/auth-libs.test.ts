@@ -89,8 +89,9 @@ t.test('passwords', async (t) => {
   })
 
   t.test('validatePassword', async (t) => {
-    t.equal(validatePassword(12345678), 'must be a string')
-    t.equal(validatePassword(undefined), 'must be a string')
+    t.equal(validatePassword(12345678), 'password must be a string')
+    t.equal(validatePassword(undefined), 'password is required')
+    t.equal(validatePassword('', 'pw'), 'pw is required', 'named after the field, as teenybase does')
     t.equal(validatePassword('1234567'), 'Password must be at least 8 characters long')
     t.equal(validatePassword('12345678'), undefined)
     t.equal(validatePassword('x'.repeat(255)), undefined)
@@ -156,6 +157,16 @@ t.test('actionEmail', async (t) => {
     t.equal(m.subject, 'Acme <Dev>: confirm ada@example.com')
     t.equal(m.text, 'Go to https://app.example.com/verify-email/TokTokTokTokTokTokTok1 (TokTokTokTokTokTokTok1)')
     t.equal(m.html, '<p><a href="https://app.example.com/verify-email/TokTokTokTokTokTokTok1">Us</a> https://app.example.com</p>')
+  })
+
+  t.test('a template\'s action_link (teenybase\'s) moves the link: a SPA on its own route', async (t) => {
+    const m = actionEmail('verification', vars, { variables: { action_link: '{{APP_URL}}/#/auth/verify?token={{TOKEN}}&for={{EMAIL}}' } })
+    const link = 'https://app.example.com/#/auth/verify?token=TokTokTokTokTokTokTok1&for=ada%40example.com'
+    t.match(m.text, `Verify Email: ${link}`, 'the text names the configured route')
+    t.match(m.html, `href="${link.replace(/&/g, '&amp;')}"`, 'and so does the button')
+    t.notMatch(m.html, '/verify-email/', 'not the default route')
+    const reset = actionEmail('passwordReset', { ...vars, variables: { action_link: 'https://elsewhere.example/{{TOKEN}}' } })
+    t.match(reset.text, 'https://app.example.com/reset-password/TokTokTokTokTokTokTok1', 'email.variables cannot move it: teenybase\'s per-email default wins there, as in teenybase')
   })
 
   t.test('layoutHtml wraps the default body', async (t) => {
@@ -279,4 +290,12 @@ t.test('mailer: SMTP mode against a local smtp-server', async (t) => {
     t.teardown(() => mailer.close())
     await t.rejects(mailer.send({ to: 'bob@example.com', subject: 's', text: 't', html: 'h' }))
   })
+})
+
+t.test('admin sign-in says when no service token is configured', async (t) => {
+  const { adminSignIn } = await import('../lib/auth/admin-tokens.js')
+  const signIn = (secrets: Record<string, string>) => { try { adminSignIn(secrets, 'a-guess', new Map(), 'fastbase', 'example.com'); return 'signed in' } catch (e) { return (e as Error).message } }
+  t.match(signIn({}), /^No service token is configured .*ADMIN_SERVICE_TOKEN/, 'nothing configured: says what to set')
+  t.match(signIn({ viewer: 'viewer-password' }), /^Invalid credentials \(no service token is configured .*ADMIN_SERVICE_TOKEN/, 'passwords only: a guess is wrong, and the token is not an option')
+  t.equal(signIn({ superadmin: 'the-service-token' }), 'Invalid credentials', 'a service token configured: the plain refusal')
 })

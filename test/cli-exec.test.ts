@@ -28,7 +28,7 @@ t.test('exec against a running app', { skip }, async (t: Test) => {
 
   const missing = await fastbase(['exec', 'GET', 'table/nope/list'], { env })
   t.equal(missing.code, 1, 'a non-2xx answer')
-  t.same(JSON.parse(missing.stdout), { code: 404, message: 'Table not found - nope' })
+  t.same(JSON.parse(missing.stdout), { code: 404, message: 'Table not found - nope', data: {} })
   t.match(missing.stderr, /HTTP 404/)
 
   const wrongToken = await fastbase(['exec', 'GET', 'table/items/list'], { env: { ...env, ADMIN_SERVICE_TOKEN: 'wrong' } })

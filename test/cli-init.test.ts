@@ -29,6 +29,11 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   t.match(config, /baseFields, \.\.\.authFields/)
   t.match(config, /name: 'rules'/)
   t.match(config, /fieldRules: \{ email: 'id == auth\.uid' \}/, 'the users table ships with a field rule on email')
+  // Written as docs/config.md writes configs: defineConfig, sql`...` and sqlValue(), not the raw objects.
+  t.match(config, /export default defineConfig\(\{/)
+  t.match(config, /check: sql`length\(title\) <= 200`/)
+  t.match(config, /default: sqlValue\(false\)/)
+  t.notMatch(config, /\{ [ql]: /, 'no { q: ... } / { l: ... }')
 
   linkDependencies(dir)
   const check = await fastbase(['check'], { cwd: dir })

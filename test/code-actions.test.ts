@@ -54,16 +54,16 @@ forEachDialect(t, 'code actions', async (t, dialect) => {
 
   t.same((await post('/action/promote', { id: mine.id }, token)).json(), { id: mine.id, views: 1 }, 'runs, with the default filled')
   t.same((await post('/action/promote', { id: mine.id, by: 5 }, token)).json(), { id: mine.id, views: 6 })
-  t.same((await post('/action/promote', { id: mine.id })).json(), { code: 401, message: 'Authentication required' }, 'requireAuth')
-  t.same((await post('/action/promote', { id: mine.id, by: 11 }, token)).json(), { code: 403, message: 'Forbidden' }, 'the guard')
+  t.same((await post('/action/promote', { id: mine.id })).json(), { code: 401, message: 'Authentication required', data: {} }, 'requireAuth')
+  t.same((await post('/action/promote', { id: mine.id, by: 11 }, token)).json(), { code: 403, message: 'Forbidden', data: {} }, 'the guard')
   t.match((await post('/action/promote', { id: mine.id, extra: 1 }, token)).json(), { code: 400, message: 'Validation Error', data: { extra: { _errors: ['Unknown field'] } } }, 'strict params')
-  t.match((await post('/action/promote', { by: 2 }, token)).json(), { code: 400, data: { id: { _errors: ['Required'] } } })
+  t.match((await post('/action/promote', { by: 2 }, token)).json(), { code: 400, data: { _errors: [], id: { _errors: ['id is required'] } } })
   t.equal((await post('/action/promote', { id: 'nope' }, token)).statusCode, 404, 'the handler\'s own FastbaseError')
 
   await post('/action/promote', { id: mine.id, by: 10 }, token)
   const many = await app.fastbase.tables.posts.edit({ id: mine.id, values: { views: 95 } as never }, { as: 'system' })
   t.ok(many)
-  t.same((await post('/action/promote', { id: mine.id, by: 10 }, token)).json(), { code: 400, message: 'Too popular' })
+  t.same((await post('/action/promote', { id: mine.id, by: 10 }, token)).json(), { code: 400, message: 'Too popular', data: {} })
   t.match(await app.fastbase.tables.posts.view({ id: mine.id, select: 'views' }, { as: 'system' }), { views: 95 }, 'the handler\'s write was rolled back with it')
 
   t.same(await app.fastbase.runAction('promote', { id: mine.id, by: 1 }, { auth: await app.fastbase.callerFor('users', signUp.record.id) }), { id: mine.id, views: 96 }, 'runAction from server code')

@@ -4,7 +4,7 @@
 // from, the original system's reference sections, tracker issue numbers). The records themselves are
 // numbered D1, D2, ... without gaps, and the index at the top lists each one.
 import t from 'tap'
-import { readFileSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { extname, join, relative } from 'node:path'
 import { anchorOf } from './markdown.js'
 
@@ -126,4 +126,35 @@ t.test('every citation in code and docs resolves, and none points outside the re
   }
   t.same(problems, [], 'no dangling or outside citations')
   t.ok(citations >= 80, `${citations} citations of decisions`)
+})
+
+/** Repository paths a line names (`lib/config/load.ts`, `docs/cli.md`): a folder of the repository, a file with its extension. */
+function namedPaths (line: string): string[] {
+  const found: string[] = []
+  for (const m of line.matchAll(/(?<![\w./-])((?:lib|plugins|routes|schemas|panel|scripts|bench|test|docs|example|examples|deploy)\/[\w./-]*\.(?:ts|mts|js|mjs|cjs|md|json|jsonc|css|html))(?!\.?[\w/*-])/g)) {
+    found.push(m[1])
+  }
+  return found
+}
+
+t.test('the path scanner finds repository paths, not others', async (t) => {
+  t.same(namedPaths('see lib/config/load.ts and `docs/cli.md`.'), ['lib/config/load.ts', 'docs/cli.md'])
+  t.same(namedPaths('node_modules/fastbase/dist/app.js, dist/lib/x.js, test/docs-*.test.ts, test/<file>.test.ts'), [], 'installed, built, globbed and placeholder paths are not the repository\'s')
+  t.same(namedPaths('(test/fixtures/a.ts.tmpl) ends lib/b.ts.'), ['lib/b.ts'], 'a longer name is not cut short; a full stop ends a path')
+})
+
+t.test('every repository path a comment or a document names exists', async (t) => {
+  const missing: string[] = []
+  let named = 0
+  for (const file of scannedFiles()) {
+    const lines = readFileSync(join(root, file), 'utf8').split('\n')
+    lines.forEach((line, i) => {
+      for (const path of namedPaths(line)) {
+        named++
+        if (!existsSync(join(root, path))) missing.push(`${file} line ${i + 1}: ${path}`)
+      }
+    })
+  }
+  t.same(missing, [], 'no path names a file that is not there')
+  t.ok(named >= 200, `${named} paths named`)
 })

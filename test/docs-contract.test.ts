@@ -118,12 +118,12 @@ t.test('every-feature document', async (t) => {
     const branches: any[] = login.anyOf ?? login.oneOf ?? [login]
     const allows = (body: Record<string, unknown>): boolean => branches.some((b) => (b.required ?? []).every((key: string) => key in body))
     const refused = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { password: 'pw-123456' } })
-    t.match(refused.json(), { code: 400, data: { identity: { _errors: ['Required'] } } }, 'the server refuses a password alone')
+    t.match(refused.json(), { code: 400, data: { identity: { _errors: ['identity is required'] } } }, 'the server refuses a password alone')
     t.notOk(allows({ password: 'pw-123456' }), 'and so does the document')
     for (const key of ['identity', 'email', 'username']) {
       t.ok(allows({ [key]: 'nobody@example.com', password: 'pw-123456' }), `the document allows ${key}`)
       const res = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { [key]: 'nobody@example.com', password: 'pw-123456' } })
-      t.same(res.json(), { code: 400, message: 'Invalid username or password' }, `the server reads ${key} (and finds no such account)`)
+      t.same(res.json(), { code: 400, message: 'Invalid username or password', data: {} }, `the server reads ${key} (and finds no such account)`)
     }
   })
 
@@ -149,7 +149,7 @@ t.test('every-feature document', async (t) => {
     for (const [name, response] of Object.entries(doc.components.responses) as Array<[string, any]>) {
       t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, name)
     }
-    t.same(doc.components.schemas.Error.required, ['code', 'message'])
+    t.same(doc.components.schemas.Error.required, ['code', 'message', 'data'])
     t.ok(doc.paths['/api/v1/table/docs/view/{id}'].get.responses['404'], 'view: 404')
     t.ok(doc.paths['/api/v1/migrations'].post.responses['409'], 'migrations: 409')
     t.notOk(doc.paths['/api/v1/table/users/auth/login-password'].post.responses['429'], 'no 429 with rateLimit: false')

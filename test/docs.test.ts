@@ -9,6 +9,8 @@ import docsPlugin from '../plugins/docs.js'
 import healthRoutes from '../routes/health.js'
 import panelRoutes from '../routes/panel.js'
 import type { Fastbase } from '../plugins/types.js'
+import { sendError } from '../plugins/errors.js'
+import { FastbaseError } from '../lib/errors.js'
 
 const prefix = '/api/v1'
 
@@ -33,6 +35,8 @@ async function build (t: Test) {
     db
   } as unknown as Fastbase
   app.decorate('fastbase', fastbase)
+  // fastbase's rendering of its errors (the errors plugin needs the whole app).
+  app.setErrorHandler((error, _request, reply) => { if (error instanceof FastbaseError) sendError(reply, error); else throw error })
   app.addSchema(NoteSchema)
   await app.register(docsPlugin, { prefix })
   await app.register(healthRoutes, { prefix })
@@ -65,6 +69,8 @@ t.test('/doc is a valid OpenAPI 3.1.0 document of the routes', async t => {
   t.equal(doc.openapi, '3.1.0')
   t.same(doc.info, { title: 'x', version: (await import('../package.json', { with: { type: 'json' } })).default.version })
   t.same(doc.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' })
+  t.ok(doc.paths[`${prefix}/doc`]?.get, 'the document lists itself, as teenybase\'s does')
+  t.notOk(doc.paths[`${prefix}/secret`], 'a hidden route stays hidden')
 
   // The validator dereferences in place: hand it a copy.
   const result = await validate(structuredClone(doc))
@@ -96,7 +102,6 @@ t.test('/doc is a valid OpenAPI 3.1.0 document of the routes', async t => {
   t.ok(health.responses['200'] && health.responses['503'])
 
   const paths = Object.keys(doc.paths)
-  t.notOk(paths.includes(`${prefix}/doc`), '/doc does not describe itself')
   t.notOk(paths.some(p => p.startsWith(`${prefix}/doc/`)), 'nor the UI routes')
   t.notOk(paths.includes(`${prefix}/secret`), 'schema.hide hides a route')
   t.notOk(paths.some(p => p.startsWith('/panel')), 'panel files are not API routes')
@@ -147,17 +152,20 @@ t.test('/health answers 200 with the app facts, 503 without a database', async t
   t.equal(ok.statusCode, 200)
   const body = ok.json()
   const pkg = (await import('../package.json', { with: { type: 'json' } })).default
-  t.match(body, { status: 'ok', name: 'x', version: pkg.version, dialect: 'sqlite' })
+  t.match(body, { status: 'ok', name: 'x', appName: 'x', fastbase: pkg.version, dialect: 'sqlite' })
   t.type(body.uptime, 'number')
   t.ok(body.uptime >= 0)
-  t.same(Object.keys(body).sort(), ['dialect', 'name', 'status', 'timestamp', 'uptime', 'version'])
+  t.same(Object.keys(body).sort(), ['appName', 'dialect', 'fastbase', 'name', 'status', 'timestamp', 'uptime'], 'no version: the config has none (teenybase leaves it out then)')
   t.ok(Number.isInteger(body.timestamp), 'timestamp is a number of milliseconds, as teenybase answers it')
   t.ok(Math.abs(body.timestamp - Date.now()) < 60_000, 'timestamp is the server clock')
+
+  app.fastbase.config.version = 7
+  t.equal((await app.inject({ method: 'GET', url: `${prefix}/health` })).json().version, 7, 'version: the config\'s version number (teenybase\'s settings version)')
 
   await db.destroy()
   const down = await app.inject({ method: 'GET', url: `${prefix}/health` })
   t.equal(down.statusCode, 503)
-  t.same(down.json(), { code: 503, message: 'Database unavailable' })
+  t.same(down.json(), { code: 503, message: 'Database unavailable', data: {} })
 })
 
 t.test('/panel/ serves the placeholder page; /panel redirects there', async t => {

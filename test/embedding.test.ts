@@ -90,7 +90,7 @@ t.test('fastbase keeps its own handlers under its prefix; the host sets its 404 
   app.setErrorHandler((_error, _request, reply) => { void reply.code(500).send({ host: true }) })
   app.get('/host/fail', async () => { throw new Error('x') })
   await app.ready()
-  t.same((await app.inject('/api/v1/nope')).json(), { code: 404, message: 'Route not found - GET /api/v1/nope' }, 'fastbase 404 under its prefix')
+  t.same((await app.inject('/api/v1/nope')).json(), { code: 404, message: 'Route not found - GET /api/v1/nope', data: {} }, 'fastbase 404 under its prefix')
   t.same((await app.inject('/elsewhere')).json(), { host: true }, 'the host 404 elsewhere')
   t.same((await app.inject('/host/fail')).json(), { host: true }, 'the host error handler for host routes')
   const invalid = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { body: 5 } } })

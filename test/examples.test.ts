@@ -104,7 +104,7 @@ t.test('the host-extended example: a host route, hooks and a code action', { ski
   const created = await post('/table/posts/insert', { values: { owner: record.id, title: 'Hello, World!' }, returning: '*' }, token)
   const [hello] = await json(created) as Array<{ id: string, slug: string, likes: number }>
   t.match(hello, { slug: /^hello-world-[a-z0-9]+$/, likes: 0 }, 'the beforeInsert hook set the slug')
-  t.same(await json(await post('/table/posts/insert', { values: { owner: record.id, title: '!!!' } }, token)), { code: 400, message: 'The title needs a letter or a digit' }, 'and refuses a title without one')
+  t.same(await json(await post('/table/posts/insert', { values: { owner: record.id, title: '!!!' } }, token)), { code: 400, message: 'The title needs a letter or a digit', data: {} }, 'and refuses a title without one')
   t.equal((await post('/table/posts/insert', { values: { owner: record.id, title: 'x', slug: 'mine' } }, token)).status, 403, 'callers cannot set the slug themselves')
 
   t.same(await json(await post('/action/like', { id: hello.id }, token)), { id: hello.id, likes: 1 }, 'the code action')
@@ -114,7 +114,7 @@ t.test('the host-extended example: a host route, hooks and a code action', { ski
   const me = await fetch(`${server.url}/me`, { headers: { authorization: `Bearer ${token}` } })
   t.same(await json(me), { uid: record.id, posts: [{ id: hello.id, title: 'Hello, World!', slug: hello.slug, likes: 1 }] }, 'the host route, as its caller')
   const anonymous = await fetch(`${server.url}/me`)
-  t.same([anonymous.status, await json(anonymous)], [401, { code: 401, message: 'Authentication required' }])
+  t.same([anonymous.status, await json(anonymous)], [401, { code: 401, message: 'Authentication required', data: {} }])
 
   const doc = await json(await fetch(`${api}/doc`))
   t.ok(doc.paths['/api/v1/action/like'], 'the code action is in the API document')

@@ -157,11 +157,11 @@ t.test('external sign-ins', async (t) => {
       const credential = await idToken({ sub: 'g-csrf', email: 'csrf@example.com' })
       const missingField = await call('/table/users/auth/google-login', { form: { credential }, cookie: 'g_csrf_token=x' })
       t.equal(missingField.status, 400)
-      t.same(missingField.body, { code: 400, message: 'g_csrf_token is required' })
+      t.same(missingField.body, { code: 400, message: 'g_csrf_token is required', data: {} })
       t.equal((await call('/table/users/auth/google-login', { form: { g_csrf_token: 'x' }, cookie: 'g_csrf_token=x' })).body.message, 'credential is required')
       const noCookie = await oneTapForm(credential, 'x', null)
       t.equal(noCookie.status, 403)
-      t.same(noCookie.body, { code: 403, message: 'CSRF token mismatch' })
+      t.same(noCookie.body, { code: 403, message: 'CSRF token mismatch', data: {} })
       t.equal((await oneTapForm(credential, 'x', 'g_csrf_token=y')).status, 403, 'mismatched')
       t.equal((await oneTapForm(credential, 'x', 'g_csrf_token=')).status, 403, 'empty cookie')
       t.equal((await oneTapForm(credential, 'x', 'other=x')).status, 403, 'another cookie of that value')
@@ -186,7 +186,7 @@ t.test('external sign-ins', async (t) => {
       ] as Array<[string | null, string | undefined, string]>) {
         const res = await post(from, fetchSite)
         t.equal(res.status, 403, what)
-        t.same(res.body, { code: 403, message: 'This sign-in must be posted from the app\'s own pages' }, what)
+        t.same(res.body, { code: 403, message: 'This sign-in must be posted from the app\'s own pages', data: {} }, what)
         t.notOk(res.cookies.some((c) => c.startsWith('acme_auth=')), `${what}: no auth cookie`)
       }
       const json = await call('/table/users/auth/google-login', { json: { token: credential }, from: 'https://blog.example.com' })
@@ -215,7 +215,7 @@ t.test('external sign-ins', async (t) => {
       const refused = async (token: string, what: string) => {
         const res = await call('/table/users/auth/google-login', { json: { token } })
         t.equal(res.status, 401, what)
-        t.same(res.body, { code: 401, message: 'Invalid or expired token' }, what)
+        t.same(res.body, { code: 401, message: 'Invalid or expired token', data: {} }, what)
         t.notMatch(JSON.stringify(res.body), token.slice(-20), 'the token is not echoed')
       }
       const claims = { sub: 'g-bad', email: 'bad@example.com' }
@@ -268,7 +268,7 @@ t.test('external sign-ins', async (t) => {
       const refused = async (token: string, what: string) => {
         const res = await loginToken(token)
         t.equal(res.status, 401, what)
-        t.same(res.body, { code: 401, message: 'Invalid or expired token' }, what)
+        t.same(res.body, { code: 401, message: 'Invalid or expired token', data: {} }, what)
       }
       const claims = { sub: 'p-2', email: 'p2@example.com' }
       await refused(await hsToken(claims, { iss: 'https://unknown.test', aud: 'fastbase-app' }), 'unknown issuer')
@@ -294,7 +294,7 @@ t.test('external sign-ins', async (t) => {
       t.equal(signUp.body.verified, false)
       // An unverified address never reaches the existing account (nor signs in at all).
       const unverified = await call('/table/users/auth/google-login', { json: { token: await idToken({ sub: 'g-grace', email: 'grace@example.com', email_verified: false }) } })
-      t.same(unverified.body, { code: 400, message: 'Email not verified' })
+      t.same(unverified.body, { code: 400, message: 'Email not verified', data: {} })
       const missingClaim = await call('/table/users/auth/google-login', { json: { token: await idToken({ sub: 'g-grace', email: 'grace@example.com', email_verified: undefined }) } })
       t.equal(missingClaim.status, 400, 'an ID token without email_verified does not vouch for the address')
       const partnerUnverified = await loginToken(await hsToken({ sub: 'p-grace', email: 'grace@example.com', email_verified: 'false' }, { aud: 'fastbase-app' }))
@@ -341,7 +341,7 @@ t.test('external sign-ins', async (t) => {
         t.equal((await viewAs(attacker.body)).status, 401, 'the attacker\'s access token is dead')
         t.equal((await call('/table/users/auth/refresh-token', { json: { refresh_token: attacker.body.refresh_token } })).status, 401, 'and the refresh token')
         const password = await call('/table/users/auth/login-password', { json: { identity: email, password: 'attacker pass' } })
-        t.same(password.body, { code: 400, message: 'Invalid username or password' }, 'and the password')
+        t.same(password.body, { code: 400, message: 'Invalid username or password', data: {} }, 'and the password')
         t.equal((await viewAs(victim.body)).status, 200, 'the victim\'s session works')
         // The identity is linked now: the next sign-in finds it and ends nothing.
         const again = await signIn(email)

@@ -53,8 +53,8 @@ forEachDialect(t, 'rate limits', async (t, dialect) => {
   t.same(replies.slice(0, 5).map((r) => r.statusCode), [400, 400, 400, 400, 400], 'the first five')
   const refused = replies.slice(5).map((r) => ({ status: r.statusCode, body: r.json() }))
   const standard = ({ status, body }: { status: number, body: Record<string, unknown> }): boolean =>
-    status === 429 && Object.keys(body).join() === 'code,message' && body.code === 429 && /^Too many requests, retry in \d+s$/.test(String(body.message))
-  t.same(refused.filter((r) => !standard(r)), [], 'the other 25 answer 429 with the standard body { code, message }')
+    status === 429 && Object.keys(body).join() === 'code,message,data' && body.code === 429 && /^Too many requests, retry in \d+s$/.test(String(body.message))
+  t.same(refused.filter((r) => !standard(r)), [], 'the other 25 answer 429 with the standard body { code, message, data }')
   t.ok(replies.slice(5).every((r) => r.headers['retry-after'] !== undefined), 'with retry-after')
 
   // Another route has its own counter; hits arriving together on both instances are all counted.
@@ -84,7 +84,7 @@ forEachDialect(t, 'rate limits', async (t, dialect) => {
     await db.schema.renameTable(RATE_LIMITS, 'rate_limits_away')
     t.teardown(async () => { await db.schema.renameTable('rate_limits_away', RATE_LIMITS) })
     const refused = await login(apps[1])
-    t.same({ status: refused.statusCode, body: refused.json() }, { status: 503, body: { code: 503, message: 'Rate limiting is unavailable, try again' } })
+    t.same({ status: refused.statusCode, body: refused.json() }, { status: 503, body: { code: 503, message: 'Rate limiting is unavailable, try again', data: {} } })
     const failed = await new Promise<Error | null>((resolve) => store.incr('k', resolve, 1000))
     t.match(failed, { statusCode: 503, cause: { code: '42P01' } }, 'the store calls back with the error')
     t.equal(errors.length, 1, 'and reports the database error')

@@ -45,7 +45,7 @@ forEachDialect(t, 'authenticate', async (t, dialect) => {
 
   const anonymous = await app.inject({ url: '/me' })
   t.equal(anonymous.statusCode, 401)
-  t.same(anonymous.json(), { code: 401, message: 'Authentication required' }, 'fastbase\'s error body, not the host handler\'s')
+  t.same(anonymous.json(), { code: 401, message: 'Authentication required', data: {} }, 'fastbase\'s error body, not the host handler\'s')
   t.equal(anonymous.headers['fastbase-error-code'], 'FB_ERR_UNAUTHORIZED')
 
   const bad = await app.inject({ url: '/me', headers: { authorization: 'Bearer not.a.token' } })
@@ -61,7 +61,7 @@ forEachDialect(t, 'authenticate', async (t, dialect) => {
   t.same((await app.inject({ url: '/anyone', headers: { authorization: `Bearer ${adminToken}-blog` } })).json(), { uid: 'superadmin', admin: true }, 'the service token is the superadmin')
 
   const notAdmin = await app.inject({ url: '/admin', headers: bearer })
-  t.same([notAdmin.statusCode, notAdmin.json()], [403, { code: 403, message: 'Admins only' }])
+  t.same([notAdmin.statusCode, notAdmin.json()], [403, { code: 403, message: 'Admins only', data: {} }])
   t.same((await app.inject({ url: '/admin', headers: { authorization: `Bearer ${adminToken}-blog` } })).json(), { role: 'superadmin' })
   t.equal((await app.inject({ url: '/admin' })).statusCode, 401, 'anonymous on an admin route: 401')
   t.equal((await app.inject({ url: '/users-only', headers: bearer })).statusCode, 200)

@@ -50,6 +50,7 @@ forEachDialect(t, 'on: behind the token, every family', async (t, dialect) => {
   for (let i = 0; i < 3; i++) t.equal((await app.inject({ method: 'GET', url: '/api/v1/table/notes/list' })).statusCode, 200)
   t.equal((await app.inject({ method: 'GET', url: '/api/v1/no/such/route' })).statusCode, 404)
   for (let i = 0; i < 3; i++) await app.inject({ method: 'POST', url: '/api/v1/admin/login', payload: { password: 'wrong' } })
+  t.notMatch((await scrape()).body, /^fastbase_backup_last_success_age_seconds /m, 'no backup yet: the age is absent, not 0 (an age alert must not read "fresh")')
   await app.fastbase.backups.create()
 
   const res = await scrape()

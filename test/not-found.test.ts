@@ -30,7 +30,7 @@ t.test('standalone: every unknown path is the JSON 404, with the request id', as
   for (const url of ['/nope', '/', '/panel/missing.js', '/api/v1/nope?x=1']) {
     const res = await app.inject(url)
     t.equal(res.statusCode, 404, url)
-    t.same(res.json(), { code: 404, message: `Route not found - GET ${url.split('?')[0]}` }, `${url}: { code, message }`)
+    t.same(res.json(), { code: 404, message: `Route not found - GET ${url.split('?')[0]}`, data: {} }, `${url}: { code, message, data }`)
     t.ok(res.headers['fastbase-error-code'], `${url}: the stable error code`)
     t.ok(res.headers['x-request-id'], `${url}: x-request-id`)
   }
@@ -41,7 +41,7 @@ t.test('embedded: outside the API prefix the host keeps Fastify\'s (or its own) 
   const res = await app.inject('/nope')
   t.equal(res.statusCode, 404)
   t.notSame(res.json(), { code: 404, message: 'Route not found - GET /nope' }, 'not fastbase\'s body')
-  t.same((await app.inject('/api/v1/nope')).json(), { code: 404, message: 'Route not found - GET /api/v1/nope' }, 'fastbase\'s under its prefix')
+  t.same((await app.inject('/api/v1/nope')).json(), { code: 404, message: 'Route not found - GET /api/v1/nope', data: {} }, 'fastbase\'s under its prefix')
 })
 
 t.test('<base>/panel/ sends callers to the panel', async (t) => {
@@ -58,7 +58,7 @@ t.test('<base>/panel/ sends callers to the panel', async (t) => {
   t.equal((await custom.inject('/shop/admin/')).statusCode, 200)
 
   const none = await serve(t, { panelPrefix: false })
-  t.same((await none.inject('/api/v1/panel/')).json(), { code: 404, message: 'Route not found - GET /api/v1/panel/' }, 'no panel: the JSON 404')
+  t.same((await none.inject('/api/v1/panel/')).json(), { code: 404, message: 'Route not found - GET /api/v1/panel/', data: {} }, 'no panel: the JSON 404')
 
   const same = await serve(t, { panelPrefix: '/api/v1/panel' })
   t.equal((await same.inject('/api/v1/panel/')).statusCode, 200, 'a panel served at <base>/panel is served, not redirected')

@@ -210,7 +210,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     replayJar.set(STATE, nonce, '/')
     const replay = await get(flow.callback, replayJar)
     t.equal(replay.status, 400)
-    t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
+    t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again', data: {} })
 
     // Tampered state: another redirect in the payload, same signature.
     const f2 = await startFlow(base, 'google')
@@ -220,7 +220,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     claims.redirect = 'https://evil.example/'
     url.searchParams.set('state', `${v}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${mac}`)
     const tampered = await get(url.href, f2.jar)
-    t.same(await tampered.json(), { code: 400, message: 'Invalid OAuth state' })
+    t.same(await tampered.json(), { code: 400, message: 'Invalid OAuth state', data: {} })
     t.equal(tampered.headers.get('location'), null)
 
     // Missing state cookie; missing state.
@@ -230,7 +230,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     t.match(await noCookie.json(), { code: 403, message: /does not belong to this browser/ })
     const noState = new URL(f3.callback)
     noState.searchParams.delete('state')
-    t.same(await (await get(noState.href, f3.jar)).json(), { code: 400, message: 'Missing OAuth state' })
+    t.same(await (await get(noState.href, f3.jar)).json(), { code: 400, message: 'Missing OAuth state', data: {} })
     // The flow still works after those refusals (they did not use the state up).
     t.equal((await get(f3.callback, f3.jar)).status, 302, 'a refused attempt does not use the state')
 
@@ -245,7 +245,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const other = new URL(g.callback.replace('/oauth/google/', '/oauth/plain/'))
     const jar = new Jar()
     jar.set(STATE, g.jar.get(STATE)!, '/')
-    t.same(await (await get(other.href, jar)).json(), { code: 400, message: 'Invalid OAuth state' })
+    t.same(await (await get(other.href, jar)).json(), { code: 400, message: 'Invalid OAuth state', data: {} })
 
     // The provider's error=: back to the app with the error.
     const denied = await startFlow(base, 'google', '?redirect=/after')
@@ -304,7 +304,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     for (const name of ['nope', 'onetap']) {
       const unknown = await get(`${base}/api/v1/table/users/auth/oauth/${name}`)
       t.equal(unknown.status, 404)
-      t.same(await unknown.json(), { code: 404, message: `OAuth provider not found - ${name}` })
+      t.same(await unknown.json(), { code: 404, message: `OAuth provider not found - ${name}`, data: {} })
     }
     const unknownCallback = await get(`${base}/api/v1/table/users/auth/oauth/nope/callback?code=x&state=y`)
     t.equal(unknownCallback.status, 404)
@@ -366,7 +366,7 @@ forEachDialect(t, 'oauth redirect flow', async (t, dialect) => {
     const refresh = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/refresh-token', payload: { refresh_token: signUp.json().refresh_token } })
     t.equal(refresh.statusCode, 401, 'and its refresh token')
     const password = await app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'grace@example.com', password: 'correct horse' } })
-    t.same(password.json(), { code: 400, message: 'Invalid username or password' }, 'and the password')
+    t.same(password.json(), { code: 400, message: 'Invalid username or password', data: {} }, 'and the password')
     // The linked identity signs in again without ending the session it opened.
     const again = await startFlow(base, 'google')
     t.equal((await get(again.callback, again.jar)).status, 302)
@@ -427,7 +427,7 @@ forEachDialect(t, 'oauth without authCookie answers the session as JSON', async 
   const bad = await startFlow(base, 'google')
   const refused = await get(bad.callback, bad.jar)
   t.equal(refused.status, 401)
-  t.same(await refused.json(), { code: 401, message: 'Invalid ID token' })
+  t.same(await refused.json(), { code: 401, message: 'Invalid ID token', data: {} })
 })
 
 forEachDialect(t, 'oauth across two instances on one database', async (t, dialect: DialectName) => {
@@ -450,7 +450,7 @@ forEachDialect(t, 'oauth across two instances on one database', async (t, dialec
   jar.set(STATE, nonce, '/')
   const replay = await get(flow.callback, jar)
   t.equal(replay.status, 400)
-  t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again' })
+  t.same(await replay.json(), { code: 400, message: 'OAuth state already used, sign in again', data: {} })
 })
 
 t.test('GitHub and Discord presets read the user from their APIs', async (t) => {
@@ -495,7 +495,7 @@ t.test('GitHub and Discord presets read the user from their APIs', async (t) => 
   const gh2 = await startFlow(base, 'github')
   const unverified = await get(gh2.callback, gh2.jar)
   t.equal(unverified.status, 400)
-  t.same(await unverified.json(), { code: 400, message: 'Email not verified' })
+  t.same(await unverified.json(), { code: 400, message: 'Email not verified', data: {} })
   t.equal((await app.fastbase.db('users').count({ n: '*' }).first())?.n, 0, 'no account created')
 
   const dc = await startFlow(base, 'discord')

@@ -53,6 +53,21 @@ t.test('a class whose condition cannot run gets nothing; the others are unaffect
   t.same(matches.map((m) => m.map((c) => c.name)), [[], ['views > 5'], []])
 })
 
+t.test('a condition that fails at run time on some rows: no match for those rows, the others judged as usual', async (t) => {
+  const evaluator = new SqliteEvaluator(sqlite, {})
+  t.teardown(() => evaluator.close())
+  // json_extract raises on text that is not JSON ('Hello', 'HELLO again'); views 10 never reaches it.
+  const partly = { name: 'partly', condition: { sql: 'CASE WHEN "notes"."views" > 5 THEN 1 ELSE json_extract("notes"."title", ?) END', bindings: ['$'] } }
+  const fine = classOf('id >= 2')
+  t.same((await evaluator.matches(batch, [partly, fine])).map((m) => m.map((c) => c.name)), [[], ['partly', 'id >= 2'], ['id >= 2']])
+  t.same((await evaluator.matches(batch, [partly])).map((m) => m.length), [0, 1, 0], 'again, with the statements kept')
+  // A top-level OR stays one condition when the row's key is added to it.
+  const either = { name: 'either', condition: { sql: 'json_extract("notes"."title", ?) = 1 OR "notes"."id" = 3', bindings: ['$'] } }
+  t.same((await evaluator.matches(batch, [either])).map((m) => m.length), [0, 0, 0], 'json_extract fails on every row before OR is read')
+  const orLater = { name: 'orLater', condition: { sql: '"notes"."id" = 3 OR json_extract("notes"."title", ?) = 1', bindings: ['$'] } }
+  t.same((await evaluator.matches(batch, [orLater])).map((m) => m.length), [0, 0, 1], 'the row the OR decides first matches, alone')
+})
+
 t.test('two thousand distinct classes: evaluated off the event loop', async (t) => {
   const evaluator = new SqliteEvaluator(sqlite, {})
   t.teardown(() => evaluator.close())

@@ -68,7 +68,7 @@ forEachDialect(t, 'record hooks', async (t, dialect) => {
     t.teardown(off)
     const created = await post('/table/posts/insert', { values: { owner: adaId, title: 'Hello World' }, returning: ['slug', 'views'] }, token)
     t.same(created.json(), [{ slug: 'hello-world', views: 100 }], 'the hook set a slug, and views (noInsert for callers)')
-    t.same((await post('/table/posts/insert', { values: { owner: adaId, title: 'x', views: 5 } }, token)).json(), { code: 403, message: 'Cannot insert views field' }, 'the caller still may not')
+    t.same((await post('/table/posts/insert', { values: { owner: adaId, title: 'x', views: 5 } }, token)).json(), { code: 403, message: 'Cannot insert views field', data: {} }, 'the caller still may not')
 
     const retype = hooks.on('posts', 'beforeInsert', (event) => { (event.values as Row).views = 'lots' })
     const typed = await post('/table/posts/insert', { values: { owner: adaId, title: 'Typed' } }, token)
@@ -146,8 +146,8 @@ forEachDialect(t, 'record hooks', async (t, dialect) => {
     })
     t.teardown(() => { offUpdate(); offDelete() })
     t.same((await post('/table/posts/update', { where: `slug == 'keep'`, setValues: { title: 'Kept' }, returning: ['title', 'views'] }, token)).json(), [{ title: 'Kept', views: 42 }], 'a hook sets a noUpdate field')
-    t.same((await post('/table/posts/update', { where: `slug == 'keep'`, setValues: { title: 'Locked' } }, token)).json(), { code: 403, message: 'Title locked' })
-    t.same((await post('/table/posts/delete', { where: `slug == 'keep'` }, token)).json(), { code: 403, message: 'Kept' })
+    t.same((await post('/table/posts/update', { where: `slug == 'keep'`, setValues: { title: 'Locked' } }, token)).json(), { code: 403, message: 'Title locked', data: {} })
+    t.same((await post('/table/posts/delete', { where: `slug == 'keep'` }, token)).json(), { code: 403, message: 'Kept', data: {} })
     // An edit by id of known plain fields is otherwise run from a compiled write plan: the hook must still run.
     const [kept] = await tables.posts.select({ where: `slug == 'keep'`, select: ['id'] }, { as: 'system' }) as Array<{ id: string }>
     t.same((await post(`/table/posts/edit/${kept.id}?returning=views`, { title: 'Edited' }, token)).json(), { views: 42 }, 'an edit by id runs the hook too')
@@ -156,7 +156,7 @@ forEachDialect(t, 'record hooks', async (t, dialect) => {
     // An update OR REPLACE deletes the other rows holding its new unique value: beforeDelete runs for them.
     await tables.posts.insert({ values: { owner: adaId, title: 'Other', slug: 'other' } }, { as: 'system' })
     const replace = { where: `slug == 'other'`, setValues: { slug: 'keep' }, or: 'REPLACE' }
-    t.same((await post('/table/posts/update', replace, token)).json(), { code: 403, message: 'Kept' }, 'refused by the beforeDelete hook')
+    t.same((await post('/table/posts/update', replace, token)).json(), { code: 403, message: 'Kept', data: {} }, 'refused by the beforeDelete hook')
     t.equal((await tables.posts.list({ where: `slug == 'keep' | slug == 'other'` }, { as: 'system' })).total, 2, 'nothing deleted, nothing changed')
     offDelete()
     const doomed: unknown[] = []

@@ -205,12 +205,14 @@ forEachDialect(t, 'malformed bodies are 4xx with the standard body', async (t, d
   for (const key of ['toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
     const insert = await inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { [key]: 1 } } })
     t.equal(insert.statusCode, 400, `values.${key}`)
-    t.same(insert.json().data, { [key]: { _errors: ['Unknown field'] } })
+    t.same(insert.json().data, { _errors: [], [key]: { _errors: ['Unknown field'] } })
     wellFormed(t, await inject({ method: 'POST', url: '/api/v1/table/notes/update', payload: { where: 'true', setValues: { [key]: 1 } } }), `setValues.${key}`)
     wellFormed(t, await inject({ method: 'POST', url: '/api/v1/table/notes/update', payload: { where: 'true', set: { [key]: '1' } } }), `set.${key}`)
     const action = await inject({ method: 'POST', url: '/api/v1/action/echo', payload: { [key]: 1 } })
     t.equal(action.statusCode, 400, `action param ${key}`)
   }
+  const rootList = await inject({ method: 'POST', url: '/api/v1/table/notes/insert', payload: { values: { _errors: 1 } } })
+  t.same(rootList.json().data, { _errors: ['Unknown field'] }, 'a key named _errors cannot turn the root list into an object')
   const deep = '{"values":{"meta":' + '['.repeat(5000) + ']'.repeat(5000) + '}}'
   const deepJson = await inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { 'content-type': 'application/json' }, payload: deep })
   t.equal(deepJson.statusCode, 400, 'JSON nested 5000 levels')
@@ -296,7 +298,7 @@ forEachDialect(t, 'tokens verify only with the algorithm fastbase signs with', a
   const hs512 = createSigner({ key, algorithm: 'HS512' })({ ...payload })
   const forged = await asUser(hs512)
   t.equal(forged.statusCode, 401, 'the same claims re-signed with HS512 and the right key')
-  t.same(forged.json(), { code: 401, message: 'Invalid or expired token' })
+  t.same(forged.json(), { code: 401, message: 'Invalid or expired token', data: {} })
   const none = [Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url'), token.split('.')[1], ''].join('.')
   t.equal((await asUser(none)).statusCode, 401, 'alg none')
 })

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
-import { readdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -56,9 +56,9 @@ t.test('fastify start serves the bundled example on SQLite', { skip: existsSync(
   const admin = await fetch(`${url}/api/v1/table/users/select`, { headers: { authorization: `Bearer ${adminToken}` } })
   t.equal(admin.status, 200, 'ADMIN_SERVICE_TOKEN from the environment')
   const missing = await fetch(`${url}/api/v1/nope`)
-  t.same(await missing.json(), { code: 404, message: 'Route not found - GET /api/v1/nope' })
+  t.same(await missing.json(), { code: 404, message: 'Route not found - GET /api/v1/nope', data: {} })
   const outside = await fetch(`${url}/nope`)
-  t.same(await outside.json(), { code: 404, message: 'Route not found - GET /nope' }, 'standalone: fastbase\'s 404 outside the API prefix too')
+  t.same(await outside.json(), { code: 404, message: 'Route not found - GET /nope', data: {} }, 'standalone: fastbase\'s 404 outside the API prefix too')
   t.ok(outside.headers.get('x-request-id'), 'with the request id')
   const listed = await fetch(`${url}/api/v1/panel/`, { redirect: 'manual' })
   t.equal(listed.headers.get('location'), '/panel/', 'the panel\'s listed address leads to the panel')
@@ -179,6 +179,15 @@ t.test('`fastify start dist/app.js` without --options is refused with one line t
   t.match(typed.output, '`fastify start` without `--options` would run fastbase without its server options (FASTBASE_TRUST_PROXY ignored')
   t.match(typed.output, 'Start it with `npm start` or `fastify start --options -l info dist/app.js`')
   t.notMatch(typed.output, /\n\s+at /, 'no stack trace')
+  t.notMatch(typed.output, /triggerUncaughtException|node:internal|Node\.js v/, 'not Node\'s uncaught-exception dump')
+  t.equal(typed.code, 1, 'exit code 1')
+  t.match(typed.output, /^fastbase could not start: /m, 'one line of its own')
+  // In a project that depends on fastbase, the command names the installed app file.
+  await mkdir(join(dir, 'node_modules'))
+  await symlink(root, join(dir, 'node_modules', 'fastbase'), 'dir')
+  const project = await runUntilExit(dir, ['node_modules/fastbase/dist/app.js'], { FASTBASE_CONFIG: join(dir, 'project.json'), FASTBASE_DATA_DIR: join(dir, 'data3') })
+  t.notOk(project.listened)
+  t.match(project.output, 'Start it with `npm start` or `fastify start --options -l info node_modules/fastbase/dist/app.js`')
   // Elsewhere, by absolute path, no config at all, the package entry: refused the same way (not served the demo).
   const elsewhere = await runUntilExit(dir, [join(root, 'dist', 'index.js')], { FASTBASE_DATA_DIR: join(dir, 'data2') })
   t.not(elsewhere.code, 0)

@@ -127,7 +127,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
   t.test('rules matrix: create', async (t) => {
     const anon = await post('/api/v1/table/posts/insert', { values: { owner: 'alice', title: 'x' } })
     t.equal(anon.statusCode, 403)
-    t.same(anon.json(), { code: 403, message: 'Forbidden' })
+    t.same(anon.json(), { code: 403, message: 'Forbidden', data: {} })
     const wrongOwner = await post('/api/v1/table/posts/insert', { values: { owner: 'bob', title: 'x' } }, as('alice'))
     t.equal(wrongOwner.statusCode, 403)
     const ok = await post('/api/v1/table/posts/insert', { values: { owner: 'alice', title: 'New', slug: 'new' }, returning: '*' }, as('alice'))
@@ -211,7 +211,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
 
   t.test('validation errors (decision D2)', async (t) => {
     const cases: Array<[unknown, Record<string, unknown>]> = [
-      [{ values: { owner: 'alice' } }, { title: { _errors: ['Required'] } }],
+      [{ values: { owner: 'alice' } }, { title: { _errors: ['title is required'] } }],
       [{ values: { owner: 'alice', title: 'x', views: 'many' } }, { views: { _errors: [/integer/] } }],
       [{ values: { owner: 'alice', title: 'x', views: 1.5 } }, { views: { _errors: [/integer/] } }],
       [{ values: { owner: 'alice', title: 'x', featured: 'true' } }, { featured: { _errors: [/boolean/] } }],
@@ -222,7 +222,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
       [{ values: { owner: 'alice', title: null } }, { title: { _errors: [/string/] } }],
       [{ values: { owner: 'alice', title: 'x', bogus: 1 } }, { bogus: { _errors: ['Unknown field'] } }],
       [{ values: [{ owner: 'alice', title: 'x' }, { owner: 'alice', title: 5 }] }, { title: { _errors: [/string/] } }],
-      [{ title: 'x' }, { values: { _errors: ['Required'] } }]
+      [{ title: 'x' }, { values: { _errors: ['values is required'] } }]
     ]
     for (const [payload, data] of cases) {
       const res = await post('/api/v1/table/posts/insert', payload, ADMIN)
@@ -232,19 +232,19 @@ forEachDialect(t, 'table API', async (t, dialect) => {
     const upd = await post('/api/v1/table/posts/update', { where: 'true', setValues: { views: -1.5 } }, ADMIN)
     t.match(upd.json(), { code: 400, message: 'Validation Error', data: { views: { _errors: [/integer/] } } })
     const noWhere = await post('/api/v1/table/posts/update', { setValues: { views: 1 } }, ADMIN)
-    t.match(noWhere.json(), { code: 400, data: { where: { _errors: ['Required'] } } })
+    t.match(noWhere.json(), { code: 400, data: { where: { _errors: ['where is required'] } } })
     const emptyWhere = await post('/api/v1/table/posts/delete', { where: '' }, ADMIN)
     t.equal(emptyWhere.statusCode, 400, 'an empty where is not "all rows"')
     const badLimit = await get('/api/v1/table/posts/select', { limit: 'ten' })
     t.match(badLimit.json(), { code: 400, data: { limit: { _errors: [/integer/] } } })
     const noInsert = await post('/api/v1/table/posts/insert', { values: { owner: 'alice', title: 'x', locked_note: 'n' } }, ADMIN)
-    t.same(noInsert.json(), { code: 403, message: 'Cannot insert locked_note field' }, 'noInsert binds admins too')
+    t.same(noInsert.json(), { code: 403, message: 'Cannot insert locked_note field', data: {} }, 'noInsert binds admins too')
     const noUpdate = await post('/api/v1/table/posts/update', { where: 'true', setValues: { created: '2020-01-01T00:00:00Z' } }, ADMIN)
-    t.same(noUpdate.json(), { code: 403, message: 'Cannot update created field' })
+    t.same(noUpdate.json(), { code: 403, message: 'Cannot update created field', data: {} })
     const bothSet = await post('/api/v1/table/posts/update', { where: 'true' }, ADMIN)
     t.match(bothSet.json(), { code: 400, message: /Nothing to update/ })
     const badJson = await app.inject({ method: 'POST', url: '/api/v1/table/posts/insert', headers: { ...ADMIN, 'content-type': 'application/json' }, payload: '{"values": ' })
-    t.same(badJson.json(), { code: 400, message: 'Invalid JSON body' })
+    t.same(badJson.json(), { code: 400, message: 'Invalid JSON body', data: {} })
   })
 
   t.test('constraint errors (decision D9)', async (t) => {
@@ -345,12 +345,12 @@ forEachDialect(t, 'table API', async (t, dialect) => {
   })
 
   t.test('routing errors are JSON', async (t) => {
-    t.same((await get('/api/v1/table/nope/select')).json(), { code: 404, message: 'Table not found - nope' })
-    t.same((await get('/api/v1/table/posts/bogus')).json(), { code: 404, message: 'Route not found - GET /api/v1/table/posts/bogus' })
-    t.same((await get('/api/v1/nothing')).json(), { code: 404, message: 'Route not found - GET /api/v1/nothing' })
+    t.same((await get('/api/v1/table/nope/select')).json(), { code: 404, message: 'Table not found - nope', data: {} })
+    t.same((await get('/api/v1/table/posts/bogus')).json(), { code: 404, message: 'Route not found - GET /api/v1/table/posts/bogus', data: {} })
+    t.same((await get('/api/v1/nothing')).json(), { code: 404, message: 'Route not found - GET /api/v1/nothing', data: {} })
     t.equal((await get('/api/v1/table/posts/insert')).statusCode, 404, 'wrong method')
     const bogusToken = await get('/api/v1/table/posts/select', {}, { authorization: 'Bearer not-a-token' })
-    t.same(bogusToken.json(), { code: 401, message: 'Invalid or expired token' }, 'a bad token is an error, not anonymity (decision D12)')
+    t.same(bogusToken.json(), { code: 401, message: 'Invalid or expired token', data: {} }, 'a bad token is an error, not anonymity (decision D12)')
     const legacy = await get('/api/v1/table/vault/select', { limit: '1' }, { authorization: adminToken })
     t.equal(legacy.statusCode, 200, 'legacy raw admin header')
     const xService = await get('/api/v1/table/vault/select', {}, { 'x-service-token': adminToken })

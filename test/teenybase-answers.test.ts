@@ -6,6 +6,7 @@ import t from 'tap'
 import fastbase from '../app.js'
 import { buildApp, forEachDialect, adminToken, freshDir, sharedDatabase } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
+import { baseFields, authFields } from '../lib/config/helpers.js'
 
 const admin = { authorization: `Bearer ${adminToken}` }
 
@@ -115,7 +116,7 @@ t.test('start-up says "not set" only for rules left out; a rule written as null 
   await app.register(fastbase, { config: withUnset, env, databaseUrl: sharedDatabase(t, 'sqlite'), dataDir: freshDir(t) })
   await app.ready()
   const lines = chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-  const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('table "people"')).map((l) => l.msg)
+  const about = (level: number) => lines.filter((l) => l.level === level && String(l.msg).startsWith('fastbase config: table "people"')).map((l) => String(l.msg).slice('fastbase config: '.length))
   t.same(about(40), ['table "people": viewRule, updateRule, deleteRule not set: admins only for those operations'])
   t.same(about(30), ['table "people": createRule null: admins only for those operations'])
 })
@@ -129,4 +130,83 @@ forEachDialect(t, 'rowid names an integer primary key on both databases, and is 
   const people = await app.inject({ method: 'GET', url: `/api/v1/table/people/select?where=${encodeURIComponent('rowid > 1')}`, headers: admin })
   t.equal(people.statusCode, 400)
   t.match(people.json().message, /Unknown column "rowid" \(rowid names the primary key of tables whose key is an integer/)
+})
+
+function authConfig (): DatabaseSettings {
+  return {
+    jwtSecret: 'answers-test-secret',
+    appUrl: 'https://app.example.com',
+    rateLimit: false,
+    tables: [{
+      name: 'users',
+      autoSetUid: true,
+      fields: [...baseFields, ...authFields],
+      extensions: [
+        { name: 'auth', jwtSecret: 'users-secret', passwordConfirmSuffix: 'Confirm', passwordCurrentSuffix: 'Current' },
+        { name: 'rules', listRule: 'auth.uid == id', viewRule: 'auth.uid == id', createRule: 'true', updateRule: 'auth.uid == id', deleteRule: null }
+      ]
+    }]
+  }
+}
+
+forEachDialect(t, 'error bodies in teenybase\'s shape: data always there, validation with a root _errors and teenybase\'s messages', async (t, dialect) => {
+  const app = await buildApp(t, authConfig(), { dialect })
+  const post = (url: string, payload: object, token?: string) => app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+
+  const missingTable = await app.inject({ method: 'GET', url: '/api/v1/table/nope/select' })
+  t.same(missingTable.json(), { code: 404, message: 'Table not found - nope', data: {} }, 'an error without details still has data: {}')
+  const unknownRoute = await app.inject({ method: 'GET', url: '/api/v1/nowhere' })
+  t.same(unknownRoute.json().data, {}, 'the 404 of an unknown route too')
+  const locked = await app.inject({ method: 'GET', url: '/api/v1/table/users/select?where=' + encodeURIComponent('nope = 1') })
+  t.same(locked.json().data, {}, 'a bad expression too')
+
+  const noConfirm = await post('/table/users/auth/sign-up', { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'correct horse' })
+  t.same(noConfirm.json(), { code: 400, message: 'Validation Error', data: { _errors: [], passwordConfirm: { _errors: ['passwordConfirm is required'] } } })
+  const mismatch = await post('/table/users/auth/sign-up', { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'correct horse', passwordConfirm: 'correct horsf' })
+  t.same(mismatch.json(), { code: 400, message: 'Validation Error', data: { _errors: [], passwordConfirm: { _errors: ['password and passwordConfirm do not match'] } } })
+  const tooShort = await post('/table/users/auth/sign-up', { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'short', passwordConfirm: 'short' })
+  t.same(tooShort.json().data, { _errors: [], password: { _errors: ['Password must be at least 8 characters long'] } })
+  const notObject = await app.inject({ method: 'POST', url: '/api/v1/table/users/insert', headers: { ...admin, 'content-type': 'application/json' }, payload: '[1]' })
+  t.equal(notObject.statusCode, 400, notObject.body)
+  t.ok(Array.isArray(notObject.json().data._errors) && notObject.json().data._errors.length > 0, 'a problem with the whole body is in the root _errors')
+
+  const signed = await post('/table/users/auth/sign-up', { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'correct horse', passwordConfirm: 'correct horse' })
+  t.equal(signed.statusCode, 200, signed.body)
+  const { token } = signed.json()
+  const noCurrent = await post('/table/users/auth/change-password', { password: 'battery staple', passwordConfirm: 'battery staple', passwordCurrent: '' }, token)
+  t.same(noCurrent.json(), { code: 400, message: 'passwordCurrent is required', data: { _errors: [], passwordCurrent: { _errors: ['passwordCurrent is required'] } } })
+  const missingConfirm = await post('/table/users/auth/change-password', { password: 'battery staple', passwordCurrent: 'correct horse' }, token)
+  t.same(missingConfirm.json().data, { _errors: [], passwordConfirm: { _errors: ['passwordConfirm is required'] } }, 'a key the route\'s schema requires is worded the same way')
+
+  const logout = await post('/table/users/auth/logout', {})
+  t.same(logout.json(), { code: 401, message: 'Unauthorized', data: {} }, 'logout without a token')
+})
+
+forEachDialect(t, 'one-time tokens are refused in teenybase\'s words', async (t, dialect) => {
+  const app = await buildApp(t, authConfig(), { dialect })
+  const post = (url: string, payload: object) => app.inject({ method: 'POST', url: `/api/v1${url}`, payload })
+  const signed = await post('/table/users/auth/sign-up', { username: 'ada', name: 'Ada', email: 'ada@example.com', password: 'correct horse', passwordConfirm: 'correct horse' })
+  const uid = signed.json().record.id
+  const tokens = app.fastbase.auth.oneTimeTokens
+  const owner = { userId: uid, email: 'ada@example.com' }
+  const reset = { password: 'battery staple', passwordConfirm: 'battery staple' }
+
+  t.same((await post('/table/users/auth/confirm-verification', { token: 'x'.repeat(43) })).json(), { code: 400, message: 'Invalid token', data: {} }, 'unknown')
+  const wrongKind = await tokens.issue('reset_password', 'users', owner, 600)
+  t.same((await post('/table/users/auth/confirm-verification', { token: wrongKind })).json(), { code: 400, message: 'Invalid token type', data: {} }, 'a reset token used to verify')
+  t.same((await post('/table/users/auth/confirm-verification', { token: wrongKind })).json().message, 'Invalid token', 'and it was used up')
+  const expired = await tokens.issue('verify_email', 'users', owner, -1)
+  t.same((await post('/table/users/auth/confirm-verification', { token: expired })).json().message, 'Invalid token', 'expired')
+  const verify = await tokens.issue('verify_email', 'users', owner, 600)
+  t.same((await post('/table/users/auth/confirm-password-reset', { token: verify, ...reset })).json().message, 'Invalid token type', 'a verification token used to reset')
+  const good = await tokens.issue('reset_password', 'users', owner, 600)
+  t.equal((await post('/table/users/auth/confirm-password-reset', { token: good, ...reset })).statusCode, 200)
+  t.same((await post('/table/users/auth/confirm-password-reset', { token: good, ...reset })).json().message, 'Invalid token', 'used')
+})
+
+t.test('admin sign-in without a service token says so, over HTTP', async (t) => {
+  const app = await buildApp(t, config(), { env, adminServiceToken: '' })
+  const res = await app.inject({ method: 'POST', url: '/api/v1/admin/login', payload: { password: 'anything-at-all' } })
+  t.equal(res.statusCode, 401)
+  t.match(res.json(), { code: 401, message: /^No service token is configured on this server .*ADMIN_SERVICE_TOKEN/, data: {} })
 })

@@ -202,7 +202,7 @@ async function stillAnswers (server: Server): Promise<number> {
   return (await fetch(`http://127.0.0.1:${server.port}/api/v1/table/open/select`)).status
 }
 
-const FORBIDDEN = { status: 403, code: 'FB_ERR_FORBIDDEN', answer: { code: 403, message: 'Forbidden' } }
+const FORBIDDEN = { status: 403, code: 'FB_ERR_FORBIDDEN', answer: { code: 403, message: 'Forbidden', data: {} } }
 
 forEachDialect(t, 'answers sent before the body arrived reach the client (default limits)', async (t, dialect) => {
   const server = await listening(t, dialect)
@@ -222,7 +222,7 @@ forEachDialect(t, 'answers sent before the body arrived reach the client (defaul
     { label: 'the auth cookie from another origin (refused in onRequest), answer read after sending everything', path: '/api/v1/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending', headers: crossOrigin }, status: 403, code: 'FB_ERR_CROSS_ORIGIN' },
     { label: '20 files to a table that takes 10, answer read after sending everything', path: '/api/v1/table/open/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE' },
     { label: 'a file part for a table without file fields, answer read after sending everything', path: '/api/v1/table/notes/insert', body: underBound, exchange: { mode: 'read-after-sending' }, status: 400, code: 'FB_ERR_BAD_REQUEST' },
-    { label: 'a JSON body over limits.bodySize, answer read after sending everything', path: '/api/v1/table/notes/insert', body: plain('application/json', underBound.length), exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE', answer: { code: 413, message: 'Request body is too large' } }
+    { label: 'a JSON body over limits.bodySize, answer read after sending everything', path: '/api/v1/table/notes/insert', body: plain('application/json', underBound.length), exchange: { mode: 'read-after-sending' }, status: 413, code: 'FB_ERR_PAYLOAD_TOO_LARGE', answer: { code: 413, message: 'Request body is too large', data: {} } }
   ]
   for (const c of cases) {
     await t.test(c.label, async (t) => {

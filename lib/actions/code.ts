@@ -9,7 +9,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { ActionData, ActionParam } from '../../schemas/config.js'
 import type { AuthContext } from '../auth-context.js'
 import { ConfigError, errors } from '../errors.js'
-import { fieldErrors, issues } from '../validation.js'
+import { validationError, issues } from '../validation.js'
 
 type Row = Record<string, unknown>
 
@@ -89,7 +89,7 @@ function validator (schema: TObject): (input: unknown) => Row {
   return (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) throw errors.badRequest('Invalid request body: expected a JSON object of parameters')
     const params = Value.Default(schema, structuredClone(input))
-    if (!check.Check(params)) throw errors.validation(fieldErrors(issues(check.Errors(params))))
+    if (!check.Check(params)) throw validationError(issues(check.Errors(params)))
     return params
   }
 }

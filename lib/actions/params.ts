@@ -3,7 +3,7 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { ActionData, ActionParam } from '../../schemas/config.js'
-import { issues, fieldErrors } from '../validation.js'
+import { issues, validationError } from '../validation.js'
 import { errors } from '../errors.js'
 
 type Row = Record<string, unknown>
@@ -34,7 +34,7 @@ export function paramsValidator (action: ActionData): (input: unknown) => Row {
     typeof p === 'object' && p.optional === true && p.default !== undefined ? [[name, p.default] as const] : [])
   return (input) => {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) throw errors.badRequest('Invalid request body: expected a JSON object of parameters')
-    if (!check.Check(input)) throw errors.validation(fieldErrors(issues(check.Errors(input))))
+    if (!check.Check(input)) throw validationError(issues(check.Errors(input)))
     const params: Row = { ...input }
     for (const [name, value] of defaults) if (params[name] === undefined) params[name] = value
     return params

@@ -16,7 +16,7 @@ import { afterCommit } from '../db/after-commit.js'
 import { FileTracker, fileFields, type FileLog, type FileStorage } from '../files/tracker.js'
 import { errors, FastbaseError } from '../errors.js'
 import type { Limits } from '../limits.js'
-import { compileValidator, fieldErrors } from '../validation.js'
+import { compileValidator, validationError } from '../validation.js'
 import { IdParamsSchema, querySchemas, tableSchemas } from '../../schemas/http/tables.js'
 
 type Row = Record<string, unknown>
@@ -85,7 +85,7 @@ function lazyValidator (schema: () => TSchema): Validate {
   let check: ReturnType<typeof compileValidator> | undefined
   return (value) => {
     const { error } = (check ??= compileValidator(schema(), false))(value)
-    if (error !== undefined) throw errors.validation(fieldErrors(error.map((e) => ({ path: e.instancePath, message: e.message }))))
+    if (error !== undefined) throw validationError(error.map((e) => ({ path: e.instancePath, message: e.message })))
   }
 }
 

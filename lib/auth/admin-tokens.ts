@@ -29,13 +29,24 @@ export function adminRoleKeyMaterial (role: AdminRole, secret: string): string {
   return sha256(`fastbase-admin-role:${role}:${secret}`)
 }
 
+/**
+ * Why a sign-in failed. A missing service token is said (a new deployment's usual mistake, and the
+ * panel shows it): it tells a caller nothing about the secrets that are set.
+ */
+function refusal (roles: AdminRole[]): string {
+  const set = 'set ADMIN_SERVICE_TOKEN in the server\'s environment'
+  if (roles.length === 0) return `No service token is configured on this server (and no admin password): ${set}`
+  return roles.includes('superadmin') ? 'Invalid credentials' : `Invalid credentials (no service token is configured on this server: ${set} to sign in with one)`
+}
+
 /** An admin token for whoever `password` is; 401 when it is none of the configured secrets. */
 export function adminSignIn (secrets: AdminSecrets, password: string, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string): AdminToken {
   // Every candidate is compared (constant time each), so the answer's timing does not say which matched.
-  const matches = configuredAdminSecrets(secrets).filter(([, secret]) => secretEquals(password, secret))
+  const configured = configuredAdminSecrets(secrets)
+  const matches = configured.filter(([, secret]) => secretEquals(password, secret))
   const role = matches[0]?.[0]
   const key = role === undefined ? undefined : keys.get(role)
-  if (role === undefined || key === undefined) throw errors.unauthorized('Invalid credentials')
+  if (role === undefined || key === undefined) throw errors.unauthorized(refusal(configured.map(([r]) => r)))
   const token = key.sign({ sub: `${role}@${appHost}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, iss: issuer }, ADMIN_TOKEN_DURATION)
   return { token, role, expiresIn: ADMIN_TOKEN_DURATION }
 }

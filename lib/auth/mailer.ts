@@ -189,10 +189,22 @@ const DEFAULT_LAYOUT_HTML = `<!doctype html>
 </html>
 `
 
+/**
+ * The link the email's button opens: `<appUrl>/verify-email/<token>` (or `reset-password`), or the
+ * template's `action_link` as teenybase reads it (`{{APP_URL}}/#/verify/{{TOKEN}}`: an app whose
+ * pages live on other routes), its values URL-encoded. A config-wide `email.variables.action_link`
+ * does not move it, as in teenybase (the per-email default comes after it).
+ */
+function actionLink (kind: ActionEmailKind, appUrl: string, vars: ActionEmailVars, authored: string | undefined): string {
+  const token = encodeURIComponent(vars.token)
+  if (authored === undefined) return `${appUrl}/${KIND_DEFAULTS[kind].path}/${token}`
+  return renderTemplate(authored, { APP_URL: appUrl, APP_NAME: encodeURIComponent(vars.appName), TOKEN: token, EMAIL: encodeURIComponent(vars.email) })
+}
+
 /** The variables a template sees; the fixed ones (APP_NAME, TOKEN, ...) cannot be overridden. */
 function actionVariables (kind: ActionEmailKind, vars: ActionEmailVars, template: ActionEmailTemplate): Record<string, string> {
   const appUrl = vars.appUrl.replace(/\/+$/, '')
-  const link = `${appUrl}/${KIND_DEFAULTS[kind].path}/${encodeURIComponent(vars.token)}`
+  const link = actionLink(kind, appUrl, vars, template.variables?.action_link)
   const fixed = { APP_NAME: vars.appName, APP_URL: appUrl, TOKEN: vars.token, EMAIL: vars.email, ACTION_LINK: link, action_link: link }
   // Author-written values may mention the fixed ones ("Welcome to {{APP_NAME}}"): expand them
   // once here, so the final render can stay single-pass and user data is never re-scanned.

@@ -8,6 +8,10 @@ export type TokenKind = 'verify_email' | 'reset_password'
 
 export interface TokenOwner { userId: string, email: string | null }
 
+/** Why a one-time token was refused: the message a `400` answers with. */
+export type TokenRefusal = 'Invalid token' | 'Invalid token type'
+export const INVALID_TOKEN = 'Invalid token'
+
 export class OneTimeTokens {
   constructor (private readonly db: Knex) {}
 
@@ -18,15 +22,20 @@ export class OneTimeTokens {
     return token
   }
 
-  /** Deletes and returns the token's owner; undefined when unknown, expired, or of another kind or table. */
-  async consume (kind: TokenKind, table: string, token: string): Promise<TokenOwner | undefined> {
+  /**
+   * Deletes the token and returns its owner, or why it was refused in teenybase's words: `Invalid token
+   * type` for a live token of the other kind, `Invalid token` for anything else (unknown, used, expired,
+   * another table's).
+   */
+  async consume (kind: TokenKind, table: string, token: string): Promise<TokenOwner | TokenRefusal> {
     const hash = sha256(token)
     return await this.db.transaction(async (trx) => {
       const row = await trx(ONE_TIME_TOKENS).where({ hash }).first()
-      if (row === undefined) return undefined
+      if (row === undefined) return INVALID_TOKEN
       // Whoever deletes the row owns it: a token cannot be used twice, even concurrently.
       const deleted = await trx(ONE_TIME_TOKENS).where({ hash }).del()
-      if (deleted === 0 || row.kind !== kind || row.table_name !== table || row.expires_at <= nowSeconds()) return undefined
+      if (deleted === 0 || row.table_name !== table || row.expires_at <= nowSeconds()) return INVALID_TOKEN
+      if (row.kind !== kind) return 'Invalid token type'
       return { userId: row.user_id, email: row.email }
     })
   }

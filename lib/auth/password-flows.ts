@@ -1,6 +1,7 @@
 // Changing and resetting a password. Reset links prove the mailbox, so a confirmed reset also marks
 // the address verified; every path revokes the sessions the old password opened.
 import { errors, type FieldErrors } from '../errors.js'
+import { INVALID_TOKEN } from './one-time-tokens.js'
 import { findById, findByIdentity } from './accounts.js'
 import { normalizeEmail, teenybaseEmail } from './email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from './password-writes.js'
@@ -61,9 +62,9 @@ export async function confirmPasswordReset (services: AccountServices, at: AuthT
   // Checked before the token is consumed, so a typo does not burn the token.
   const password = checkedPassword(at, body)
   const owner = await services.oneTimeTokens.consume('reset_password', at.table.name, token)
-  if (owner === undefined) throw errors.badRequest('Invalid or expired token')
+  if (typeof owner === 'string') throw errors.badRequest(owner)
   const row = await findById(services.db, at, owner.userId)
-  if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
+  if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest(INVALID_TOKEN)
   const values = { ...await passwordColumns(fields, password), ...fields.verified === undefined ? {} : { [fields.verified.name]: true } }
   return await services.db.transaction(async (trx) => {
     await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:password-reset', caller: ANONYMOUS }, owner.userId, values))

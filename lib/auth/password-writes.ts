@@ -17,12 +17,14 @@ type Row = Record<string, unknown>
 export function newPassword (fields: FieldsWith<'password'>, values: Row, fieldErrors: FieldErrors): string | undefined {
   const name = fields.password.name
   const password = values[name]
-  const problem = validatePassword(password)
+  const problem = validatePassword(password, name)
   if (problem !== undefined) addFieldError(fieldErrors, name, problem)
   if (fields.confirmName !== undefined) {
+    // teenybase's messages (zod's for the empty string), which its clients show as they are.
     const confirm = values[fields.confirmName]
-    if (typeof confirm !== 'string' || confirm === '') addFieldError(fieldErrors, fields.confirmName, 'Required')
-    else if (confirm !== password) addFieldError(fieldErrors, fields.confirmName, `Does not match ${name}`)
+    if (typeof confirm !== 'string') addFieldError(fieldErrors, fields.confirmName, `${fields.confirmName} is required`)
+    else if (confirm === '') addFieldError(fieldErrors, fields.confirmName, 'Too small: expected string to have >=1 characters')
+    else if (confirm !== password) addFieldError(fieldErrors, fields.confirmName, `${name} and ${fields.confirmName} do not match`)
   }
   return problem === undefined && typeof password === 'string' ? password : undefined
 }
@@ -122,7 +124,11 @@ export function hiddenFromHooks (fields: AuthFields): Set<string> {
 export async function checkCurrentPassword (db: Knex | Knex.Transaction, table: string, fields: FieldsWith<'password'>, uid: string, values: Row): Promise<void> {
   if (fields.currentName === undefined) return
   const current = values[fields.currentName]
-  if (typeof current !== 'string' || current === '') throw errors.validation({ [fields.currentName]: { _errors: ['Required'] } })
+  if (typeof current !== 'string' || current === '') {
+    // teenybase answers this one with the message itself; the field's `_errors` says it too.
+    const required = `${fields.currentName} is required`
+    throw errors.validation({ [fields.currentName]: { _errors: [required] } }, [], required)
+  }
   const stored = await db(table).where(fields.uid.name, uid).first(fields.password.name, ...(fields.salt ? [fields.salt.name] : []))
   const result = await verifyPassword(current, stored?.[fields.password.name], fields.salt ? stored?.[fields.salt.name] : undefined)
   if (!result.ok) throw errors.badRequest('Invalid current password')

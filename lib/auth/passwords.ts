@@ -107,8 +107,10 @@ export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 255
 
 /** The teenybase (zod) message for an unacceptable password, or undefined when it is fine. */
-export function validatePassword (password: unknown): string | undefined {
-  if (typeof password !== 'string') return 'must be a string'
+export function validatePassword (password: unknown, name = 'password'): string | undefined {
+  // teenybase's wording, which its clients show as they are.
+  if (password === undefined || password === null || password === '') return `${name} is required`
+  if (typeof password !== 'string') return `${name} must be a string`
   if (password.length < PASSWORD_MIN_LENGTH) return `Password must be at least ${PASSWORD_MIN_LENGTH} characters long`
   if (password.length > PASSWORD_MAX_LENGTH) return `Password must be less than ${PASSWORD_MAX_LENGTH} characters long`
   return undefined

@@ -1,5 +1,5 @@
 // The writes auth flows make to a user row themselves (a verified flag, a password hash, a user
-// created by an external sign-in) reported to realtime like any table write (lib/realtime/changes.ts):
+// created by an external sign-in) reported to realtime like any table write (lib/crud/changes-port.ts):
 // after the commit, with the row as it was written.
 import type { Knex } from 'knex'
 import { recordChange, recordUncaptured, type ChangeAction } from '../crud/changes-port.js'

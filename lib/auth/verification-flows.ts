@@ -1,5 +1,6 @@
 // Email verification: a link mailed to the signed-in user, and its confirmation.
 import { errors } from '../errors.js'
+import { INVALID_TOKEN } from './one-time-tokens.js'
 import { findById, isVerified, publicRecord } from './accounts.js'
 import { openSession, type SessionResponse } from './session-service.js'
 import type { AccountServices, Row } from './types.js'
@@ -31,10 +32,10 @@ export async function requestVerification (services: AccountServices, at: AuthTa
 export async function confirmVerification (services: AccountServices, at: AuthTableWith<'email' | 'verified'>, token: string, caller: AuthContext): Promise<{ record: Row } | SessionResponse> {
   const { fields } = at
   const owner = await services.oneTimeTokens.consume('verify_email', at.table.name, token)
-  if (owner === undefined) throw errors.badRequest('Invalid or expired token')
+  if (typeof owner === 'string') throw errors.badRequest(owner)
   const row = await findById(services.db, at, owner.userId)
   // A token sent to an address the user has since changed proves nothing about the new one.
-  if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest('Invalid or expired token')
+  if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest(INVALID_TOKEN)
   return await services.db.transaction(async (trx) => {
     await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:verify-email', caller }, owner.userId, { [fields.verified.name]: true }))
     const fresh: Row = await trx(at.table.name).where(fields.uid.name, owner.userId).first()

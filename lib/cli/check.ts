@@ -1,7 +1,7 @@
 // `fastbase check [config]`: the server's start-up checks without starting it. The same loader
 // (lib/config/load.ts) and the same checks (lib/config/startup-checks.ts) the server runs at start.
 import { loadConfigFile } from '../config/load.js'
-import type { Env } from '../config/secrets.js'
+import type { Env, UnsetSecrets } from '../config/secrets.js'
 import { startupChecks, type StartupCheck } from '../config/startup-checks.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../config/example.js'
 import { configFileOf, dataDirOf, databaseUrlOf, describeLocations, EnvFileError, insideFastbaseCheckout, withEnvFile } from '../config/locations.js'
@@ -58,7 +58,7 @@ export interface CheckedConfig {
  * Throws (exit 1) when no config is found outside the fastbase checkout: a guessed config could plan
  * the project's tables away.
  */
-export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined): Promise<CheckedConfig> {
+export async function loadCheckedConfig (given: string | undefined, envFile: string | boolean | undefined, unset: UnsetSecrets = 'problem'): Promise<CheckedConfig> {
   const loaded = await commandEnv(envFile)
   let env = loaded.env
   const location = configFileOf(given, env)
@@ -75,7 +75,7 @@ export async function loadCheckedConfig (given: string | undefined, envFile: str
   const databaseUrl = databaseUrlOf(undefined, env, dataDir)
   err(`using ${describeLocations(`${file} (${location.file === undefined ? 'bundled example' : location.from})`, loaded.file, databaseUrl)}`)
   const load = location.file === undefined ? loadBundledExample() : loadConfigFile(file)
-  return { file, env, databaseUrl, dataDir, result: await checkConfig(await load.catch(problemsOf), env, databaseUrl) }
+  return { file, env, databaseUrl, dataDir, result: await checkConfig(await load.catch(problemsOf), env, databaseUrl, unset) }
 }
 
 /** process.env with the .env file's variables (`--env-file`, else .env of the working directory), as the server reads them. */
@@ -107,8 +107,8 @@ export interface CheckResult extends StartupCheck {
   actions: number
 }
 
-async function checkConfig (raw: unknown, env: Env, databaseUrl: string): Promise<CheckResult> {
+async function checkConfig (raw: unknown, env: Env, databaseUrl: string, unset: UnsetSecrets): Promise<CheckResult> {
   if (raw instanceof LoadProblems) return { problems: raw.problems, warnings: [], tables: 0, actions: 0 }
-  const checked = await startupChecks(raw, env, dialectOfUrl(databaseUrl))
+  const checked = await startupChecks(raw, env, dialectOfUrl(databaseUrl), unset)
   return { ...checked, tables: checked.config?.tables.length ?? 0, actions: checked.config?.actions?.length ?? 0 }
 }

@@ -125,10 +125,9 @@ ADMIN_SERVICE_TOKEN=${secret()}
 const CONFIG = `// The project config: tables, rules and auth. fastbase serves a REST API from it
 // (http://localhost:3000/api/v1/doc/ui lists every endpoint). \`$NAME\` values are read from the
 // environment (.env with npm start), so this file holds no secret.
-import type { DatabaseSettings } from 'fastbase'
-import { authFields, baseFields } from 'fastbase/scaffolds/fields'
+import { authFields, baseFields, defineConfig, sql, sqlValue } from 'fastbase'
 
-const config: DatabaseSettings = {
+export default defineConfig({
   appName: 'My fastbase app',
   appUrl: 'http://localhost:3000',
   jwtSecret: '$JWT_SECRET',
@@ -160,9 +159,9 @@ const config: DatabaseSettings = {
       fields: [
         ...baseFields,
         { name: 'owner_id', type: 'relation', sqlType: 'text', notNull: true, foreignKey: { table: 'users', column: 'id', onDelete: 'CASCADE' } },
-        { name: 'title', type: 'text', sqlType: 'text', notNull: true, check: { q: 'length(title) <= 200' } },
+        { name: 'title', type: 'text', sqlType: 'text', notNull: true, check: sql\`length(title) <= 200\` },
         { name: 'body', type: 'text', sqlType: 'text' },
-        { name: 'done', type: 'bool', sqlType: 'boolean', notNull: true, default: { l: false } }
+        { name: 'done', type: 'bool', sqlType: 'boolean', notNull: true, default: sqlValue(false) }
       ],
       indexes: [{ fields: ['owner_id'] }],
       extensions: [
@@ -177,9 +176,7 @@ const config: DatabaseSettings = {
       ]
     }
   ]
-}
-
-export default config
+})
 `
 
 const VENDOR_README = `# vendor/

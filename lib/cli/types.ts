@@ -1,5 +1,5 @@
 // `fastbase types [config] [--out <file>]`: writes the declaration file that types the in-process API
-// (lib/typegen.ts) from the config the server would load, checked as at start.
+// (lib/cli/typegen.ts) from the config the server would load, checked as at start.
 import { writeFile } from 'node:fs/promises'
 import { relative, resolve } from 'node:path'
 import { declarationsFor } from './typegen.js'
@@ -15,7 +15,9 @@ export const types: Command = {
 Writes a declaration file that types app.fastbase.tables (each table's row, insert and update
 shapes), app.fastbase.hooks and runAction's params, by module augmentation of 'fastbase'. Include
 it in your tsconfig (it is a .d.ts: anywhere tsc sees it), and run the command again when the
-config changes. The config is checked as \`fastbase check\` does; a config with problems writes nothing.
+config changes. The config is checked as \`fastbase check\` does, except that its $NAME secrets
+need not be set (types need none); a config with problems writes nothing. Code actions (the plugin's
+\`actions\` option) are not in the config: type them with CodeActionTypes (see docs/extending.md).
 
 ${LOCATION_HELP}
   --out <file>        where to write. Default: ${DEFAULT_OUT} in the current folder
@@ -24,7 +26,8 @@ Exit codes: 0 written, 1 problems found or no config found, 2 usage error.`,
   run: async (args) => {
     const { values, positionals } = parse(args, { out: { type: 'string' }, 'env-file': { type: 'string' } })
     atMost(positionals, 1)
-    const { file, result } = await loadCheckedConfig(positionals[0], values['env-file'])
+    // Types are the config's shape: its secrets are never read, so CI may run this without them.
+    const { file, result } = await loadCheckedConfig(positionals[0], values['env-file'], 'placeholder')
     if (!reportProblems(file, result) || result.config === undefined) return EXIT.failed
     const target = resolve(typeof values.out === 'string' ? values.out : DEFAULT_OUT)
     await writeFile(target, declarationsFor(result.config, relative(process.cwd(), file) || file))

@@ -48,7 +48,7 @@ const DEPLOYMENT_POSITIONS: readonly Pattern[] = [
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** A copy of `input` with every `$NAME` in a secret or deployment position replaced from `env`; the input is not modified. */
-export function resolveSecrets<T> (input: T, env: Env): SecretResolution<T> {
+export function resolveSecrets<T> (input: T, env: Env, unset?: UnsetSecrets): SecretResolution<T> {
   const problems: string[] = []
   const config = clonePlain(input)
   visitStrings(config, [], (value, path) => {
@@ -60,6 +60,7 @@ export function resolveSecrets<T> (input: T, env: Env): SecretResolution<T> {
       return value
     }
     const resolved = env[name]
+    if ((resolved === undefined || resolved === '') && unset === 'placeholder') return placeholderFor(path)
     if (resolved === undefined || resolved === '') {
       problems.push(`${formatPath(path)}: environment variable ${name} is not set`)
       return value
@@ -67,6 +68,19 @@ export function resolveSecrets<T> (input: T, env: Env): SecretResolution<T> {
     return resolved
   })
   return { config: config as T, problems }
+}
+
+/**
+ * What an unset `$NAME` is: a problem (a start, `fastbase check`), or a placeholder for a command that
+ * reads only the config's shape and never uses a secret (`fastbase types`, which CI runs without them).
+ */
+export type UnsetSecrets = 'problem' | 'placeholder'
+
+/** A stand-in value valid where it stands: a URL for the app's URLs and SMTP, otherwise a long text. */
+function placeholderFor (path: readonly Segment[]): string {
+  if (DEPLOYMENT_POSITIONS.some((p) => matches(p, path))) return 'http://localhost'
+  if (path[0] === 'email') return 'smtp://localhost'
+  return 'unset-secret-placeholder-0123456789abcdef'
 }
 
 export function isSecretPosition (path: readonly Segment[]): boolean {

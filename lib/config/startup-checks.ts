@@ -5,7 +5,7 @@
 // its own refusal of an SQL text the config passes through: a trigger body, a default expression).
 import type { DatabaseSettings } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
-import { resolveSecrets, type Env } from './secrets.js'
+import { resolveSecrets, type Env, type UnsetSecrets } from './secrets.js'
 import { validateConfig } from './validate.js'
 import { ConfigError } from '../errors.js'
 import { describeTables } from '../table/descriptor.js'
@@ -18,12 +18,15 @@ import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/id-tokens
 import { RemoteKeySets } from '../auth/key-sets.js'
 import { errorMessage } from '../thrown.js'
 import { exposedEmailWarnings } from './exposed-email.js'
+import { configNotes } from './warnings.js'
 
 export interface StartupCheck {
   /** Every problem, one line each (`path: message`); none = the start goes on to the database. */
   problems: string[]
-  /** Logged once at start (teenybase keys dropped, provider entries that trust nothing). */
+  /** Logged once at start (teenybase keys dropped, provider entries that trust nothing, lib/config/warnings.ts). */
   warnings: string[]
+  /** Logged at start as information (lib/config/warnings.ts). */
+  notes?: string[]
   /** The validated config (secrets resolved), when there is no problem. */
   config?: DatabaseSettings
 }
@@ -35,8 +38,8 @@ export interface StartupCheck {
  * database would get. Each stage runs only when the one before found nothing (it reads what that
  * one validated).
  */
-export async function startupChecks (raw: unknown, env: Env, dialect: DialectName): Promise<StartupCheck> {
-  const secrets = resolveSecrets(raw, env)
+export async function startupChecks (raw: unknown, env: Env, dialect: DialectName, unset: UnsetSecrets = 'problem'): Promise<StartupCheck> {
+  const secrets = resolveSecrets(raw, env, unset)
   const validated = validateConfig(secrets.config)
   const envProblems = originsFromEnv(env).problems
   const warnings = 'warnings' in validated ? [...validated.warnings] : []
@@ -45,8 +48,11 @@ export async function startupChecks (raw: unknown, env: Env, dialect: DialectNam
   const { config } = validated
 
   const problems = compileProblems(config, dialect, warnings)
-  if (problems.length === 0) problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
-  return problems.length > 0 ? { problems, warnings } : { problems, warnings, config }
+  if (problems.length > 0) return { problems, warnings }
+  const { warnings: more, notes } = configNotes(config, dialect)
+  warnings.push(...more)
+  problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
+  return problems.length > 0 ? { problems, warnings } : { problems, warnings, notes, config }
 }
 
 /** Rules, search and actions compiled as the tables and actions plugins compile them; what they expose, warned about. */

@@ -33,7 +33,7 @@ export interface CrudContext {
   direct?: DirectRunner
   /** Set while a plan is compiled for reuse (lib/crud/read-plans.ts). */
   trace?: Trace
-  /** Where committed writes are reported (realtime, lib/realtime/changes.ts); unset: nobody listens. */
+  /** Where committed writes are reported (realtime, lib/crud/changes-port.ts); unset: nobody listens. */
   changes?: ChangeSink
   /** Record hooks (lib/crud/record-hooks.ts); unset: none. */
   hooks?: RecordHooks

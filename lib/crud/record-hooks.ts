@@ -7,7 +7,7 @@
 //   flows' own writes). SQL-mode actions cannot run them: `on` refuses one such an action would skip.
 // - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
 //   statement left it (a delete: as it was), once the write is committed: this registry is a change
-//   sink, fed by the same capture realtime uses (lib/realtime/changes.ts), so a rolled-back write
+//   sink, fed by the same capture realtime uses (lib/crud/changes-port.ts), so a rolled-back write
 //   never reaches them. A failing after-hook is logged with the request id; the answer stands.
 // - afterSignUp / afterLogin get the user's public record once the account or session is committed.
 // An empty registry costs a write one Map look-up per statement.

@@ -22,7 +22,7 @@ export type Assignments = Map<string, Fragment>
 
 // Internal aliases for the key columns a write returns besides the caller's `returning`.
 const KEY_ALIAS = 'fb_key_'
-// ... and for the columns realtime captures (lib/realtime/changes.ts).
+// ... and for the columns realtime captures (lib/crud/changes-port.ts).
 const CAPTURE_ALIAS = 'fb_rt_'
 
 /**

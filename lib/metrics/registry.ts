@@ -91,7 +91,9 @@ export function createMetrics (sources: MetricSources): Metrics {
     async collect () {
       this.reset()
       const last = await sources.lastBackup().catch(() => undefined)
-      if (last !== undefined) this.set(Math.max(0, Date.now() / 1000 - last))
+      // reset() leaves a label-less gauge at 0, which would read as "just backed up": drop the sample.
+      if (last === undefined) this.remove()
+      else this.set(Math.max(0, Date.now() / 1000 - last))
     }
   })
 

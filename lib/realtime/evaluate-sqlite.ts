@@ -85,7 +85,8 @@ export class SqliteEvaluator implements ConditionEvaluator {
       create: `CREATE TABLE ${table.quoted} (${PLACE} INTEGER PRIMARY KEY, ${columns.join(', ')})`,
       clear: `DELETE FROM ${table.quoted}`,
       insert: `INSERT INTO ${table.quoted} VALUES (?, ${table.fieldList.map(() => '?').join(', ')})`,
-      select: `SELECT ${PLACE} FROM ${table.quoted} WHERE `
+      select: `SELECT ${PLACE} FROM ${table.quoted} WHERE `,
+      selectOne: `SELECT ${PLACE} FROM ${table.quoted} WHERE ${PLACE} = ? AND `
     }
   }
 

@@ -19,6 +19,8 @@ export interface TableDefinition {
   insert: string
   /** `SELECT PLACE FROM <table> WHERE `: a class's condition completes it. */
   select: string
+  /** `SELECT PLACE FROM <table> WHERE PLACE = ? AND `: the same for one row (a lookup by key), the condition in parentheses. */
+  selectOne: string
 }
 
 export interface ClassNews {
@@ -44,7 +46,7 @@ export interface EvaluationAnswer {
   id: number
   /** Pairs: index in `evaluate`, index in `rows`, for every row a class gets. */
   hits: Int32Array<ArrayBuffer>
-  /** Indexes in `evaluate` of the classes whose condition could not be prepared or run. */
+  /** Indexes in `evaluate` of the classes whose condition could not be prepared, or failed on some row. */
   failed: number[]
   /** The first error message, for the log. */
   error?: string
@@ -62,14 +64,16 @@ export function evaluatorThread (): void {
   type Prepared = import('better-sqlite3').Statement<unknown[], unknown[]>
   type Runner = { run: (...values: unknown[]) => unknown }
   const db = new Database(':memory:')
-  const tables = new Map<string, { clear: Runner, insert: Runner, select: string }>()
+  const tables = new Map<string, { clear: Runner, insert: Runner, select: string, selectOne: string }>()
   const conditions = new Map<number, { sql: string, bindings: unknown[] }>()
   const statements = new Map<number, Prepared | null>()
+  // Per class whose condition failed at run time on a batch: the same condition for one row.
+  const perRow = new Map<number, Prepared>()
   // Buffers arrive as plain Uint8Arrays (structured clone); better-sqlite3 binds only Buffers.
   const bindable = (value: unknown): unknown => value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value
   const messageOf = (e: unknown): string => e instanceof Error ? e.message : String(e)
   parentPort.on('message', (message: ClassNews | EvaluationJob) => {
-    for (const id of message.released) { conditions.delete(id); statements.delete(id) }
+    for (const id of message.released) { conditions.delete(id); statements.delete(id); perRow.delete(id) }
     for (const c of message.classes) conditions.set(c.id, { sql: c.sql, bindings: c.bindings.map(bindable) })
     if (!('evaluate' in message)) return
     const job = message
@@ -77,9 +81,10 @@ export function evaluatorThread (): void {
       const d = job.define
       db.exec(d.drop)
       db.exec(d.create)
-      tables.set(d.name, { clear: db.prepare<unknown[]>(d.clear), insert: db.prepare<unknown[]>(d.insert), select: d.select })
+      tables.set(d.name, { clear: db.prepare<unknown[]>(d.clear), insert: db.prepare<unknown[]>(d.insert), select: d.select, selectOne: d.selectOne })
       // Statements prepared against the old table are stale.
       statements.clear()
+      perRow.clear()
     }
     const table = tables.get(job.table)!
     table.clear.run()
@@ -103,8 +108,23 @@ export function evaluatorThread (): void {
       try {
         for (const [place] of statement.all(...condition.bindings)) hits.push(index, Number(place))
       } catch (e) {
+        // An error at run time (malformed JSON...) on some row: each row is judged alone, and a row
+        // the condition fails on is no match, as PostgreSQL's evaluation has it. One lookup by key per
+        // row: the cost of the batch statement again, no more (decision D107).
         error ??= messageOf(e)
         failed.push(index)
+        let one = perRow.get(id)
+        if (one === undefined) {
+          one = db.prepare<unknown[], unknown[]>(`${table.selectOne}(${condition.sql})`).raw(true)
+          perRow.set(id, one)
+        }
+        for (let place = 0; place < job.rows.length; place++) {
+          try {
+            if (one.all(place, ...condition.bindings).length > 0) hits.push(index, place)
+          } catch {
+            // This row is no match.
+          }
+        }
       }
     })
     const answer: EvaluationAnswer = { id: job.id, hits: Int32Array.from(hits), failed, error }

@@ -2,7 +2,7 @@
 // decides their events (table, where, the caller as rules see it), and the delivery of committed
 // changes to them. Fastify-free: the route gives each client a sink (its HTTP response).
 //
-// A committed change (lib/realtime/changes.ts) carries its rows as the statement left them (a
+// A committed change (lib/crud/changes-port.ts) carries its rows as the statement left them (a
 // delete: as they were). They are evaluated on those values (lib/realtime/evaluate.ts): per row and
 // class, whether the class's `listRule` and `where` (compiled by lib/expr exactly as for `list`,
 // with `ruleFirst`) hold. A non-admin's record is sent without `noSelect` fields.
@@ -162,6 +162,14 @@ function release (counts: Map<string, number>, key: string): void {
   const left = (counts.get(key) ?? 1) - 1
   if (left <= 0) counts.delete(key)
   else counts.set(key, left)
+}
+
+/**
+ * A condition's bound values as text, for the class key. SQLite binds whole numbers as BigInt (which
+ * JSON.stringify refuses); one is written as an object no bound value can be, so `5` and `'5n'` differ.
+ */
+function bindingsKey (bindings: readonly unknown[]): string {
+  return JSON.stringify(bindings, (_key, value: unknown) => typeof value === 'bigint' ? { bigint: String(value) } : value)
 }
 
 export function frame (event: string, data: unknown): string {
@@ -361,7 +369,7 @@ export class RealtimeHub implements ChangeSink {
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
       const fields = auth.admin ? [] : [...table.fieldRules].map(([name, expr]): FieldJudge => ({ name, judge: fieldJudge(ctx, expr) }))
-      const judged = [condition, ...fields.map((f) => f.judge)].map((c) => typeof c === 'boolean' ? String(c) : 'condition' in c ? `${c.condition.sql}\u0000${JSON.stringify(c.condition.bindings)}` : `${c.sql}\u0000${JSON.stringify(c.bindings)}`).join('\u0000')
+      const judged = [condition, ...fields.map((f) => f.judge)].map((c) => typeof c === 'boolean' ? String(c) : 'condition' in c ? `${c.condition.sql}\u0000${bindingsKey(c.condition.bindings)}` : `${c.sql}\u0000${bindingsKey(c.bindings)}`).join('\u0000')
       return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, related: followsRelations(ctx), fields, clients: new Set() }
     })
   }

@@ -74,7 +74,7 @@ function isRowidKey (table: TableData, rowid: string | undefined): boolean {
 /** Start-up warnings about a table's search config (values fastbase reads differently from teenybase). */
 export function searchWarnings (table: TableData): string[] {
   return table.fullTextSearch?.tokenize === 'trigram'
-    ? [`table "${table.name}": fullTextSearch tokenize "trigram" is not supported; words are matched as with "unicode61"`]
+    ? [`table "${table.name}": fullTextSearch tokenize "trigram" is not supported; words are matched as with "unicode61" (whole words and word* prefixes: "presso" does not find "espresso")`]
     : []
 }
 

@@ -75,8 +75,8 @@ function actionCard (action, can) {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error
       if (error.status === 401) return
-      const others = []
-      for (const [name, detail] of Object.entries(error.data ?? {})) {
+      const others = error.rootMessages()
+      for (const [name, detail] of error.fieldDetails()) {
         const messages = Array.isArray(detail?._errors) ? detail._errors.join('; ') : typeof detail?.message === 'string' ? detail.message : JSON.stringify(detail)
         const c = controls.find((x) => x.param.name === name)
         if (c) c.setError(messages)

@@ -238,9 +238,9 @@ export function openRecordForm ({ table, record, canWrite, onSaved }) {
   })
 
   function showErrors (error) {
-    const others = []
+    const others = error.rootMessages()
     let first
-    for (const [name, detail] of Object.entries(error.data ?? {})) {
+    for (const [name, detail] of error.fieldDetails()) {
       const c = controls.find((x) => x.field.name === name)
       if (c === undefined) {
         // A trigger's RAISE is reported under the uid field; its message stands on its own.

@@ -33,7 +33,8 @@ export function renderSignIn (root, { appName, message, onSignedIn }) {
       onSignedIn(answer)
     } catch (e) {
       if (!(e instanceof ApiError)) throw e
-      error.textContent = e.status === 401 ? 'Sign-in failed: that is not the service token or an admin password.' : `Sign-in failed: ${e.message}`
+      // The server's own message says when no service token is configured.
+      error.textContent = e.status === 401 && e.message === 'Invalid credentials' ? 'Sign-in failed: that is not the service token or an admin password.' : `Sign-in failed: ${e.message}`
       input.select()
       input.focus()
     } finally {

@@ -83,7 +83,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     schema: { tags, summary: 'End the current session and clear the auth cookie', ...doc.logout(), security: [{ bearerAuth: [] }], response: { 200: SuccessSchema, ...errorResponses } }
   }, async (request, reply) => {
     const auth = callerOf(request)
-    if (auth.cid !== at.table.name || auth.sid === null) throw errors.unauthorized()
+    if (auth.cid !== at.table.name || auth.sid === null) throw errors.notSignedIn()
     await app.fastbase.auth.sessions.revoke(auth.sid)
     clearAuthCookie(app, reply)
     return { success: true }

@@ -35,7 +35,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
   }, async (request) => {
     const auth = callerOf(request)
     // Unverified users may change their password too (decision D29).
-    if (auth.cid !== at.table.name || auth.uid === null) throw errors.unauthorized()
+    if (auth.cid !== at.table.name || auth.uid === null) throw errors.notSignedIn()
     await changePassword(services, at, { ...auth, uid: auth.uid }, request.body)
     return { success: true }
   })

@@ -23,7 +23,7 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
     const auth = callerOf(request)
     // No credentials is 401 (sign in first); a caller signed in as someone else (another table's
     // user, an admin) is 403: signing in again would not help.
-    if (auth.uid === null && !auth.admin) throw errors.unauthorized()
+    if (auth.uid === null && !auth.admin) throw errors.notSignedIn()
     if (auth.cid !== at.table.name || auth.uid === null) throw errors.forbidden('Only a user of this table can ask to verify their own email')
     await requestVerification(services, at, auth.uid)
     return { success: true }

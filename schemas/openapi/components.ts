@@ -43,18 +43,18 @@ export function exampleId (table: TableDescriptor): string | number {
 // ------------------------------------------------------------------ errors and responses
 
 const STATUS: Record<number, { name: string, description: string, example: Json }> = {
-  400: { name: 'BadRequest', description: 'Invalid parameters or body: a validation error names each field in `data`, a constraint violation (unique, not null, foreign key, check) too', example: { code: 400, message: 'Validation Error', data: { title: { _errors: ['Required'] } } } },
-  401: { name: 'Unauthorized', description: 'No valid token where one is needed, or a token that is invalid, expired or revoked', example: { code: 401, message: 'Invalid or expired token' } },
-  403: { name: 'Forbidden', description: 'A rule, a guard or the caller\'s role refuses the operation, or the body writes a field nobody may write', example: { code: 403, message: 'Forbidden' } },
-  404: { name: 'NotFound', description: 'No such record (or the viewRule hides it), file or action', example: { code: 404, message: 'Not found' } },
+  400: { name: 'BadRequest', description: 'Invalid parameters or body: a validation error names each field in `data`, a constraint violation (unique, not null, foreign key, check) too', example: { code: 400, message: 'Validation Error', data: { _errors: [], title: { _errors: ['title is required'] } } } },
+  401: { name: 'Unauthorized', description: 'No valid token where one is needed, or a token that is invalid, expired or revoked', example: { code: 401, message: 'Invalid or expired token', data: {} } },
+  403: { name: 'Forbidden', description: 'A rule, a guard or the caller\'s role refuses the operation, or the body writes a field nobody may write', example: { code: 403, message: 'Forbidden', data: {} } },
+  404: { name: 'NotFound', description: 'No such record (or the viewRule hides it), file or action', example: { code: 404, message: 'Not found', data: {} } },
   409: { name: 'Conflict', description: 'The database refused a migration: nothing was applied', example: { code: 409, message: 'Migration 00002_posts failed, nothing was applied: UNIQUE constraint failed: posts.slug', data: { migration: '00002_posts' } } },
-  413: { name: 'PayloadTooLarge', description: 'The body, a multipart field or an uploaded file is larger than the configured limit', example: { code: 413, message: 'Request body is too large' } },
-  415: { name: 'UnsupportedMediaType', description: 'A Content-Type this route does not take', example: { code: 415, message: 'Unsupported Content-Type: application/xml' } },
-  416: { name: 'RangeNotSatisfiable', description: 'The Range header asks for bytes the file does not have (`Content-Range: bytes */<size>`)', example: { code: 416, message: 'Range not satisfiable' } },
-  429: { name: 'TooManyRequests', description: 'Rate limited: retry after the `retry-after` header\'s seconds', example: { code: 429, message: 'Too many requests, retry in 42s' } },
-  500: { name: 'InternalError', description: 'A server error (details are hidden in production and logged with the request id)', example: { code: 500, message: 'Internal Server Error (request req-1)' } },
-  502: { name: 'BadGateway', description: 'The identity provider could not be reached or answered an error', example: { code: 502, message: 'The identity provider did not answer: token endpoint' } },
-  503: { name: 'ServiceUnavailable', description: 'The database is busy or unreachable, or the server is closing: retry', example: { code: 503, message: 'Database is busy, try again' } }
+  413: { name: 'PayloadTooLarge', description: 'The body, a multipart field or an uploaded file is larger than the configured limit', example: { code: 413, message: 'Request body is too large', data: {} } },
+  415: { name: 'UnsupportedMediaType', description: 'A Content-Type this route does not take', example: { code: 415, message: 'Unsupported Content-Type: application/xml', data: {} } },
+  416: { name: 'RangeNotSatisfiable', description: 'The Range header asks for bytes the file does not have (`Content-Range: bytes */<size>`)', example: { code: 416, message: 'Range not satisfiable', data: {} } },
+  429: { name: 'TooManyRequests', description: 'Rate limited: retry after the `retry-after` header\'s seconds', example: { code: 429, message: 'Too many requests, retry in 42s', data: {} } },
+  500: { name: 'InternalError', description: 'A server error (details are hidden in production and logged with the request id)', example: { code: 500, message: 'Internal Server Error (request req-1)', data: {} } },
+  502: { name: 'BadGateway', description: 'The identity provider could not be reached or answered an error', example: { code: 502, message: 'The identity provider did not answer: token endpoint', data: {} } },
+  503: { name: 'ServiceUnavailable', description: 'The database is busy or unreachable, or the server is closing: retry', example: { code: 503, message: 'Database is busy, try again', data: {} } }
 }
 
 // ------------------------------------------------------------------ field schemas
@@ -166,12 +166,12 @@ export class DocumentComponents {
   error (): Json {
     this.schemas.Error ??= {
       type: 'object',
-      description: 'Every error: `code` equals the HTTP status.',
-      required: ['code', 'message'],
+      description: 'Every error: `code` equals the HTTP status; `data` is `{}` when there are no details.',
+      required: ['code', 'message', 'data'],
       properties: {
         code: { type: 'integer', description: 'The HTTP status' },
         message: { type: 'string' },
-        data: { type: 'object', additionalProperties: true, description: 'Details: per field `{ _errors: [...] }` (validation) or `{ code, message }` (constraints)' }
+        data: { type: 'object', additionalProperties: true, description: 'Details: validation errors have the root\'s own `_errors: [...]` and per field `{ _errors: [...] }`; constraints per field `{ code, message }`' }
       }
     }
     return this.ref('Error')
