@@ -19,14 +19,14 @@ for (const dialect of [sqlite, postgres]) {
       const condition = toCondition(compileCondition(parse(src), scope(extra)))
       return typeof condition === 'boolean' ? String(condition) : condition.sql
     }
-    const semi = /^\("comments"\."post_id" IN \(SELECT "fb_r1"\."id" FROM "posts" AS "fb_r1" WHERE /
+    const semi = /^\("comments"\."post_id" IN \(SELECT "fb_r1"\."id" FROM "posts" AS "fb_r1" (JOIN .*)?WHERE /
     const lookup = /\(SELECT .* WHERE "fb_r1"\."id" = "comments"\."post_id"\)/
 
     t.match(sql('post_id.public == true'), semi, 'a path compared with a constant: the key among the related rows that pass')
     t.notMatch(sql('post_id.public == true'), lookup, 'with no lookup per row')
     const twoHops = sql("post_id.owner_id.name == 'Alice'")
     t.match(twoHops, semi)
-    t.match(twoHops, /"fb_r1"\."owner_id" IN \(SELECT "fb_r2"\."id" FROM "users" AS "fb_r2" WHERE/, 'each hop nests one')
+    t.match(twoHops, /FROM "posts" AS "fb_r1" JOIN "users" AS "fb_r2" ON "fb_r2"\."id" = "fb_r1"\."owner_id" WHERE/, 'the next hops joined in it')
     t.match(sql('true == post_id.public'), semi, 'the constant on either side')
     t.match(sql('post_id.owner_id == auth.uid'), semi, 'a global that is not null is a constant')
     const both = sql('post_id.public == true | (auth.uid != null & post_id.owner_id == auth.uid)')
