@@ -4,7 +4,7 @@ import type { Dialect, Fragment } from '../dialects/types.js'
 import type { TableDescriptor, RuleName } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import { authGlobals } from '../auth-context.js'
-import { compile, toCondition, parse, ExpressionError, type Compiled, type Condition, type Scope } from '../expr/index.js'
+import { compile, compileCondition, toCondition, parse, ExpressionError, type Compiled, type Condition, type Scope } from '../expr/index.js'
 import { errors } from '../errors.js'
 import type { FileTracker } from '../files/tracker.js'
 import type { DirectRunner } from '../dialects/connection.js'
@@ -129,10 +129,10 @@ export function checkLength (ctx: CrudContext, what: string, src: string): void 
 }
 
 /** Compiles caller text; expression errors become a 400 naming what was wrong. */
-export function compileCaller (ctx: CrudContext, what: string, src: string, extra: Partial<Scope> = {}): Compiled {
+export function compileCaller (ctx: CrudContext, what: string, src: string, extra: Partial<Scope> = {}, compiler = compile): Compiled {
   checkLength(ctx, what, src)
   try {
-    return compile(parse(src), scopeOf(ctx, extra))
+    return compiler(parse(src), scopeOf(ctx, extra))
   } catch (error) {
     if (error instanceof ExpressionError) throw errors.expression(what, error.message)
     throw error
@@ -145,7 +145,7 @@ export function ruleCondition (ctx: CrudContext, rule: RuleName, extra: Partial<
   const expr = ctx.table.rules[rule]
   if (expr === null) throw errors.forbidden()
   // Rules are the developer's own text: they may read hidden columns, read related rows as they are, and are not held to the caller's budget.
-  return toCondition(compile(expr, ruleScope(ctx, extra)), ctx.trace)
+  return toCondition(compileCondition(expr, ruleScope(ctx, extra)), ctx.trace)
 }
 
 /** With a fragment among them the conjunction is never `true`. */
@@ -180,7 +180,7 @@ export function ruleFirst (rule: Condition, caller: Condition): Condition {
 
 export function whereOf (ctx: CrudContext, where: string | undefined, extra: Partial<Scope> = {}): Condition {
   if (where === undefined || where.trim() === '') return true
-  return toCondition(compileCaller(ctx, 'where', where, extra), ctx.trace)
+  return toCondition(compileCaller(ctx, 'where', where, extra, compileCondition), ctx.trace)
 }
 
 export function applyCondition<T extends Knex.QueryBuilder> (query: T, condition: Fragment | true): T {

@@ -4,7 +4,7 @@ import type { Fragment } from '../dialects/types.js'
 import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
-import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
+import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -239,8 +239,10 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     if (p.condition === false) return { columns: p.columns }
     const db = c.db
     const grouped = params.group !== undefined || params.distinct === true
-    const matching = grouped ? baseQuery(c, p, params.distinct === true) : matchingRows(c, p).select(db.raw('1'))
-    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : matchingRows(c, p).count({ total: '*' })
+    const whole = wholeCondition(c, params, p)
+    const counting = whole === false ? p : { ...p, condition: whole }
+    const matching = grouped ? baseQuery(c, counting, params.distinct === true) : matchingRows(c, counting).select(db.raw('1'))
+    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : matchingRows(c, counting).count({ total: '*' })
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     return {
       columns: p.columns,
@@ -253,6 +255,18 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
   if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
   const [items, total] = await Promise.all([rowsOf(ctx, plan, plan.items), totalOf(ctx, plan, plan.total)])
   return { items, total }
+}
+
+/**
+ * The plan's condition for a statement that reads every row it admits (the count): compiled again
+ * with semi-joins for the paths it compares (lib/expr/compile.ts#compileCondition), which the
+ * databases build once rather than look up per row. The same rows: the first compile already
+ * counted its hops and searches against the request (decision D110).
+ */
+function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan): Condition {
+  if (p.driven !== undefined || !followsRelations(ctx)) return p.condition
+  const again = { semiJoins: true, budget: undefined, requestHops: undefined } as const
+  return ruleFirst(ruleCondition(ctx, 'listRule', again), whereOf(ctx, params.where, again))
 }
 
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */

@@ -85,6 +85,11 @@ export interface Scope {
   requestHops?: HopBudget
   /** How many relation subqueries this node is inside (their aliases differ by it). */
   relationDepth?: number
+  /**
+   * The condition is for a statement that reads every row it admits (a list's count): a path it
+   * compares with a constant compiles to a semi-join (#compileCondition) instead of a lookup per row.
+   */
+  semiJoins?: true
 }
 
 const GLOBAL_ROOTS = new Set(['auth', 'request', 'params'])
@@ -232,13 +237,25 @@ function follow (start: Compiled, path: string[], pos: number, scope: Scope): Co
 
 /** One hop: `name` of the row of `relation.target` whose referenced column equals `key`. */
 function hop (key: Compiled, relation: Relation, name: string, pos: number, scope: Scope): Compiled {
-  const { dialect } = scope
+  const inner = relatedScope(relation, scope)
+  // A caller names only what it could name on the related table itself (no noSelect field).
+  const value = column(name, pos, inner)
+  if (key.kind === 'lit' && key.value === null) return { kind: 'lit', value: null }
+  const keyFragment = toFragment(key, scope, relation.field, pos)
+  const seen = seenBy(relation, inner, scope)
+  if (seen === false) return { kind: 'lit', value: null }
+  const where = and2(`${inner.table.quoted}.${scope.dialect.quote(relation.column.name)} = ${keyFragment.sql}`, keyFragment.bindings, seen)
+  const read = toFragment(value, inner)
+  return sql(`(SELECT ${read.sql} FROM ${relation.target.quoted} AS ${inner.table.quoted} WHERE ${where.sql})`, [...read.bindings, ...where.bindings], value.kind === 'sql' ? value.field : undefined)
+}
+
+/** The scope a hop reads the related row in: the target table under the next alias, the same caller. */
+function relatedScope (relation: Relation, scope: Scope): Scope {
   const depth = (scope.relationDepth ?? 0) + 1
-  const alias = dialect.quote(`fb_r${depth}`)
   const target = relation.target
-  const inner: Scope = {
-    dialect,
-    table: { name: target.name, quoted: alias, fields: target.fields, search: target.search, foreignKeys: target.foreignKeys, fieldRules: target.fieldRules },
+  return {
+    dialect: scope.dialect,
+    table: { name: target.name, quoted: scope.dialect.quote(`fb_r${depth}`), fields: target.fields, search: target.search, foreignKeys: target.foreignKeys, fieldRules: target.fieldRules },
     globals: scope.globals,
     seesHidden: scope.seesHidden,
     callerReads: scope.callerReads,
@@ -249,24 +266,89 @@ function hop (key: Compiled, relation: Relation, name: string, pos: number, scop
     requestHops: scope.requestHops,
     relationDepth: depth
   }
-  // A caller names only what it could name on the related table itself (no noSelect field).
-  const value = column(name, pos, inner)
-  if (key.kind === 'lit' && key.value === null) return { kind: 'lit', value: null }
-  const keyFragment = toFragment(key, scope, relation.field, pos)
-  let where = `${alias}.${dialect.quote(relation.column.name)} = ${keyFragment.sql}`
-  const bindings = [...keyFragment.bindings]
-  if (scope.callerReads === true) {
-    // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
-    const rule = target.rules.listRule
-    const seen = rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, trusted: true, callerReads: undefined }), scope.trace)
-    if (seen === false) return { kind: 'lit', value: null }
-    if (seen !== true) {
-      where += ` AND (${seen.sql})`
-      bindings.push(...seen.bindings)
-    }
+}
+
+/** Which related rows a hop may read: all of them for a rule, those the target's listRule shows for a caller. */
+function seenBy (relation: Relation, inner: Scope, scope: Scope): Condition {
+  if (scope.callerReads !== true) return true
+  // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
+  const rule = relation.target.rules.listRule
+  return rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, trusted: true, callerReads: undefined }), scope.trace)
+}
+
+/** `first AND condition`, `condition` not false. */
+function and2 (first: string, bindings: Binding[], condition: Condition): Fragment {
+  return condition === true || condition === false ? { sql: first, bindings } : { sql: `${first} AND (${condition.sql})`, bindings: [...bindings, ...condition.bindings] }
+}
+
+/** Comparisons that are never true when the path reads null (the constant compared is not null). */
+const SEMI_JOIN_OPS = new Set<BinaryOp>(['==', '=', '<', '<=', '>', '>='])
+
+/**
+ * An expression whose value is only ever read as a WHERE condition (a rule, a caller's where), where
+ * null and false both leave the row out. In its top-level `&` and `|` (under no `!`), a path
+ * compared with a constant that is not null (`post_id.owner_id.active == true`, `post_id.owner_id ==
+ * auth.uid`) becomes a semi-join: `post_id IN (SELECT r1.id FROM posts r1 JOIN people r2 ON r2.id =
+ * r1.owner_id WHERE r2.active = true)`. It holds for exactly the rows the per-row lookups (#follow)
+ * make true: where the key is null or no (visible) row has it the path reads null and the comparison
+ * is false or null, and IN is false or null there too. But it does not depend on the row, so the
+ * databases build it once per statement (a hash semi-join on PostgreSQL, an ephemeral index on
+ * SQLite) instead of looking each row's path up. Only where `scope.semiJoins` asks: building the set
+ * reads every related row, which a page of 20 rows, found after a few lookups, should not pay
+ * (decision D110).
+ */
+export function compileCondition (expr: Expr, scope: Scope): Compiled {
+  if (expr.type !== 'binary' || scope.semiJoins !== true) return compile(expr, scope)
+  if (expr.op === '&' || expr.op === '|') return logical(expr.op, compileCondition(expr.left, scope), compileCondition(expr.right, scope), scope.trace)
+  return (SEMI_JOIN_OPS.has(expr.op) ? semiJoin(expr, scope) : undefined) ?? compile(expr, scope)
+}
+
+function semiJoin (expr: Expr & { type: 'binary' }, scope: Scope): Compiled | undefined {
+  const onLeft = relationPath(expr.left, scope)
+  const path = onLeft ?? relationPath(expr.right, scope)
+  const other = onLeft !== undefined ? expr.right : expr.left
+  if (path === undefined || !(other.type === 'literal' || (other.type === 'ident' && GLOBAL_ROOTS.has(other.path[0]) && other.path.length > 1))) return undefined
+  const value = compile(other, scope)
+  if (value.kind !== 'lit' || value.value === null) return undefined
+  // What #identifier and #follow do, in their order: the first field, the hops spent, each relation and field checked.
+  const first = column(path[0], expr.pos, scope)
+  spendHops(path.length - 1, scope.expressionHops, scope.requestHops, expr.pos, scope.trusted === true)
+  const hops: { key: Compiled, relation: Relation, outer: Scope, inner: Scope }[] = []
+  let key = first
+  let outer = scope
+  for (let i = 1; i < path.length; i++) {
+    const relation = relationOf(outer.table, path[i - 1], expr.pos)
+    const inner = relatedScope(relation, outer)
+    hops.push({ key, relation, outer, inner })
+    key = column(path[i], expr.pos, inner)
+    outer = inner
   }
-  const read = toFragment(value, inner)
-  return sql(`(SELECT ${read.sql} FROM ${target.quoted} AS ${alias} WHERE ${where})`, [...read.bindings, ...bindings], value.kind === 'sql' ? value.field : undefined)
+  // A field read as a constant here is one a field rule hides (null): compared with a constant, never true.
+  if (key.kind === 'lit') return { kind: 'lit', value: false }
+  const compared = toFragment(onLeft !== undefined ? comparison(expr.op, key, value, outer, expr.pos) : comparison(expr.op, value, key, outer, expr.pos), outer)
+  // One subquery that joins the hops after the first (SQLite plans a join better than nested INs).
+  const seen = hops.map((h) => seenBy(h.relation, h.inner, h.outer))
+  if (seen.includes(false) || hops.some((h) => h.key.kind === 'lit' && h.key.value === null)) return { kind: 'lit', value: false }
+  const q = scope.dialect.quote
+  const [head, ...joined] = hops
+  const joins = joined.map((h) => {
+    const on = toFragment(h.key, h.outer, h.relation.field, expr.pos)
+    return { sql: ` JOIN ${h.relation.target.quoted} AS ${h.inner.table.quoted} ON ${h.inner.table.quoted}.${q(h.relation.column.name)} = ${on.sql}`, bindings: on.bindings }
+  })
+  const where = seen.reduce<Fragment>((w, s) => and2(w.sql, w.bindings, s), compared)
+  const headKey = toFragment(head.key, head.outer, head.relation.field, expr.pos)
+  const alias = head.inner.table.quoted
+  return sql(`(${headKey.sql} IN (SELECT ${alias}.${q(head.relation.column.name)} FROM ${head.relation.target.quoted} AS ${alias}${joins.map((j) => j.sql).join('')} WHERE ${where.sql}))`,
+    [...headKey.bindings, ...joins.flatMap((j) => j.bindings), ...where.bindings])
+}
+
+/** The fields of a path that follows relations from the scope's table (`post_id.public`), else undefined. */
+function relationPath (side: Expr, scope: Scope): string[] | undefined {
+  if (side.type !== 'ident' || side.param === true) return undefined
+  const [root, ...rest] = side.path
+  if (rest.length === 0 || GLOBAL_ROOTS.has(root) || root === 'new') return undefined
+  const own = root === scope.table.name ? rest : side.path
+  return own.length > 1 && scope.table.fields.has(own[0]) ? own : undefined
 }
 
 /**

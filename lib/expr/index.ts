@@ -3,7 +3,7 @@ import { parseExpression, parseList, type Expr, type ListItem } from './parse.js
 export { identifierPaths, literalText } from './parse.js'
 import { memoize } from '../memo.js'
 
-export { compile, toFragment, toCondition, isFunction, rowidField, readField, fieldRuled, AGGREGATES, type Compiled, type Condition, type Scope, type ColumnResolver } from './compile.js'
+export { compile, compileCondition, toFragment, toCondition, isFunction, rowidField, readField, fieldRuled, AGGREGATES, type Compiled, type Condition, type Scope, type ColumnResolver } from './compile.js'
 export { ExpressionError } from './errors.js'
 export type { Expr, ListItem } from './parse.js'
 

@@ -1,7 +1,8 @@
 // Relation paths (`post_id.public`, `new.post_id.owner_id.role`): what a path may follow and what
 // it may cost. Each hop compiles (lib/expr/compile.ts#follow) to a scalar subquery that looks the
 // related row up by the column its foreign key references: one indexed lookup per row the path is
-// read on, on both databases, and null when the key is null or no row has it (decision D110).
+// read on, on both databases, and null when the key is null or no row has it; a list's count reads
+// a path compared with a constant as a semi-join instead (#compileCondition there, decision D110).
 import type { TableField } from '../../schemas/config.js'
 import type { Expr } from './parse.js'
 import type { SearchIndex } from '../search/fts.js'
