@@ -1,15 +1,19 @@
 // Substring search, `tokenize: 'trigram'` (decision D128), on both dialects: the same rows for the same
 // search (each word or phrase a case-insensitive substring, AND, OR, NOT, fields), a word under three
 // characters refused, key order instead of a rank, the budget of every search, writes kept in step, and
-// a word index turned into a substring one by a migration.
+// a word index turned into a substring one by a migration, and a PostgreSQL role that may not create
+// pg_trgm told what to run.
 import t from 'tap'
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import type { FastifyInstance } from 'fastify'
-import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'
+import { adminToken, buildApp, dialects, forEachDialect, sharedDatabase } from './helper.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 import { parseSearch, SearchSyntaxError, MIN_TRIGRAM_LENGTH } from '../lib/search/fts-query.js'
 import { searchIndexOf } from '../lib/search/fts.js'
 import { ftsStatements } from '../lib/dialects/sqlite-fts.js'
 import { configNotes } from '../lib/config/warnings.js'
+import { PG_TRGM_MISSING } from '../lib/dialects/postgres-trigram.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
 const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlType: 'text', ...extra }) as const
@@ -80,7 +84,7 @@ forEachDialect(t, 'trigram: substring search', async (t, dialect) => {
       ['items @@ \'"strong espresso"\'', ['t1']],
       ['items @@ \'"e c"\'', ['t2']],
       ['items @@ \'"espresso style"\'', []],
-      ['items @@ \'"machine brews"\'', [], ],
+      ['items @@ \'"machine brews"\'', []],
       // `*` changes nothing: a substring already matches every word it starts.
       ['items @@ \'pres*\'', ['t1', 't2', 't3']],
       ['items @@ \'"so ma"*\'', ['t1']],
@@ -153,8 +157,39 @@ t.test('trigram: the grammar, the SQLite index, no warning', async (t) => {
   t.throws(() => parseSearch('abc de', MIN_TRIGRAM_LENGTH), SearchSyntaxError)
   t.same(parseSearch('de'), { type: 'phrase', words: ['de'], prefix: false }, 'a word index takes short words')
   const index = searchIndexOf(items('trigram'))
-  t.equal(index?.tokenize, 'trigram')
-  t.equal(index?.prefix, undefined, 'no prefix index by default')
-  t.match(ftsStatements(index!)[0], /tokenize='trigram case_sensitive 0 remove_diacritics 0'\)$/)
+  if (index === undefined) throw new Error('a trigram table has a search index')
+  t.equal(index.tokenize, 'trigram')
+  t.equal(index.prefix, undefined, 'no prefix index by default')
+  t.match(ftsStatements(index)[0], /tokenize='trigram case_sensitive 0 remove_diacritics 0'\)$/)
   t.same(configNotes(config(), 'sqlite').warnings, [], 'trigram is no longer a warning')
+})
+
+// A database without pg_trgm, and a role that may make tables in its public schema but not extensions
+// (pg_trgm is trusted: a role that may create schemas in the database may create it).
+t.test('postgres: a role that may not create pg_trgm is told what to run as a superuser', { skip: dialects.includes('postgres') ? false : 'PostgreSQL not configured' }, async (t) => {
+  const adminUrl = process.env.FASTBASE_TEST_PG_URL ?? ''
+  const suffix = randomBytes(4).toString('hex')
+  const role = `fbt_trgm_role_${suffix}`
+  const database = `fbt_trgm_${suffix}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  t.teardown(async () => {
+    await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`)
+    await admin.query(`DROP ROLE IF EXISTS "${role}"`)
+    await admin.end()
+  })
+  await admin.query(`CREATE ROLE "${role}" LOGIN`)
+  await admin.query(`CREATE DATABASE "${database}"`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${database}`
+  const owner = new pg.Client({ connectionString: url.toString() })
+  await owner.connect()
+  await owner.query(`GRANT CREATE ON SCHEMA public TO "${role}"`)
+  await owner.end()
+  url.username = role
+  await t.rejects(buildApp(t, config(), { dialect: 'postgres', databaseUrl: url.toString() }), { message: new RegExp(PG_TRGM_MISSING.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) })
+  const check = new pg.Client({ connectionString: adminUrl.replace(/\/[^/?]*(\?|$)/, `/${database}$1`) })
+  await check.connect()
+  t.same((await check.query("SELECT extname FROM pg_extension WHERE extname = 'pg_trgm'")).rows, [], 'nothing was created')
+  await check.end()
 })
