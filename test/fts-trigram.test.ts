@@ -13,6 +13,7 @@ import { parseSearch, SearchSyntaxError, MIN_TRIGRAM_LENGTH } from '../lib/searc
 import { searchIndexOf } from '../lib/search/fts.js'
 import { ftsStatements } from '../lib/dialects/sqlite-fts.js'
 import { configNotes } from '../lib/config/warnings.js'
+import { validateConfig } from '../lib/config/validate.js'
 import { PG_TRGM_MISSING } from '../lib/dialects/postgres-trigram.js'
 
 const id = { name: 'id', type: 'text', sqlType: 'text', usage: 'record_uid', primary: true, notNull: true } as const
@@ -162,6 +163,11 @@ t.test('trigram: the grammar, the SQLite index, no warning', async (t) => {
   t.equal(index.prefix, undefined, 'no prefix index by default')
   t.match(ftsStatements(index)[0], /tokenize='trigram case_sensitive 0 remove_diacritics 0'\)$/)
   t.same(configNotes(config(), 'sqlite').warnings, [], 'trigram is no longer a warning')
+  // FTS5 runs a trigram term of more than three characters as a phrase, which needs positions.
+  const withDetail = (detail: 'full' | 'column' | 'none') => validateConfig({ ...config(), tables: [{ ...items('trigram'), fullTextSearch: { fields: ['title'], tokenize: 'trigram', detail } }] }) as { problems?: string[] }
+  t.same(withDetail('full').problems ?? [], [])
+  t.match(withDetail('column').problems, [/tables\[0\]\.fullTextSearch\.detail: tokenize "trigram" needs detail "full"/])
+  t.match(withDetail('none').problems, [/needs detail "full"/])
 })
 
 // A database without pg_trgm, and a role that may make tables in its public schema but not extensions
