@@ -127,6 +127,23 @@ forEachDialect(t, 'trigram: substring search', async (t, dialect) => {
     }
   })
 
+  t.test('a substring search makes the statement costly (decision D85)', async (t) => {
+    const direct = app.fastbase.executor.direct
+    if (direct === undefined) throw new Error('no direct runner')
+    const read = direct.read
+    const offThread: boolean[] = []
+    direct.read = (statement, bindings) => {
+      offThread.push(statement.offThread === true)
+      return read(statement, bindings)
+    }
+    t.teardown(() => { direct.read = read })
+    t.same(await ids(app, 'items @@ \'presso\''), ['t1', 't3'])
+    t.ok(offThread.length > 0 && offThread.every((costly) => costly), 'every statement of a search is costly')
+    offThread.length = 0
+    t.same(await ids(app, 'id == \'t1\''), ['t1'])
+    t.ok(offThread.length > 0 && offThread.every((costly) => !costly), 'a plain list is not')
+  })
+
   t.test('writes keep the index in step', async (t) => {
     await insert(app, [{ id: 't6', title: 'Ultrapresso', body: null, secret: null }])
     t.same(await ids(app, 'items @@ \'presso\''), ['t1', 't3', 't6'])
