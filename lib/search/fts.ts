@@ -56,11 +56,18 @@ export function searchIndexOf (table: TableData): SearchIndex | undefined {
     rowid,
     rowidIsKey: isRowidKey(table, rowid),
     external: fts.contentless !== false,
-    // A trigram index finds any substring already: prefix indexes would only make it larger (decision D128).
-    prefix: fts.prefix === undefined && fts.tokenize !== 'trigram' ? DEFAULT_PREFIX : fts.prefix === 0 || fts.prefix === undefined ? undefined : String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' '),
+    prefix: prefixOf(fts),
     columnsize: fts.columnsize,
     detail: fts.detail
   }
+}
+
+/** The FTS5 prefix lengths: the config's, else DEFAULT_PREFIX; none for `0`, nor by default for trigram. */
+function prefixOf (fts: NonNullable<TableData['fullTextSearch']>): string | undefined {
+  if (fts.prefix === 0) return undefined
+  // A trigram index finds any substring already: prefix indexes would only make it larger (decision D128).
+  if (fts.prefix === undefined) return fts.tokenize === 'trigram' ? undefined : DEFAULT_PREFIX
+  return String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' ')
 }
 
 /** SQLite: the table's own rowid (undefined, or named so with no column of that name), or the INTEGER PRIMARY KEY that aliases it. */
