@@ -21,8 +21,9 @@ const text = (name: string, extra: object = {}) => ({ name, type: 'text', sqlTyp
 
 const items = (tokenize: 'trigram' | 'unicode61'): TableData => ({
   name: 'items',
-  fields: [id, text('title'), text('body'), text('secret', { noSelect: true })],
-  fullTextSearch: { fields: ['title', 'body', 'secret'], tokenize },
+  // `tag` NOCASE: PostgreSQL's ILIKE refuses a nondeterministic collation unless told another.
+  fields: [id, text('title'), text('body'), text('secret', { noSelect: true }), text('tag', { collate: 'NOCASE' })],
+  fullTextSearch: { fields: ['title', 'body', 'secret', 'tag'], tokenize },
   extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: null, updateRule: null, deleteRule: null }]
 })
 
@@ -38,7 +39,7 @@ const ROWS = [
   { id: 't1', title: 'Espresso Machine', body: 'Brews a strong ESPRESSO shot', secret: null },
   { id: 't2', title: 'Pressure cooker', body: 'Cooks rice fast', secret: 'classified' },
   { id: 't3', title: 'French press', body: 'Coffee, espresso-style', secret: null },
-  { id: 't4', title: 'Tea kettle', body: null, secret: null },
+  { id: 't4', title: 'Tea kettle', body: null, secret: null, tag: 'Stovetop' },
   { id: 't5', title: 'Café crème', body: 'au lait', secret: null }
 ]
 
@@ -94,7 +95,9 @@ forEachDialect(t, 'trigram: substring search', async (t, dialect) => {
       ['body @@ \'presso\'', ['t1', 't3']],
       ['title @@ \'press -rice\'', ['t1', 't2', 't3']],
       ['!(items @@ \'press\')', ['t4', 't5']],
-      ['items @@ \'classified\'', ['t2']]
+      ['items @@ \'classified\'', ['t2']],
+      ['items @@ \'TOVET\'', ['t4']],
+      ['tag @@ \'stove\'', ['t4']]
     ]
     for (const [where, expected] of cases) t.same(await ids(app, where), expected, where)
   })
