@@ -5,7 +5,6 @@ import type { DialectName } from '../dialects/types.js'
 import { dialectFor } from '../dialects/index.js'
 import { describeTables, RULE_NAMES } from '../table/descriptor.js'
 import { unguardedRoleWarnings } from '../auth/role-check.js'
-import { searchWarnings } from '../search/fts.js'
 import { authCookieOf } from '../auth/auth-cookie.js'
 
 export interface ConfigNotes {
@@ -30,7 +29,7 @@ export function configNotes (config: DatabaseSettings, dialect: DialectName): Co
       if (unset.length > 0) warnings.push(`table "${table.name}": ${unset.join(', ')} not set: admins only for those operations`)
       if (nulls.length > 0) notes.push(`table "${table.name}": ${nulls.join(', ')} null: admins only for those operations`)
     }
-    warnings.push(...unguardedRoleWarnings(table), ...searchWarnings(table.data))
+    warnings.push(...unguardedRoleWarnings(table))
   }
   const cookie = authCookieOf(config.appUrl, config.authCookie)
   if (cookie?.warning !== undefined) warnings.push(cookie.warning)

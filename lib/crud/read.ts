@@ -75,7 +75,8 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   if (order !== undefined) return { columns, condition, group, costly, searches, driven, order }
   const key = defaultOrder(ctx, params, columns, group)
-  if (ranks.length === 0 || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
+  // A substring search is not ranked: its matches come in key order (decision D128).
+  if (ranks.length === 0 || ranks[0].index.tokenize === 'trigram' || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
   return { columns, condition, group, costly, searches, driven, ...ranked(ctx, ranks[0], condition, key.sql, driven?.rest) }
 }
 

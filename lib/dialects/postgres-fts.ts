@@ -16,9 +16,17 @@ import type { Fragment } from './types.js'
 import { quote } from './common.js'
 import type { SearchIndex, Tokenizer } from '../search/fts.js'
 import { positivePart, type SearchQuery } from '../search/fts-query.js'
+import { trigramMatch, trigramStatements } from './postgres-trigram.js'
 
 const PORTER = 'fastbase_porter'
-const CONFIGS: Record<Tokenizer, string> = { unicode61: 'simple', ascii: 'simple', porter: PORTER }
+// trigram is no text search configuration: lib/dialects/postgres-trigram.ts.
+const CONFIGS: Record<Exclude<Tokenizer, 'trigram'>, string> = { unicode61: 'simple', ascii: 'simple', porter: PORTER }
+
+/** The text search configuration of a word index (a substring index has none, and is never ranked: decision D128). */
+function configOf (index: SearchIndex): string {
+  if (index.tokenize === 'trigram') throw new Error(`table "${index.table}": a substring (trigram) search has no text search configuration`)
+  return CONFIGS[index.tokenize]
+}
 
 // Every ASCII character that is not a letter or a digit (NUL cannot occur in PostgreSQL text).
 const ASCII_SEPARATORS = '[\\x01-\\x2f\\x3a-\\x40\\x5b-\\x60\\x7b-\\x7f]+'
@@ -36,7 +44,7 @@ END $fastbase$`
 function vector (index: SearchIndex, fields: string[], qualifier: string): string {
   // COLLATE "C": regexp_replace refuses nondeterministic collations (NOCASE columns), and it settles mixed ones.
   const text = fields.map((f) => `coalesce(${qualifier}${quote(f)}, '') COLLATE "C"`).join(' || \' \' || ')
-  return `to_tsvector('${CONFIGS[index.tokenize]}', regexp_replace(${text}, '${ASCII_SEPARATORS}', ' ', 'g'))`
+  return `to_tsvector('${configOf(index)}', regexp_replace(${text}, '${ASCII_SEPARATORS}', ' ', 'g'))`
 }
 
 /** The stored vector's column: a name no field may take (decision D71). */
@@ -52,6 +60,7 @@ export function searchIndexName (table: string): string {
 
 /** The stored vector and its GIN index (and the stemming configuration they may need). */
 export function searchStatements (index: SearchIndex): string[] {
+  if (index.tokenize === 'trigram') return trigramStatements(index, SEARCH_COLUMN, searchIndexName(index.table))
   const table = quote(index.table)
   const column = `ALTER TABLE ${table} ADD COLUMN ${quote(SEARCH_COLUMN)} tsvector GENERATED ALWAYS AS (${vector(index, index.fields, '')}) STORED`
   const create = `CREATE INDEX ${quote(searchIndexName(index.table))} ON ${table} USING gin (${quote(SEARCH_COLUMN)})`
@@ -79,13 +88,14 @@ export function tsQueryText (query: SearchQuery): string {
 }
 
 function tsQuery (index: SearchIndex, query: SearchQuery): Fragment {
-  return { sql: `to_tsquery('${CONFIGS[index.tokenize]}', CAST(? AS text))`, bindings: [tsQueryText(query)] }
+  return { sql: `to_tsquery('${configOf(index)}', CAST(? AS text))`, bindings: [tsQueryText(query)] }
 }
 
 const rowKey = (_index: SearchIndex, row: string): string => `${row}.ctid`
 
 export const postgresSearch = {
   match (index: SearchIndex, row: string, fields: string[] | undefined, query: SearchQuery): Fragment {
+    if (index.tokenize === 'trigram') return trigramMatch(row, SEARCH_COLUMN, fields, query)
     const stored = `${row}.${quote(SEARCH_COLUMN)}`
     if (fields === undefined) {
       const q = tsQuery(index, query)

@@ -13,7 +13,9 @@ import type { SearchQuery } from '../search/fts-query.js'
 const TOKENIZERS: Record<Tokenizer, string> = {
   unicode61: 'unicode61 remove_diacritics 0',
   ascii: 'ascii',
-  porter: 'porter unicode61 remove_diacritics 0'
+  porter: 'porter unicode61 remove_diacritics 0',
+  // Substrings, case folded, accents kept (decision D128).
+  trigram: 'trigram case_sensitive 0 remove_diacritics 0'
 }
 
 /** The FTS5 table, its back-fill and its triggers. */

@@ -10,7 +10,7 @@ import { ValueError } from '../values.js'
 import { likeMatch } from './like.js'
 import { globalAt, type Literal, type Trace } from './trace.js'
 import type { SearchIndex, SearchRank } from '../search/fts.js'
-import { parseSearch, hasPhrase, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
+import { parseSearch, hasPhrase, MIN_TRIGRAM_LENGTH, SearchSyntaxError, type SearchQuery } from '../search/fts-query.js'
 import type { ExpressionBudget } from './budget.js'
 import { relationOf, spendHops, type HopBudget, type Relation } from './relations.js'
 
@@ -468,7 +468,7 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   }
   const text = constant(right, scope.trace)
   if (text === null) return { kind: 'lit', value: null }
-  const query = searchQuery(text, expr.right.pos)
+  const query = searchQuery(text, expr.right.pos, index.tokenize === 'trigram' ? MIN_TRIGRAM_LENGTH : 1)
   scope.budget?.search(expr.pos, scope.trusted === true)
   if (fields !== undefined && index.detail === 'none') throw new ExpressionError(`A search in some fields needs fullTextSearch detail "full" or "column" (table "${index.table}" has "none")`, expr.pos)
   if (hasPhrase(query) && index.detail !== undefined && index.detail !== 'full') throw new ExpressionError(`A "phrase" needs fullTextSearch detail "full" (table "${index.table}" has "${index.detail}")`, expr.right.pos)
@@ -481,9 +481,9 @@ function search (expr: Expr & { type: 'binary' }, scope: Scope): Compiled {
   return safe(sql(match.sql, match.bindings), true)
 }
 
-function searchQuery (text: string, pos: number): SearchQuery {
+function searchQuery (text: string, pos: number, minLength: number): SearchQuery {
   try {
-    return parseSearch(text)
+    return parseSearch(text, minLength)
   } catch (error) {
     if (error instanceof SearchSyntaxError) throw new ExpressionError(`Invalid search text of @@: ${error.message}`, pos)
     throw error

@@ -29,6 +29,15 @@ export const MAX_SEARCH_DEPTH = 8
 /** Letters a prefix (`word*`) needs at least: a one-letter prefix stands for a large part of the vocabulary. */
 export const MIN_PREFIX_LENGTH = 2
 
+/**
+ * Characters each word or phrase of a substring (`trigram`) search takes at least: the trigram index
+ * finds no shorter text, and a silent empty answer would read as "no such rows" (decision D128).
+ */
+export const MIN_TRIGRAM_LENGTH = 3
+
+/** The text a word or phrase of a substring search matches: its words, one space between (decision D128). */
+export const substringOf = (phrase: SearchPhrase): string => phrase.words.join(' ')
+
 /** A malformed search text; `position` is 0-based in the search text. */
 export class SearchSyntaxError extends Error {
   constructor (readonly reason: string, readonly position: number) {
@@ -102,8 +111,11 @@ function tokenize (text: string): Token[] {
   return tokens
 }
 
-/** Parses a search text. Throws SearchSyntaxError (with the position) when it is malformed, or holds no word. */
-export function parseSearch (text: string): SearchQuery {
+/**
+ * Parses a search text. Throws SearchSyntaxError (with the position) when it is malformed, or holds no
+ * word; `minLength`: characters each word or phrase takes at least (MIN_TRIGRAM_LENGTH for a substring search).
+ */
+export function parseSearch (text: string, minLength = 1): SearchQuery {
   if (text.length > MAX_SEARCH_LENGTH) throw new SearchSyntaxError(`A search text takes at most ${MAX_SEARCH_LENGTH} characters`, MAX_SEARCH_LENGTH)
   const tokens = tokenize(text)
   if (tokens.length === 0) throw new SearchSyntaxError('The search text has no words', 0)
@@ -160,7 +172,9 @@ export function parseSearch (text: string): SearchQuery {
     }
     const last = token.words[token.words.length - 1]
     if (token.prefix && Array.from(last).length < MIN_PREFIX_LENGTH) throw new SearchSyntaxError(`A prefix takes at least ${MIN_PREFIX_LENGTH} letters`, token.pos)
-    return { type: 'phrase', words: token.words, prefix: token.prefix }
+    const phrase: SearchPhrase = { type: 'phrase', words: token.words, prefix: token.prefix }
+    if (Array.from(substringOf(phrase)).length < minLength) throw new SearchSyntaxError(`A word or "phrase" of a substring search takes at least ${minLength} characters`, token.pos)
+    return phrase
   }
 
   const query = or(0)

@@ -5,7 +5,7 @@
 import type { TableData } from '../../schemas/config.js'
 import type { SearchQuery } from './fts-query.js'
 
-export type Tokenizer = 'unicode61' | 'ascii' | 'porter'
+export type Tokenizer = 'unicode61' | 'ascii' | 'porter' | 'trigram'
 
 export interface SearchIndex {
   /** The table's name (unquoted). */
@@ -52,15 +52,22 @@ export function searchIndexOf (table: TableData): SearchIndex | undefined {
   return {
     table: table.name,
     fields: fts.fields,
-    // trigram matches substrings, which PostgreSQL's text search cannot do the same way: words, with a warning.
-    tokenize: fts.tokenize === undefined || fts.tokenize === 'trigram' ? 'unicode61' : fts.tokenize,
+    tokenize: fts.tokenize ?? 'unicode61',
     rowid,
     rowidIsKey: isRowidKey(table, rowid),
     external: fts.contentless !== false,
-    prefix: fts.prefix === undefined ? DEFAULT_PREFIX : fts.prefix === 0 ? undefined : String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' '),
+    prefix: prefixOf(fts),
     columnsize: fts.columnsize,
     detail: fts.detail
   }
+}
+
+/** The FTS5 prefix lengths: the config's, else DEFAULT_PREFIX; none for `0`, nor by default for trigram. */
+function prefixOf (fts: NonNullable<TableData['fullTextSearch']>): string | undefined {
+  if (fts.prefix === 0) return undefined
+  // A trigram index finds any substring already: prefix indexes would only make it larger (decision D128).
+  if (fts.prefix === undefined) return fts.tokenize === 'trigram' ? undefined : DEFAULT_PREFIX
+  return String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' ')
 }
 
 /** SQLite: the table's own rowid (undefined, or named so with no column of that name), or the INTEGER PRIMARY KEY that aliases it. */
@@ -69,13 +76,6 @@ function isRowidKey (table: TableData, rowid: string | undefined): boolean {
   if (column === undefined) return rowid === undefined || rowid.toLowerCase() === 'rowid'
   const primary = table.fields.filter((f) => f.primary === true || f.autoIncrement === true)
   return primary.length === 1 && primary[0] === column && (column.autoIncrement === true || column.sqlType.toUpperCase() === 'INTEGER')
-}
-
-/** Start-up warnings about a table's search config (values fastbase reads differently from teenybase). */
-export function searchWarnings (table: TableData): string[] {
-  return table.fullTextSearch?.tokenize === 'trigram'
-    ? [`table "${table.name}": fullTextSearch tokenize "trigram" is not supported; words are matched as with "unicode61" (whole words and word* prefixes: "presso" does not find "espresso")`]
-    : []
 }
 
 /** SQLite's FTS5 table of `table` (teenybase's name, so a teenybase database keeps its index). */

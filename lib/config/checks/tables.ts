@@ -103,7 +103,8 @@ export function checkColumnRefs (c: DatabaseSettings): string[] {
 
 /**
  * fullTextSearch fields hold text on both databases (not json or date, which PostgreSQL stores as
- * jsonb and timestamptz); `content_rowid` is FTS5's rowid: an integer column without a foreign key.
+ * jsonb and timestamptz); `content_rowid` is FTS5's rowid: an integer column without a foreign key;
+ * a trigram index keeps positions (`detail: 'full'`).
  */
 export function checkFullTextSearch (c: DatabaseSettings): string[] {
   const problems: string[] = []
@@ -119,6 +120,8 @@ export function checkFullTextSearch (c: DatabaseSettings): string[] {
         problems.push(`${path}.fields[${i}]: "${field.name}" is not a text field (type ${field.type}, sqlType ${field.sqlType})`)
       }
     })
+    // FTS5 reads every trigram search term longer than three characters as a phrase (decision D128).
+    if (fts.tokenize === 'trigram' && fts.detail !== undefined && fts.detail !== 'full') problems.push(`${path}.detail: tokenize "trigram" needs detail "full" (the default)`)
     if (typeof fts.content_rowid !== 'string') continue
     const rowid = fields.get(fts.content_rowid)
     if (fts.contentless === false) problems.push(`${path}.content_rowid: only used when contentless is true (the default)`)
