@@ -6,6 +6,7 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { forEachDialect } from './helper.js'
+import { SseClient, settle } from './fixtures/realtime/client.js'
 import { seeded, admin, as, asAdmin, relationConfig } from './fixtures/relations.js'
 import { ANONYMOUS, adminContext, type AuthContext } from '../lib/auth-context.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
@@ -14,6 +15,7 @@ import type { DatabaseSettings, TableData } from '../schemas/config.js'
 const searchOn: Record<string, string[]> = { posts: ['title'], comments: ['body'] }
 const config: DatabaseSettings = {
   ...relationConfig,
+  realtime: { heartbeatSeconds: 0.2 },
   tables: relationConfig.tables.map((table): TableData => searchOn[table.name] === undefined ? table : { ...table, fullTextSearch: { fields: searchOn[table.name] } })
 }
 
@@ -172,11 +174,44 @@ async function world (t: Parameters<typeof seeded>[0], dialect: Parameters<typeo
   return app
 }
 
+// Realtime subscriptions the observer holds while the battery's writes and an admin's edits of
+// visible rows happen: the events (records included) must be the same on both databases.
+const subscriptions = [
+  'subscribe=users',
+  `subscribe=users&where.users=${encodeURIComponent("email ~ '%open%'")}`,
+  'subscribe=comments',
+  `subscribe=comments&where.comments=${encodeURIComponent("post_id.title ~ '%zebra%' | author_id.email ~ '%open%'")}`,
+  `subscribe=bookmarks&where.bookmarks=${encodeURIComponent('post_id.title == null')}`
+]
+const visibleEdits: Edit[] = [
+  ['POST', 'users/edit/alice', { name: 'Alice!' }],
+  ['POST', 'users/edit/bob', { name: 'Bob!' }],
+  ['POST', 'comments/edit/10', { body: 'edited' }],
+  ['POST', 'bookmarks/insert', { values: [{ id: 97, post_id: 1 }, { id: 98, post_id: 2 }, { id: 99, post_id: null }] }]
+]
+
+async function withEvents (app: FastifyInstance, who: Observer): Promise<{ answers: Record<string, Answer>, events: unknown[] }> {
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const streams = await Promise.all(subscriptions.map(async (query) => await SseClient.open(base, { query, headers: who.headers })))
+  try {
+    const answers = await battery(app, who)
+    for (const [method, url, payload] of visibleEdits) {
+      const res = await app.inject({ method: method as 'POST', url: `/api/v1/table/${url}`, payload: payload as Record<string, unknown>, headers: admin })
+      if (res.statusCode !== 200) throw new Error(`${url}: ${res.body}`)
+    }
+    await settle(app)
+    return { answers, events: streams.map((s) => ({ status: s.status, changes: s.changes() })) }
+  } finally {
+    for (const s of streams) s.close()
+  }
+}
+
 for (const who of observers) {
   forEachDialect(t, `${who.name}: nothing answers differently when only what ${who.name} may not see differs`, async (t, dialect) => {
-    const plain = await world(t, dialect, [])
-    const changed = await world(t, dialect, othersOf[who.name])
-    const [a, b] = [await battery(plain, who), await battery(changed, who)]
-    for (const key of Object.keys(a)) t.same(b[key], a[key], key)
+    const plain = await withEvents(await world(t, dialect, []), who)
+    const changed = await withEvents(await world(t, dialect, othersOf[who.name]), who)
+    for (const key of Object.keys(plain.answers)) t.same(changed.answers[key], plain.answers[key], key)
+    t.same(changed.events, plain.events, 'realtime events')
+    t.ok(plain.events.some((s) => (s as { changes: unknown[] }).changes.length > 0), 'events arrived')
   })
 }
