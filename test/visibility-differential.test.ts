@@ -215,3 +215,43 @@ for (const who of observers) {
     t.ok(plain.events.some((s) => (s as { changes: unknown[] }).changes.length > 0), 'events arrived')
   })
 }
+
+// The request's hop budget (decision D110: 24, rules included) holds across its select list, where
+// and order together, so a costly request cannot be spread over them; expand counts too.
+forEachDialect(t, 'relation hops: one budget for the whole request', async (t, dialect) => {
+  const app = await seeded(t, dialect, config)
+  const get = async (query: Query) => {
+    const res = await app.inject({ method: 'GET', url: '/api/v1/table/bookmarks/select', query, headers: as('bob') })
+    return { status: res.statusCode, body: res.json() }
+  }
+  const two = (n: number) => Array.from({ length: n }, (_, i) => `post_id.owner_id.name as a${i}`).join(', ')
+  const paths = (n: number, sep: string) => Array.from({ length: n }, () => "post_id.owner_id.name != 'x'").join(sep)
+  t.equal((await get({ select: two(6), where: paths(4, ' & ') })).status, 200, '20 hops: answered')
+  const spread = await get({ select: two(6), where: paths(4, ' & '), order: 'post_id.owner_id.name, post_id.owner_id.role, post_id.title' })
+  t.same([spread.status, spread.body.code], [400, 400], 'the same and 5 hops of order: refused')
+  t.match(spread.body.message, /relation|hop/i)
+  t.equal((await get({ select: two(13) })).status, 400, '26 hops of select alone: refused')
+  const expands = Array.from({ length: 30 }, (_, i) => `post_id(title, owner_id(name)) as e${i}`).join(', ')
+  const expanded = await get({ select: expands })
+  t.equal(expanded.status, 400, '30 nested expands: refused')
+})
+
+// `{:name}` parameters (decision D95) are the in-process API's; over HTTP a caller cannot fill them,
+// and a name never reaches past `params`.
+forEachDialect(t, '{:name} parameters: caller text cannot fill them, names stay under params', async (t, dialect) => {
+  const app = await seeded(t, dialect, config)
+  const http = await app.inject({ method: 'GET', url: '/api/v1/table/posts/select', query: { select: 'id', where: 'id == {:id}', 'params[id]': '2', params: '{"id":2}' }, headers: as('bob') })
+  t.same([http.statusCode, http.json().code], [400, 400], 'over HTTP a {:name} is not given, whatever the query says')
+  const body = await app.inject({ method: 'POST', url: '/api/v1/table/comments/update', headers: as('bob'), payload: { where: 'id == {:id}', setValues: { body: 'x' }, params: { id: 12 } } })
+  t.equal(body.statusCode, 400, 'nor in a write\'s body')
+  const bob = user('bob')
+  const api = app.fastbase.tables
+  t.same(await api.posts.select({ select: 'id', where: 'owner_id == {:auth}', params: { auth: 'alice' } }, { as: bob }), [{ id: 1 }], '{:auth} is the param named auth, not the caller: alice\'s posts bob may see')
+  t.same(await api.posts.select({ select: 'id', where: 'owner_id == auth.uid', params: { auth: 'alice' } }, { as: bob }), [{ id: 3 }], 'and a param named auth does not change auth.uid')
+  const proto = JSON.parse('{"__proto__": "alice"}') as Record<string, string>
+  t.same(await api.posts.select({ select: 'id', where: 'owner_id == {:__proto__}', params: proto }, { as: bob }), [{ id: 1 }], '__proto__ is a name like any other')
+  await t.rejects(api.posts.select({ select: 'id', where: 'owner_id == {:constructor}', params: {} }, { as: bob }), /constructor/, 'an inherited name is not given')
+  for (const value of [{ a: 1 }, ['alice'], 1n]) {
+    await t.rejects(api.posts.select({ select: 'id', where: 'owner_id == {:v}', params: { v: value as unknown as string } }, { as: bob }), undefined, `${typeof value === 'bigint' ? 'a bigint' : JSON.stringify(value)} is refused`)
+  }
+})
