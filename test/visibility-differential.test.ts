@@ -252,6 +252,6 @@ forEachDialect(t, '{:name} parameters: caller text cannot fill them, names stay 
   t.same(await api.posts.select({ select: 'id', where: 'owner_id == {:__proto__}', params: proto }, { as: bob }), [{ id: 1 }], '__proto__ is a name like any other')
   await t.rejects(api.posts.select({ select: 'id', where: 'owner_id == {:constructor}', params: {} }, { as: bob }), /constructor/, 'an inherited name is not given')
   for (const value of [{ a: 1 }, ['alice'], 1n]) {
-    await t.rejects(api.posts.select({ select: 'id', where: 'owner_id == {:v}', params: { v: value as unknown as string } }, { as: bob }), undefined, `${typeof value === 'bigint' ? 'a bigint' : JSON.stringify(value)} is refused`)
+    await t.rejects(api.posts.select({ select: 'id', where: 'owner_id == {:v}', params: { v: value as unknown as string } }, { as: bob }), `${typeof value === 'bigint' ? 'a bigint' : JSON.stringify(value)} is refused`)
   }
 })
