@@ -1,4 +1,4 @@
-// The attacker's test of issue 38 (decisions D110, D111), as a differential: two databases hold the
+// The attacker's test of decisions D110 and D111, as a differential: two databases hold the
 // same rows a caller may see and differ only in what that caller may not see (another user's email,
 // a noSelect secret, the fields of a private post, comments on it, private rows only in one). Every
 // request of a battery, as that caller, must answer byte for byte the same on both: any difference
