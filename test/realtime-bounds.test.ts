@@ -155,6 +155,14 @@ forEachDialect(t, 'behind a trusted proxy, the share is the forwarded client\'s'
   t.equal(await open('198.51.100.2'), 200, 'another forwarded client through the same proxy has its own')
   t.equal(await open('198.51.100.3', '127.0.0.2'), 200, 'a peer the server does not trust is its own address...')
   t.equal(await open('198.51.100.4', '127.0.0.2'), 429, '...whatever it forwards')
+
+  // One client's other spellings take the same share: the IPv4-mapped form of an IPv4 address, and
+  // every address of one IPv6 /64 (a host picks any of them).
+  t.equal(await open('::ffff:198.51.100.1'), 429, 'an IPv4 client as an IPv4-mapped IPv6 address is that client')
+  t.equal(await open('2001:db8:0:1::1'), 200, 'an IPv6 client')
+  t.equal(await open('2001:db8:0:1:ffff::2'), 429, 'another address of its /64 is the same share')
+  t.equal(await open('2001:DB8:0000:0001:0:0:0:3'), 429, 'however it is spelled')
+  t.equal(await open('2001:db8:0:2::1'), 200, 'the next /64 is another client')
 })
 
 /** A stream opened from source address `from` (a real socket, so the server sees that address). */

@@ -112,6 +112,7 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
     trace: ctx.trace,
     budget: ctx.budget,
     callerReads: ctx.auth.admin ? undefined : true,
+    readsFieldRules: ctx.auth.superadmin ? undefined : true,
     expressionHops: expressionHops(),
     requestHops: ctx.budget.hops,
     ...extra
@@ -120,7 +121,7 @@ export function scopeOf (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
 
 /** The scope of a rule: the developer's own text, which may read hidden columns and reads related rows as they are. */
 export function ruleScope (ctx: CrudContext, extra: Partial<Scope> = {}): Scope {
-  return scopeOf(ctx, { seesHidden: true, trusted: true, callerReads: undefined, ...extra })
+  return scopeOf(ctx, { seesHidden: true, trusted: true, callerReads: undefined, readsFieldRules: undefined, ...extra })
 }
 
 /** Caller text longer than `limits.expressionLength` is refused before anything reads it. */

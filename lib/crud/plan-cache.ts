@@ -39,7 +39,7 @@ export type PlanningContext = CrudContext & { trace: Trace }
 export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: PlanningContext) => P, bytesOf: (plan: P) => number): P {
   let tableId = tableIds.get(ctx.table)
   if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
-  const key = `${tableId}${ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
+  const key = `${tableId}${ctx.auth.superadmin ? 'S' : ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
   const globals = globalsOf(ctx)
   const shape = shapes.get(key)
   if (shape !== undefined) {

@@ -80,6 +80,11 @@ export interface Scope {
    * null; unset for rules, which read related rows as they are (decision D110).
    */
   callerReads?: true
+  /**
+   * Set for every caller's own text but a superadmin's (an editor or viewer of the panel too): a field
+   * with a field rule reads null where its rule fails (decision D111). Unset for rules.
+   */
+  readsFieldRules?: true
   /** Relation hops this expression, and the operation it is part of, may still take. */
   expressionHops?: HopBudget
   requestHops?: HopBudget
@@ -259,6 +264,7 @@ function relatedScope (relation: Relation, scope: Scope): Scope {
     globals: scope.globals,
     seesHidden: scope.seesHidden,
     callerReads: scope.callerReads,
+    readsFieldRules: scope.readsFieldRules,
     trace: scope.trace,
     budget: scope.budget,
     trusted: scope.trusted,
@@ -273,7 +279,7 @@ function seenBy (relation: Relation, inner: Scope, scope: Scope): Condition {
   if (scope.callerReads !== true) return true
   // The related row as this caller may see it: its listRule, compiled as a rule (it reads as is).
   const rule = relation.target.rules.listRule
-  return rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, trusted: true, callerReads: undefined }), scope.trace)
+  return rule === null ? false : toCondition(compile(rule, { ...inner, seesHidden: true, trusted: true, callerReads: undefined, readsFieldRules: undefined }), scope.trace)
 }
 
 /** `first AND condition`, `condition` not false. */
@@ -370,7 +376,7 @@ function column (name: string, pos: number, scope: Scope): Compiled {
   const known = scope.rowValues?.get(field.name)
   if (known !== undefined) return { kind: 'lit', value: known }
   const stored: Compiled = { kind: 'sql', sql: `${scope.table.quoted}.${scope.dialect.quote(field.name)}`, bindings: [], field, column: true }
-  const rule = scope.callerReads === true ? scope.table.fieldRules?.get(field.name) : undefined
+  const rule = scope.readsFieldRules === true ? scope.table.fieldRules?.get(field.name) : undefined
   return rule === undefined ? stored : ruledField(stored, rule, scope)
 }
 
@@ -392,7 +398,7 @@ export function readField (name: string, scope: Scope): Compiled {
 }
 
 /** Does this scope read `name` through a field rule? (a caller's order and group must not read past it) */
-export const fieldRuled = (name: string, scope: Scope): boolean => scope.callerReads === true && scope.table.fieldRules?.has(name) === true
+export const fieldRuled = (name: string, scope: Scope): boolean => scope.readsFieldRules === true && scope.table.fieldRules?.has(name) === true
 
 /**
  * teenybase's `rowid`: SQLite's row number, which PostgreSQL has no equivalent of. Where the table's
@@ -499,9 +505,8 @@ function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[]
   const name = path.length === 1 ? path[0] : path.length === 2 && path[0] === scope.table.name ? path[1] : undefined
   if (name === undefined) throw new ExpressionError('The left side of @@ must be the table or one of its fullTextSearch fields', left.pos)
   if (path.length === 1 && name === scope.table.name && !scope.table.fields.has(name)) {
-    if (scope.seesHidden) return undefined
     // A field with a field rule is not searched for callers (decision D111): its words would match where it reads null.
-    const visible = index.fields.filter((f) => scope.table.fields.get(f)?.noSelect !== true && !fieldRuled(f, scope))
+    const visible = index.fields.filter((f) => (scope.seesHidden || scope.table.fields.get(f)?.noSelect !== true) && !fieldRuled(f, scope))
     if (visible.length === 0) throw new ExpressionError(`No fullTextSearch field of "${index.table}" is visible to this caller`, left.pos)
     return visible.length === index.fields.length ? undefined : visible
   }

@@ -368,7 +368,8 @@ export class RealtimeHub implements ChangeSink {
       if (where !== undefined && searches(parse(where))) throw errors.expression('where', '@@ (full-text search) cannot be used in a realtime subscription; subscribe without it and search when you refetch')
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
-      const fields = auth.admin ? [] : [...table.fieldRules].map(([name, expr]): FieldJudge => ({ name, judge: fieldJudge(ctx, expr) }))
+      // Every caller but a superadmin reads fields under their rules, the panel's editors and viewers too (decision D111).
+      const fields = auth.superadmin ? [] : [...table.fieldRules].map(([name, expr]): FieldJudge => ({ name, judge: fieldJudge(ctx, expr) }))
       const judged = [condition, ...fields.map((f) => f.judge)].map((c) => typeof c === 'boolean' ? String(c) : 'condition' in c ? `${c.condition.sql}\u0000${bindingsKey(c.condition.bindings)}` : `${c.sql}\u0000${bindingsKey(c.bindings)}`).join('\u0000')
       return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, related: followsRelations(ctx), fields, clients: new Set() }
     })
@@ -627,9 +628,9 @@ function searches (expr: Expr): boolean {
 }
 
 function visible (table: TableDescriptor, record: Row, admin: boolean, hidden: string[]): Row {
-  if (admin) return record
+  if (admin && hidden.length === 0) return record
   const out: Row = {}
-  for (const f of table.visibleFields(false)) out[f.name] = hidden.includes(f.name) ? null : record[f.name]
+  for (const f of table.visibleFields(admin)) out[f.name] = hidden.includes(f.name) ? null : record[f.name]
   return out
 }
 
