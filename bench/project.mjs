@@ -27,7 +27,7 @@ export function benchConfig () {
     rateLimit: false,
     // FASTBASE_BENCH_REALTIME=off: the same project without realtime, to measure what it costs a write.
     // Every subscriber of the bench runs on this machine, one address: its shares are the instance's
-    // bounds, so the scenarios measure those (decision D96).
+    // bounds, so the scenarios measure those (decision D89).
     realtime: process.env.FASTBASE_BENCH_REALTIME === 'off' ? { enabled: false } : { maxStreamsPerAddress: 10_000, maxClassesPerAddress: 1000, maxClassesPerUser: 1000 },
     tables: [
       {

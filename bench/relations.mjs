@@ -1,4 +1,4 @@
-// Relation-path cost, measured by `npm run bench` (bench/run.mjs, decision D110): a page of 20
+// Relation-path cost, measured by `npm run bench` (bench/run.mjs, decision D95): a page of 20
 // comments whose listRule follows two relations (`post_id.owner_id.active`) against the same page
 // under a plain rule on a column of the comment itself (`visible`, which holds the same answer), on
 // 10,000 posts and 20,000 comments. The target is the relation rule within 1.5 times the plain

@@ -133,9 +133,9 @@ export const errors = {
   restoreRefused: (reason: string) => new FastbaseError(409, 'FB_ERR_RESTORE_REFUSED', `Restore refused, nothing was changed: ${reason}`),
   /** An apply that would drop every table the config recorded, without `allowDropAll`: nothing was applied. */
   migrationRefused: (reason: string, tables: string[]) => new FastbaseError(409, 'FB_ERR_MIGRATION_REFUSED', `Nothing was applied: ${reason}`, { tables }),
-  /** Decision D116: this server runs an older config than the database last applied. */
+  /** Decision D98: this server runs an older config than the database last applied. */
   configOutdated: (reason: string) => new FastbaseError(409, 'FB_ERR_CONFIG_OUTDATED', `Nothing was applied: ${reason}`),
-  /** Decision D116: tables exist with other columns than the config names; `problems` says how, per table. */
+  /** Decision D98: tables exist with other columns than the config names; `problems` says how, per table. */
   schemaMismatch: (problems: string[]) => new FastbaseError(409, 'FB_ERR_SCHEMA_MISMATCH',
     `Tables exist with another shape than the config says, so they are not taken as they are: ${problems.join('; ')}. ` +
     'Is this the database (or data folder) of another project? Point DATABASE_URL / FASTBASE_DATA_DIR at the right one, or move these tables away', { tables: problems.map((p) => p.slice(0, p.indexOf(' ('))) })

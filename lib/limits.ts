@@ -36,7 +36,7 @@ export interface Limits {
   statementTimeout: number
   /**
    * Milliseconds a connection stays open, reading and discarding, after an answer sent before its
-   * request's body had arrived (decision D100); `lingerBytes` bounds what it reads meanwhile.
+   * request's body had arrived (decision D91); `lingerBytes` bounds what it reads meanwhile.
    */
   lingerTime: number
 }
@@ -87,7 +87,7 @@ export const MAX_EXPAND_DEPTH = 3
 /**
  * Relation hops (`post_id.owner_id.role` is two) in one path, in one expression (with the rules a
  * caller's path brings in), and in all the expressions one operation compiles: each hop is one
- * indexed lookup per row it is read on (decision D110).
+ * indexed lookup per row it is read on (decision D95).
  */
 export const MAX_PATH_HOPS = 4
 export const MAX_EXPRESSION_HOPS = 8
@@ -114,7 +114,7 @@ export function resolveLimits (settings: LimitSettings): Limits {
 
 /**
  * Bytes the server reads and discards after an early answer before it closes the connection
- * (decision D100): as much as the largest body fastbase accepts can carry (its files at `uploadSize`,
+ * (decision D91): as much as the largest body fastbase accepts can carry (its files at `uploadSize`,
  * its fields at `bodySize`), and `bodySize` again for part headers and boundaries. A client sending
  * no more than that receives the answer even if it reads only once it has sent everything.
  */

@@ -1,4 +1,4 @@
-// Lingering close (decision D100). An answer sent before its request's body has arrived (a refused
+// Lingering close (decision D91). An answer sent before its request's body has arrived (a refused
 // upload, a bad token, a body too large, an unknown path) leaves the rest of the body in flight. A
 // connection closed now resets (a socket closed with unread data sends RST), and a client still
 // sending then fails with a reset and, often, without ever reading the answer that had arrived. And

@@ -1,5 +1,5 @@
 // The one error path: every error leaves as { code, message, data } with code == HTTP status; `data`
-// is `{}` when the error carries none, as teenybase sends it (clients read `data.<field>` unguarded; decision D105).
+// is `{}` when the error carries none, as teenybase sends it (clients read `data.<field>` unguarded; decision D92).
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'

@@ -1,4 +1,4 @@
-// Early answers reach clients that are still sending (decision D100): every answer of the scope sent
+// Early answers reach clients that are still sending (decision D91): every answer of the scope sent
 // before its request's body arrived closes its connection by lingering (lib/linger.ts).
 import type { FastifyInstance } from 'fastify'
 import { LingeringConnections } from '../lib/linger.js'

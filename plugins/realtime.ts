@@ -62,7 +62,7 @@ export default fp(realtime, { fastify: '5.x', name: 'fastbase-realtime', depende
 
 /**
  * The URL of the bus's LISTEN connection: the database's own, or behind a transaction-mode pooler,
- * which cannot carry a LISTEN (a session's), the direct one (decision D121).
+ * which cannot carry a LISTEN (a session's), the direct one (decision D102).
  */
 function listenUrl (databaseUrl: string, directUrl: string | undefined): string {
   if (directUrl !== undefined) {

@@ -35,7 +35,7 @@ export interface FastbaseRuntimeOptions {
   /**
    * Other origins whose pages may use the API from a browser: CORS answers them and the auth cookie
    * writes from them (config `cors.origins` and `allowedOrigins`, env FASTBASE_CORS_ORIGINS and
-   * FASTBASE_ALLOWED_ORIGINS; decision D115), serialized, validated.
+   * FASTBASE_ALLOWED_ORIGINS; decision D97), serialized, validated.
    */
   origins: string[]
   /** true outside production: 5xx messages are shown to callers. */

@@ -52,7 +52,7 @@ const health: FastifyPluginAsync = async (app) => {
       const status = await withTimeout(app.fastbase.schema.status(), DB_CHECK_TIMEOUT_MS)
       const destructive = status.pending.filter((p) => p.destructive).length
       const configOutdated = status.outdated !== undefined
-      if (configOutdated && !warnedOutdated) app.log.warn('readiness check: the database has applied a newer config than this instance runs: restart it with the new config (decision D116)')
+      if (configOutdated && !warnedOutdated) app.log.warn('readiness check: the database has applied a newer config than this instance runs: restart it with the new config (decision D98)')
       warnedOutdated = configOutdated
       return { ready: status.pending.length === destructive, database: 'ok', pending: status.pending.length, destructive, configOutdated }
     } catch (err) {

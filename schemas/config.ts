@@ -83,7 +83,7 @@ export const RulesExtensionSchema = Type.Object({
   updateRule: Type.Optional(RuleSchema),
   deleteRule: Type.Optional(RuleSchema),
   /**
-   * Per field, who may read it (decision D111): where the expression is false for a row and a
+   * Per field, who may read it (decision D96): where the expression is false for a row and a
    * caller, the field reads as null for that caller everywhere (answers, expand, realtime, where,
    * order, search). Admins read every field.
    */
@@ -331,9 +331,9 @@ export const DatabaseSettingsSchema = Type.Object({
   jwtAllowedIssuers: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Partial(AuthProviderSchema)]))),
   authProviders: Type.Optional(Type.Array(AuthProviderSchema)),
   allowedRedirectUrls: Type.Optional(Type.Array(Type.String())),
-  /** fastbase addition, the older name of `cors.origins` (decision D115): read into the same list. */
+  /** fastbase addition, the older name of `cors.origins` (decision D97): read into the same list. */
   allowedOrigins: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })),
-  /** fastbase addition (decision D115): other origins whose pages may use the API from a browser. */
+  /** fastbase addition (decision D97): other origins whose pages may use the API from a browser. */
   cors: Type.Optional(Type.Object({
     origins: Type.Array(Type.String(), { maxItems: 100, description: 'Origins (scheme, host, optional port: `http://localhost:5173`) whose pages may read the API\'s answers (CORS, with credentials) and write with the auth cookie; FASTBASE_CORS_ORIGINS adds more. None: no CORS.' })
   }, { additionalProperties: false })),

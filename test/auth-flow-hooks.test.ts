@@ -212,7 +212,7 @@ forEachDialect(t, 'auth flows run the before-hooks', async (t, dialect) => {
     t.equal((await post('/table/users/auth/refresh-token', { refresh_token: mallory.body.refresh_token })).status, 200, 'refused: nothing taken over, no session ended')
     t.equal((await post('/table/users/auth/login-password', { identity: 'mallory', password: 'attacker pass' })).status, 200, 'nor the password changed')
     t.match(seen.beforeUpdate, [{ source: 'auth:login-token', values: { email_verified: true }, caller: null, where: mallory.body.record.id }])
-    // The profile a takeover gives the account (decision D97) is the hooks' to see and change too.
+    // The profile a takeover gives the account (decision D90) is the hooks' to see and change too.
     t.same(Object.keys(seen.beforeUpdate[0].values).sort(), ['email_verified', 'name', 'username'])
 
     reset((event) => { event.values.name = 'Victim' })

@@ -1,4 +1,4 @@
-// The pure parts of a restore's checks (decisions D90, D91): which entry paths a manifest may list,
+// The pure parts of a restore's checks (decisions D86, D87): which entry paths a manifest may list,
 // and which of an archive's tables and columns a restore loads.
 import t from 'tap'
 import { entriesProblem, entryPathProblem, isPlainPath, type Manifest } from '../lib/backup/manifest.js'

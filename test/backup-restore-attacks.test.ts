@@ -1,4 +1,4 @@
-// Restore against hostile archives (decisions D90, D91): nothing an archive
+// Restore against hostile archives (decisions D86, D87): nothing an archive
 // carries is run (a pg_dump's functions, a SQLite file's triggers), nothing is unpacked that its
 // manifest does not list at its size (a tar bomb, `..` and absolute entries, an entry twice, `files`
 // as a plain file), two restores at once never collide, and every refusal leaves the database as it

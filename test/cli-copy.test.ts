@@ -1,4 +1,4 @@
-// `fastbase copy` (decision D120): a scaffold-grown app (users with sessions, posts with files, search,
+// `fastbase copy` (decision D101): a scaffold-grown app (users with sessions, posts with files, search,
 // booleans, JSON, dates, an integer key) copied SQLite -> PostgreSQL and back. On each copy the app
 // started on the target answers the same requests with the same bytes, and old tokens still work.
 // (JSON objects are written with their keys in the order PostgreSQL's jsonb keeps them: a project on

@@ -1,4 +1,4 @@
-// `fastbase vendor` (decision D118): packs this fastbase into the project's vendor/ and points its
+// `fastbase vendor` (decision D100): packs this fastbase into the project's vendor/ and points its
 // package.json at the tarball, replacing an older one; refuses a folder without package.json.
 import t from 'tap'
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'

@@ -30,7 +30,7 @@ const promote = defineAction({
 })
 
 // docs/extending.md's `like`: the caller must see the post, the write runs as the system with the
-// post's id bound (spliced into the text, an id holding a quote reached every row: decision D95).
+// post's id bound (spliced into the text, an id holding a quote reached every row: decision D88).
 const like = defineAction({
   name: 'like',
   requireAuth: true,
@@ -101,7 +101,7 @@ t.test('code actions are checked at start', async (t) => {
   await t.rejects(start([{ name: 'x', params: Type.String(), handler }]), /params must be a TypeBox object schema/)
   await t.rejects(start([{ name: 'x', params: Type.Object({}) }]), /handler must be a function/)
   await t.rejects(start([{ name: 'x', params: Type.Object({}), guard: 'params.a ==', handler }]), /guard/)
-  // {:name} in a guard must name a declared param (decision D95).
+  // {:name} in a guard must name a declared param (decision D88).
   await t.rejects(start([{ name: 'x', params: Type.Object({ a: Type.Integer() }), guard: '{:b} > 1', handler }]), /Unknown parameter \{:b\}/)
   await start([{ name: 'x', params: Type.Object({ a: Type.Integer() }), guard: '{:a} < 10', handler }])
   // And in a config action's steps, as SQL mode's {:name} names its params.

@@ -1,4 +1,4 @@
-// The pure parts of `fastbase copy` (decision D120) and of the pooler URL (decision D121).
+// The pure parts of `fastbase copy` (decision D101) and of the pooler URL (decision D102).
 import t from 'tap'
 import { canonicalJson, TableDigest } from '../lib/copy/checksum.js'
 import { parentsFirst, tablesToCopy, keyValue } from '../lib/copy/tables.js'

@@ -1,4 +1,4 @@
-// CORS in a real browser (Debian's chromium, playwright-core; decision D115): a front end on another
+// CORS in a real browser (Debian's chromium, playwright-core; decision D97): a front end on another
 // loopback port, listed in `cors.origins`, reads the API's answers with the user's cookie, writes
 // with it (JSON, so after a preflight), and reads the error code of a refusal; a page on a port not
 // listed can neither read nor, by a preflighted request, write.

@@ -1,4 +1,4 @@
-// CORS (decision D115): off by default; `cors.origins` in the config, FASTBASE_CORS_ORIGINS, and the
+// CORS (decision D97): off by default; `cors.origins` in the config, FASTBASE_CORS_ORIGINS, and the
 // older names `allowedOrigins` / FASTBASE_ALLOWED_ORIGINS fill one list, which CORS answers (with
 // credentials, the error-code header exposed) and the auth cookie's write check reads. Over real
 // HTTP, since CORS is headers a browser reads; test/cors-browser.test.ts drives chromium.

@@ -1,5 +1,5 @@
 // deploy/Dockerfile builds a `fastbase init` project with only what the project folder holds
-// (decision D118). Docker's registry is out of reach here, so the test carries out the Dockerfile's
+// (decision D100). Docker's registry is out of reach here, so the test carries out the Dockerfile's
 // own instructions, read from the file, on a clean folder: its COPY lines (and .dockerignore), its
 // `npm ci` with an empty npm cache, its ENV, its CMD, then its HEALTHCHECK. The OS packages of its
 // apt-get line are the test machine's own. Nothing copied may name this checkout, so fastbase can

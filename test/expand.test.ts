@@ -168,7 +168,7 @@ forEachDialect(t, 'the target table\'s rules and hidden columns hold for every c
   t.same(Object.keys(star.json()[0].owner), ['id', 'name', 'active', 'meta', 'joined', 'score', 'org'], '* leaves it out')
 
   // The caller's where cannot name the expanded row; a relation path reads it as the caller sees it
-  // (decision D110), so it cannot probe hidden ones either: Bob is inactive, hidden from anonymous callers.
+  // (decision D95), so it cannot probe hidden ones either: Bob is inactive, hidden from anonymous callers.
   for (const where of ["owner(name) == 'Bob'", "users.name == 'Bob'"]) {
     const probe = await get(app, 'select', { select: 'title, owner(name)', where })
     t.equal(probe.statusCode, 400, `where ${where}: 400`)

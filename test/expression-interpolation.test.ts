@@ -1,6 +1,6 @@
 // The documented code action built its `where` with `${post.id}` inside the
 // expression text, and whoever chose the id chose the condition. Every host copies the examples, so
-// no example may do it: values go in `params` and the text names them as `{:name}` (decision D95).
+// no example may do it: values go in `params` and the text names them as `{:name}` (decision D88).
 // This is the lint over what users copy: the example projects and the code blocks of the docs and
 // the README.
 import t from 'tap'

@@ -109,7 +109,7 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
 
 // What the account's creator set before the owner took it over: role and meta (which rules read as
 // auth.role and auth.meta), the profile, other fields a caller may write. A takeover sets them as a new
-// account gets them (decision D97); rows the account owns stay.
+// account gets them (decision D90); rows the account owns stay.
 forEachDialect(t, 'a takeover resets what the squatter set', async (t, dialect) => {
   const profile: DatabaseSettings = {
     ...config,

@@ -1,4 +1,4 @@
-// Field rules as a user meets them from the command line (decision D111): `fastbase check` warns
+// Field rules as a user meets them from the command line (decision D96): `fastbase check` warns
 // about an auth table whose emails anyone can list, the warning goes once a field rule guards
 // `email`, and `fastbase migrate` of a config that adds a field rule has nothing to change in the
 // database (a rule is no schema), while the running app reads the field under it.

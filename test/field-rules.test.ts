@@ -1,4 +1,4 @@
-// Field rules (decision D111): `fieldRules: { email: 'id == auth.uid' }` makes a field read as null
+// Field rules (decision D96): `fieldRules: { email: 'id == auth.uid' }` makes a field read as null
 // for a caller wherever the rule does not hold for the row, and everywhere the caller could read it:
 // answers of every operation, expand, relation paths, where, order, search, aggregates, realtime
 // and the in-process API. Admins read everything. The attacker's test: nothing bob gets changes

@@ -1,4 +1,4 @@
-// Every foreign key gets an index (decision D110), so a relation path's lookups and its parent-side
+// Every foreign key gets an index (decision D95), so a relation path's lookups and its parent-side
 // checks stay one indexed lookup per row: on a new database with the schema, on an existing one as a
 // migration step, and never a second index where the config already declares one.
 import t from 'tap'

@@ -1,4 +1,4 @@
-// Substring search, `tokenize: 'trigram'` (decision D128), on both dialects: the same rows for the same
+// Substring search, `tokenize: 'trigram'` (decision D103), on both dialects: the same rows for the same
 // search (each word or phrase a case-insensitive substring, AND, OR, NOT, fields), a word under three
 // characters refused, key order instead of a rank, the budget of every search, writes kept in step, and
 // a word index turned into a substring one by a migration, and a PostgreSQL role that may not create

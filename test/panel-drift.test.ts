@@ -1,5 +1,5 @@
 // The panel of a server whose config is older than the one the database last applied (decision
-// D116), in chromium, on both dialects: the Migrations view says "restart it", lists nothing pending,
+// D98), in chromium, on both dialects: the Migrations view says "restart it", lists nothing pending,
 // and offers no apply, so nothing the newer config made can be dropped from there.
 import t from 'tap'
 import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'

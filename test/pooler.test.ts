@@ -1,4 +1,4 @@
-// fastbase behind PgBouncer in transaction mode (decision D121), Debian's pgbouncer (1.18: no named
+// fastbase behind PgBouncer in transaction mode (decision D102), Debian's pgbouncer (1.18: no named
 // prepared statements across clients), started here on a free loopback port: a fleet of two instances
 // under concurrent reads and writes, what is refused with a clear message (a schema per connection,
 // realtime without a direct connection), and a representative part of the suite (table API, auth,

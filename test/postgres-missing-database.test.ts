@@ -1,4 +1,4 @@
-// A DATABASE_URL whose database does not exist (decision D117): `npm start` and `fastbase migrate` say
+// A DATABASE_URL whose database does not exist (decision D99): `npm start` and `fastbase migrate` say
 // so in one line with the command that creates it, not Knex's stack; the line names no password.
 import t from 'tap'
 import { spawn } from 'node:child_process'

@@ -1,4 +1,4 @@
-// The key realtime's per-address shares are counted under (decision D96): a client's other spellings
+// The key realtime's per-address shares are counted under (decision D89): a client's other spellings
 // and the other addresses of its IPv6 /64 are one key.
 import t from 'tap'
 import { shareAddress } from '../lib/realtime/address.js'

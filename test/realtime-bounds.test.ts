@@ -87,7 +87,7 @@ forEachDialect(t, 'a dropped slow consumer reads its overflow event last', async
 
 // One address (or a few accounts) used to be able to take the instance-wide bounds: five accounts
 // from one address filled a table's classes and every stream, and everyone else got 503. Each
-// address and each user now holds at most a share (decision D96). Streams are opened from two real
+// address and each user now holds at most a share (decision D89). Streams are opened from two real
 // source addresses, 127.0.0.1 and 127.0.0.2.
 forEachDialect(t, 'one address cannot take every stream, nor a table\'s subscriber classes', async (t, dialect) => {
   const { app, base } = await listening(t, config({ maxStreams: 5, maxStreamsPerAddress: 4, maxClassesPerTable: 6, maxClassesPerAddress: 4, maxClassesPerUser: 3 }), { dialect })

@@ -1,4 +1,4 @@
-// A list's total under a rule or where that follows relations (decision D110): the count statement
+// A list's total under a rule or where that follows relations (decision D95): the count statement
 // compiles a path compared with a constant as a semi-join (lib/expr/compile.ts#compileCondition),
 // the page keeps its lookups per row. Both must admit the same rows: through null keys, keys no row
 // has, and related rows the caller may not see.

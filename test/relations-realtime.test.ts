@@ -1,4 +1,4 @@
-// Realtime events of a table whose listRule follows a relation (decision D110): on SQLite the class
+// Realtime events of a table whose listRule follows a relation (decision D95): on SQLite the class
 // is judged on the database (the evaluation thread's copy holds only the changed rows), on
 // PostgreSQL as every class is; either way a subscriber gets the comments of the posts it may see,
 // and a caller's where on a path reads only posts the caller may see.

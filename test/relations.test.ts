@@ -1,4 +1,4 @@
-// Relation paths (decision D110): `post_id.public` in rules, where, select lists and order follows a
+// Relation paths (decision D95): `post_id.public` in rules, where, select lists and order follows a
 // foreign key to the row it references, compiled to SQL on both dialects. Rules read the related
 // row as it is; a caller's own text reads it only where the caller may see it, so filtering on a
 // hidden row's values tells the caller nothing. The app is the one a scaffold grows into: users,

@@ -1,4 +1,4 @@
-// No drift traps (decision D116), on both dialects: a server started with an older config than the one
+// No drift traps (decision D98), on both dialects: a server started with an older config than the one
 // the database has since applied plans nothing (so the panel's "Apply pending" cannot drop what the
 // newer config made), warns in /health/ready and the migrations answer, and is refused an apply; a
 // restart with the older config applies nothing; `fastbase migrate --apply --allow-older-config` is

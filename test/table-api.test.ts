@@ -109,7 +109,7 @@ forEachDialect(t, 'table API', async (t, dialect) => {
   })
 
   // Server code built `id == '${id}'` and ran it as the system; an id holding a
-  // quote rewrote the condition. `{:name}` binds the value instead (decision D95).
+  // quote rewrote the condition. `{:name}` binds the value instead (decision D88).
   t.test('bound parameters: {:name} with params', async (t) => {
     await tables.posts.delete({ where: 'true' }, { as: 'system' })
     const hostile = "x' | id != '"

@@ -1,5 +1,5 @@
 // Early answers to uploads in a real browser (Debian's chromium, playwright-core), on both dialects
-// (decision D100): a page's `fetch` of a large File or Blob that fastbase refuses before reading it
+// (decision D91): a page's `fetch` of a large File or Blob that fastbase refuses before reading it
 // reads the status and the JSON error body, not a network error or a fetch that never ends. Chromium
 // sends the whole body before it reads an answer, so these bodies stay under `lingerBytes`.
 import t from 'tap'

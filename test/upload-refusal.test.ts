@@ -1,5 +1,5 @@
 // Answers sent before the request's body has arrived reach the client over real HTTP, however it
-// sends (decision D100): an anonymous upload of 40 file parts of 5 MiB gets its 403 when the client
+// sends (decision D91): an anonymous upload of 40 file parts of 5 MiB gets its 403 when the client
 // reads the answer while it sends, and one of 20 parts (under `lingerBytes`) also when the client
 // reads only once it has sent everything, with or without `Connection: close`; so do the other early
 // answers (the auth cookie from another origin, too many files, a file part a table cannot take, a

@@ -1,4 +1,4 @@
-// The attacker's test of decisions D110 and D111, as a differential: two databases hold the
+// The attacker's test of decisions D95 and D96, as a differential: two databases hold the
 // same rows a caller may see and differ only in what that caller may not see (another user's email,
 // a noSelect secret, the fields of a private post, comments on it, private rows only in one). Every
 // request of a battery, as that caller, must answer byte for byte the same on both: any difference
@@ -25,7 +25,7 @@ const observers: Observer[] = [
   { name: 'anonymous', headers: {}, auth: ANONYMOUS },
   { name: 'bob', headers: as('bob'), auth: user('bob') },
   { name: 'alice', headers: as('alice'), auth: user('alice') },
-  // The panel's editors and viewers see every row, and fields only under their rules (decision D111).
+  // The panel's editors and viewers see every row, and fields only under their rules (decision D96).
   { name: 'editor', headers: asAdmin('editor'), auth: adminContext('editor') },
   { name: 'viewer', headers: asAdmin('viewer'), auth: adminContext('viewer') }
 ]
@@ -152,7 +152,7 @@ async function battery (app: FastifyInstance, who: Observer): Promise<Record<str
     ['DELETE', 'comments/delete/11', undefined],
     ['DELETE', 'posts/delete/20', undefined],
     // A reference to a hidden row that exists in both databases. (One that exists in only one is not
-    // probed: the database's foreign key tells it from a missing row; see decision D110, "Not closed".)
+    // probed: the database's foreign key tells it from a missing row; see decision D95, "Not closed".)
     ['POST', 'bookmarks/insert', { values: { id: 95, post_id: 2 }, returning: 'id, post_id.title as t' }],
     ['POST', 'bookmarks/insert', { values: { id: 96, post_id: 3 }, returning: 'id, post_id.owner_id.email as e' }]
   ]
@@ -216,7 +216,7 @@ for (const who of observers) {
   })
 }
 
-// The request's hop budget (decision D110: 24, rules included) holds across its select list, where
+// The request's hop budget (decision D95: 24, rules included) holds across its select list, where
 // and order together, so a costly request cannot be spread over them; expand counts too.
 forEachDialect(t, 'relation hops: one budget for the whole request', async (t, dialect) => {
   const app = await seeded(t, dialect, config)
@@ -236,7 +236,7 @@ forEachDialect(t, 'relation hops: one budget for the whole request', async (t, d
   t.equal(expanded.status, 400, '30 nested expands: refused')
 })
 
-// `{:name}` parameters (decision D95) are the in-process API's; over HTTP a caller cannot fill them,
+// `{:name}` parameters (decision D88) are the in-process API's; over HTTP a caller cannot fill them,
 // and a name never reaches past `params`.
 forEachDialect(t, '{:name} parameters: caller text cannot fill them, names stay under params', async (t, dialect) => {
   const app = await seeded(t, dialect, config)

@@ -292,7 +292,7 @@ forEachDialect(t, 'every write path enforces the same field rules', async (t, di
 // ---------------------------------------------------------------- rules that follow a relation
 
 // A comment may only be written onto a post its author may see (`new.post_id.public`, decision
-// D110): every path that writes a comment must refuse bob's comment on alice's private post and
+// D95): every path that writes a comment must refuse bob's comment on alice's private post and
 // accept it on a public one, and refuse moving his comment there.
 const relationConfig: DatabaseSettings = {
   jwtSecret: 'parity-relations',

@@ -28,7 +28,7 @@ export interface AnyTable { row: Row, insert: Row, update: Row }
 
 /**
  * Values the call's expressions read as `{:name}`, bound as SQL parameters with their JSON types,
- * never spliced into the text (decision D95): `where: 'id == {:id}', params: { id }`.
+ * never spliced into the text (decision D88): `where: 'id == {:id}', params: { id }`.
  */
 export type Params = Record<string, string | number | boolean | null>
 /** The operations whose expressions may read `{:name}` parameters. */

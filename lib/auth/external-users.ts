@@ -108,7 +108,7 @@ async function userByEmail (services: SessionServices, trx: Knex.Transaction, at
  * account had were set by someone who may not own the address. Its sessions end (access tokens die
  * with them), its password becomes one nobody knows (a reset to the now-proven address sets a new
  * one), its other provider links go, and its email is verified from now on. What the creator could
- * set is set as for a new account (decision D97): name and username from the identity, every other
+ * set is set as for a new account (decision D90): name and username from the identity, every other
  * field they could write (and role and meta always) to its default, else null. Rows the account
  * owns stay.
  */

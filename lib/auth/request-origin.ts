@@ -3,7 +3,7 @@
 // and a page on another port or a sibling subdomain is the same site. So a cookie-authenticated
 // request with an unsafe method is accepted only when the browser says it comes from the app's own
 // origin (`appUrl`) or a listed one (`cors.origins`, FASTBASE_CORS_ORIGINS: the same list CORS answers,
-// decision D115). `Origin` and
+// decision D97). `Origin` and
 // `Sec-Fetch-*` are headers no page can set, so they cannot be forged by the page that forges the
 // request. Pure: no I/O, no Fastify.
 
@@ -12,10 +12,10 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /** The environment variable that adds origins to the config's `cors.origins` (comma-separated). */
 export const CORS_ORIGINS_ENV = 'FASTBASE_CORS_ORIGINS'
-/** The older name of CORS_ORIGINS_ENV, still read into the same list (decision D115). */
+/** The older name of CORS_ORIGINS_ENV, still read into the same list (decision D97). */
 export const ALLOWED_ORIGINS_ENV = 'FASTBASE_ALLOWED_ORIGINS'
 
-/** What the origin list is read from in a config: `cors.origins`, and `allowedOrigins`, its older name (decision D115). */
+/** What the origin list is read from in a config: `cors.origins`, and `allowedOrigins`, its older name (decision D97). */
 export interface ListedOriginsConfig { cors?: { origins?: readonly string[] }, allowedOrigins?: readonly string[] }
 
 /** Serialized origins (`https://app.example.com`, `http://localhost:5173`) whose pages may write with the cookie. */

@@ -1,6 +1,6 @@
 // The archive file: a gzipped tar of the database, the local files and, last, the manifest with a
 // checksum of every other entry. Reading one checks all of it before anything uses it, and writes
-// nothing the manifest does not list (decision D91). tar is loaded
+// nothing the manifest does not list (decision D87). tar is loaded
 // on the first backup or restore, not at start.
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'

@@ -1,4 +1,4 @@
-// What a restore loads of an archive (decision D90): the rows of the tables fastbase made from the
+// What a restore loads of an archive (decision D86): the rows of the tables fastbase made from the
 // config, column by column, into a database fastbase made itself. The archive's own schema (its
 // triggers, views, functions, defaults, checks) is never used; a table or column the config does not
 // make is refused rather than silently left behind.

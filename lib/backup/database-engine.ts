@@ -1,6 +1,6 @@
 // What a backup needs of a database, per kind (sqlite-engine.ts, postgres-engine.ts implement it):
 // a consistent snapshot into one file of the archive, and a restore that loads the archive's rows
-// into a database fastbase makes from the config (decision D90), checks it, and only then lets it take
+// into a database fastbase makes from the config (decision D86), checks it, and only then lets it take
 // the old one's place, keeping the old one.
 import type { Knex } from 'knex'
 import type { TableData } from '../../schemas/config.js'

@@ -9,7 +9,7 @@ import { Value } from '@sinclair/typebox/value'
 import { errors } from '../errors.js'
 
 export const ARCHIVE_FORMAT = 'fastbase-backup'
-/** 2: PostgreSQL's rows as JSON lines (`database.jsonl`) instead of a pg_dump; SQLite unchanged (decision D90). */
+/** 2: PostgreSQL's rows as JSON lines (`database.jsonl`) instead of a pg_dump; SQLite unchanged (decision D86). */
 export const ARCHIVE_VERSION = 2
 export const MANIFEST_ENTRY = 'manifest.json'
 /** Where the local storage driver's files go inside the archive. */

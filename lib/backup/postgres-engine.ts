@@ -1,4 +1,4 @@
-// PostgreSQL backups without PostgreSQL's dump tools (decision D90). The snapshot: one read-only
+// PostgreSQL backups without PostgreSQL's dump tools (decision D86). The snapshot: one read-only
 // REPEATABLE READ transaction writes every table of the schema as JSON lines (postgres-rows.ts), so
 // the manifest's counts are the file's. A restore makes a new schema beside the current one from the
 // config, loads the rows into it as data, checks them, and only then renames the current schema aside

@@ -1,4 +1,4 @@
-// PostgreSQL's rows in an archive (decision D90): `database.jsonl`, for each table a header line
+// PostgreSQL's rows in an archive (decision D86): `database.jsonl`, for each table a header line
 // `#{"table":…,"columns":[…]}` and then one line per row, the row as `to_jsonb` writes it. A restore
 // reads it as data only: each row goes through `json_populate_recordset` into a table and columns
 // fastbase made from the config, so nothing in the file is ever run as SQL.

@@ -1,8 +1,8 @@
 // Restoring a backup archive into the database (and local files folder) a config uses. In order:
 // hold off any other restore of the database; check the archive's headers and manifest, then unpack
-// only what the manifest lists and check it (archive.ts, decision D91); refuse while an instance runs
+// only what the manifest lists and check it (archive.ts, decision D87); refuse while an instance runs
 // on the database (lib/backup/liveness.ts); let the engine make a new database from the config, load
-// the archive's rows into it as data (decision D90) and swap it in, keeping the old one aside; swap
+// the archive's rows into it as data (decision D86) and swap it in, keeping the old one aside; swap
 // the files folder the same way. Nothing is deleted: the replaced database and folder stay next to
 // the new ones for the operator to remove once satisfied.
 import { cp, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises'
@@ -78,7 +78,7 @@ function acceptable (manifest: Manifest, dialect: DialectName, entry: string): v
   }
   if (manifest.database.entry !== entry) {
     throw errors.badArchive(manifest.version < 2 && dialect === 'postgres'
-      ? 'it is a PostgreSQL backup of archive format 1, a pg_dump: restoring one runs whatever SQL it holds, so fastbase no longer does (decision D90). Restore it by hand with pg_restore only if you trust where it came from, then take a new backup'
+      ? 'it is a PostgreSQL backup of archive format 1, a pg_dump: restoring one runs whatever SQL it holds, so fastbase no longer does (decision D86). Restore it by hand with pg_restore only if you trust where it came from, then take a new backup'
       : `its database is ${manifest.database.entry}; a ${dialectFor(dialect).label} archive holds ${entry}`)
   }
 }

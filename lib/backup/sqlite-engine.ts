@@ -1,7 +1,7 @@
 // SQLite backups: the snapshot is `VACUUM INTO` in a worker thread (lib/backup/sqlite-snapshot-thread.ts);
 // a restore checks the archive's database read-only, makes a new database from the config next to
 // the database file (so putting it in place is a rename), loads the archive's rows into it as data
-// (sqlite-load.ts, decision D90), moves the database and its WAL aside as
+// (sqlite-load.ts, decision D86), moves the database and its WAL aside as
 // `<file>.before-restore-<time>`, and renames the new one in.
 import { existsSync } from 'node:fs'
 import { rename, rm } from 'node:fs/promises'

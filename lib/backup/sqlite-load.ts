@@ -1,4 +1,4 @@
-// Loading a SQLite archive's rows into the database fastbase made from the config (decision D90).
+// Loading a SQLite archive's rows into the database fastbase made from the config (decision D86).
 // The archive is attached, never opened as the database: its triggers, views and defaults never run,
 // and with `trusted_schema` off whatever its schema computes on a read may call no function with side
 // effects. Rows go in table by table with the config's triggers set aside (they ran when the rows were

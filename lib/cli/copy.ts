@@ -1,6 +1,6 @@
 // `fastbase copy [config] --to <database url> [--files-to <storage>]`: the project's database (found
 // as the server finds it) into another, empty one, SQLite and PostgreSQL either way, then verified
-// table by table (lib/copy/, decision D120).
+// table by table (lib/copy/, decision D101).
 import { connect, dialectOfUrl } from '../dialects/index.js'
 import { nonEmpty, safeDatabaseUrl } from '../config/locations.js'
 import { createStorage } from '../storage/index.js'

@@ -61,7 +61,7 @@ Exit codes: 0 written, 1 a file exists or writing failed, 2 usage error.`,
 
 /**
  * A registry range when this fastbase came from a registry (it sits in a node_modules folder), else
- * this checkout packed into the project (decision D118): a path to the checkout exists on this machine only.
+ * this checkout packed into the project (decision D100): a path to the checkout exists on this machine only.
  */
 function defaultSpec (): string {
   return packageRoot.split(/[\\/]/).includes('node_modules') ? `^${packageVersion}` : vendoredSpec()
@@ -102,7 +102,7 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     // registry or a tarball gets better-sqlite3 without its native binding, and nothing starts.
     allowScripts: { 'better-sqlite3': true },
     // fastbase's own: a dependency's `overrides` do not reach the project that installs it, and
-    // without them `npm install` warns EBADENGINE on Node 20 (decision D118).
+    // without them `npm install` warns EBADENGINE on Node 20 (decision D100).
     ...(ownPackage().overrides !== undefined ? { overrides: ownPackage().overrides } : {})
   }
   return {

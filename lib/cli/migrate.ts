@@ -4,7 +4,7 @@
 // --allow-destructive, or by typing "yes" when asked on a terminal. A config older than the one the
 // database last applied plans nothing unless --allow-older-config says it is a roll-back, and after an
 // apply the instances that run on the database (their heartbeats) are named: they serve the config
-// they started with until restarted (decision D116).
+// they started with until restarted (decision D98).
 import { createInterface } from 'node:readline/promises'
 import { migrate as runMigrations, dropsEveryTableMessage, outdatedMessage, projectOf, type MigrateOptions, type MigrateResult, type MigrationDatabase, type PendingMigration } from '../db/migrations.js'
 import { internalTablesFor } from '../internal/tables.js'

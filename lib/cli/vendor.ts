@@ -1,5 +1,5 @@
 // `fastbase vendor [dir]`: the project carries the fastbase it runs, as the tarball `npm pack` makes
-// (vendor/fastbase-<version>.tgz), and its package.json depends on that file (decision D118). A
+// (vendor/fastbase-<version>.tgz), and its package.json depends on that file (decision D100). A
 // container build or another machine then installs it with only what the project folder holds: a
 // `file:` path to a checkout exists on one machine only, and a git URL needs git in the image.
 // `fastbase init` from a checkout does the same; run this again after updating fastbase.

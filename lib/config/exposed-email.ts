@@ -1,4 +1,4 @@
-// The start-up warning for an auth table whose `email` anyone may read (decision D111): a listRule
+// The start-up warning for an auth table whose `email` anyone may read (decision D96): a listRule
 // or viewRule that an anonymous caller can pass, with no field rule on `email` and `email` not
 // noSelect, hands every account's address to whoever lists the table.
 import type { TableDescriptor } from '../table/descriptor.js'

@@ -1,5 +1,5 @@
 // What a start says about a config that it still runs, in one list: `fastbase check` prints the same
-// lines (lib/config/startup-checks.ts returns them to both), so a check never says less than a start (decision D106).
+// lines (lib/config/startup-checks.ts returns them to both), so a check never says less than a start (decision D93).
 import type { DatabaseSettings } from '../../schemas/config.js'
 import type { DialectName } from '../dialects/types.js'
 import { dialectFor } from '../dialects/index.js'

@@ -1,4 +1,4 @@
-// The per-table check `fastbase copy` makes before it says done (decision D120): the row count and a
+// The per-table check `fastbase copy` makes before it says done (decision D101): the row count and a
 // digest of the rows as the API would answer them (each dialect's decode), computed the same way on
 // both databases. Rows are combined without regard to order: the two databases may sort text keys
 // differently (SQLite by bytes, PostgreSQL by collation), and each row is one key's, so none repeats.

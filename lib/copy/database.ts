@@ -1,4 +1,4 @@
-// `fastbase copy`'s rows (decision D120): the target gets the schema a start would make (fastbase's
+// `fastbase copy`'s rows (decision D101): the target gets the schema a start would make (fastbase's
 // own migrations, run for the target's dialect), then each table's rows, in key order, in batches,
 // each value decoded by the source's dialect and encoded by the target's (booleans, JSON, timestamps,
 // integers); identity sequences move past the copied keys. Then every table is read back on both

@@ -1,5 +1,5 @@
 // `fastbase copy --files-to`: the stored files the copied rows name, from the project's storage to
-// another (local folder or bucket, either way), under the same keys (decision D120). A file already
+// another (local folder or bucket, either way), under the same keys (decision D101). A file already
 // at the destination with the same size is not sent again, so a rerun after an interruption goes on
 // where it stopped; each file sent is checked by its size at the destination.
 import type { Knex } from 'knex'

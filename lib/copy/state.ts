@@ -1,4 +1,4 @@
-// Where a copy is, kept on the target (decision D120): one row per table with the last key copied and
+// Where a copy is, kept on the target (decision D101): one row per table with the last key copied and
 // the rows so far, written in the same transaction as each batch, so a copy stopped anywhere goes on
 // from exactly there when run again. The table exists only while a copy is under way: its presence
 // is what tells a rerun from a copy into a database that is not empty.

@@ -1,4 +1,4 @@
-// What `fastbase copy` moves, in which order (decision D120): every table of the config, a table
+// What `fastbase copy` moves, in which order (decision D101): every table of the config, a table
 // before the tables whose foreign keys point at it, then fastbase's own tables whose rows are the
 // project's state (accounts' sessions and refresh tokens, one-time tokens, provider links, used OAuth
 // states). Not copied: the migrations record and the schema model, which the target's own migration

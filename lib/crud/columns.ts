@@ -61,7 +61,7 @@ function tooManyColumns (ctx: CrudContext, what: string) {
 
 function fieldColumn (ctx: CrudContext, field: TableField): OutputColumn {
   const scope = scopeOf(ctx)
-  // A field with a field rule reads as null where the rule does not hold for this caller (decision D111).
+  // A field with a field rule reads as null where the rule does not hold for this caller (decision D96).
   const fragment = fieldRuled(field.name, scope) ? toFragment(readField(field.name, scope), scope) : { sql: `${ctx.table.quoted}.${ctx.dialect.quote(field.name)}`, bindings: [] }
   return { key: field.name, fragment, field, aggregate: false }
 }
@@ -117,7 +117,7 @@ function listColumn (ctx: CrudContext, what: 'select' | 'returning', item: ListI
     if (!isFunction(expr.name)) throw new ExpressionError(`Unknown function or relation "${expr.name}": ${ctx.table.name} has no foreign key field of that name, nor one referencing a table of that name`, expr.pos)
   }
   const compiled = compile(expr, scopeOf(ctx, { aggregates: what === 'select' }))
-  // A relation path (`post_id.title`) is keyed by its text and decoded as the field it reads (decision D110).
+  // A relation path (`post_id.title`) is keyed by its text and decoded as the field it reads (decision D95).
   const path = expr.type === 'ident' && expr.path.length > (expr.path[0] === ctx.table.name ? 2 : 1)
   const key = item.alias ?? (compiled.kind === 'sql' && compiled.field !== undefined && expr.type === 'ident' && !path ? compiled.field.name : item.source.replace(/\s+/g, ' '))
   if (key.includes('?') || key.length > MAX_KEY_LENGTH) throw errors.expression(what, `"${item.source}" needs an alias (expression as name)`)
@@ -201,7 +201,7 @@ const ORDER_ITEM = /^([+-])?\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]
 
 /**
  * `-created, title`, `created DESC`, `['+a', 'b asc']` -> ORDER BY SQL. Names: visible columns or
- * output keys, or a relation path (`post_id.title`, read as the caller sees the post: decision D110).
+ * output keys, or a relation path (`post_id.title`, read as the caller sees the post: decision D95).
  */
 export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColumn[]): Fragment | undefined {
   const bindings: Binding[] = []
@@ -227,7 +227,7 @@ export function orderSql (ctx: CrudContext, spec: ListSpec, columns: OutputColum
     if (column?.nested !== undefined) throw errors.expression('order', `"${name}" is an expanded relation: sorting by it builds its object for every matching row, not only the page's; order by a field (give the relation another name to order by its foreign key field)`)
     const field = column?.field ?? ctx.table.fields.get(name)
     if (column === undefined && fieldRuled(name, scopeOf(ctx))) {
-      // Sorted by the value as this caller reads it, never by one it may not see (decision D111).
+      // Sorted by the value as this caller reads it, never by one it may not see (decision D96).
       const ruled = toFragment(readField(name, scopeOf(ctx)), scopeOf(ctx))
       bindings.push(...ruled.bindings)
       return `${ruled.sql} ${desc ? 'DESC' : 'ASC'}${nullsLast}`
@@ -262,7 +262,7 @@ export function checkDistinct (columns: OutputColumn[], distinct: boolean | unde
 export function groupSql (ctx: CrudContext, spec: ListSpec): string | undefined {
   const parts = names(ctx, 'group', spec).map((name) => {
     if (!ctx.table.visibleFields(ctx.auth.admin).some((f) => f.name === name)) throw errors.expression('group', `Unknown column "${name}"`)
-    // Groups of values the caller may not read would count them (decision D111).
+    // Groups of values the caller may not read would count them (decision D96).
     if (fieldRuled(name, scopeOf(ctx))) throw errors.expression('group', `"${name}" has a field rule: callers cannot group by it`)
     return `${ctx.table.quoted}.${ctx.dialect.quote(name)}`
   })

@@ -91,7 +91,7 @@ function signature (reads: Map<string, boolean>, globals: Record<string, unknown
   let out = ''
   for (const [path, folded] of reads) {
     const value = globalAt(globals, path)
-    // A `{:name}` not given is an error, not a null: it never shares the class (and plan) of a null given (decision D95).
+    // A `{:name}` not given is an error, not a null: it never shares the class (and plan) of a null given (decision D88).
     if (value === null && path.startsWith(PARAMS_PREFIX) && !given(globals.params, path.slice(PARAMS_PREFIX.length))) { out += '?;'; continue }
     out += folded ? `${short(JSON.stringify(value))};` : `${typeClass(value)};`
   }

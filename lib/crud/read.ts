@@ -75,7 +75,7 @@ function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const order = orderSql(ctx, params.order ?? params.sort, columns)
   if (order !== undefined) return { columns, condition, group, costly, searches, driven, order }
   const key = defaultOrder(ctx, params, columns, group)
-  // A substring search is not ranked: its matches come in key order (decision D128).
+  // A substring search is not ranked: its matches come in key order (decision D103).
   if (ranks.length === 0 || ranks[0].index.tokenize === 'trigram' || key === undefined || !isKeyOrder(ctx, params, columns, group) || condition === false) return { columns, condition, group, costly, searches, driven, order: key }
   return { columns, condition, group, costly, searches, driven, ...ranked(ctx, ranks[0], condition, key.sql, driven?.rest) }
 }
@@ -262,7 +262,7 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
  * The plan's condition for a statement that reads every row it admits (the count): compiled again
  * with semi-joins for the paths it compares (lib/expr/compile.ts#compileCondition), which the
  * databases build once rather than look up per row. The same rows: the first compile already
- * counted its hops and searches against the request (decision D110).
+ * counted its hops and searches against the request (decision D95).
  */
 function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan): Condition {
   if (p.driven !== undefined || !followsRelations(ctx)) return p.condition

@@ -1,4 +1,4 @@
-// Every foreign key gets an index (decision D110): a relation path (`post_id.public`) looks the
+// Every foreign key gets an index (decision D95): a relation path (`post_id.public`) looks the
 // related row up by the referenced column (a key or unique, so indexed), and a rule on the parent
 // side or a delete that checks its children looks rows up by the referencing column, which nothing
 // indexes unless the config says so. Where no declared index, key or unique constraint starts with

@@ -11,7 +11,7 @@
 // recorded is refused unless `allowDropAll` says so: that config is most likely not the one that
 // made the database.
 //
-// Which config last applied is recorded too (`_fastbase_schema` row 3, decision D116): a fingerprint
+// Which config last applied is recorded too (`_fastbase_schema` row 3, decision D98): a fingerprint
 // of the schema each config wants, per project, the latest last. A server whose config is an earlier
 // one of that list runs an older config than the database has since applied (an instance not yet
 // restarted after `fastbase migrate --apply` or a newer deploy): it plans nothing, least of all
@@ -40,7 +40,7 @@ const NUMBER_DIGITS = 5
 /** `_fastbase_schema` rows: the schema model of every table recorded (an array, as before projects), and who owns which. */
 const MODEL_ROW = 1
 const OWNERS_ROW = 2
-/** `_fastbase_schema` row 3: the configs each project applied (fingerprints, the latest last; decision D116). */
+/** `_fastbase_schema` row 3: the configs each project applied (fingerprints, the latest last; decision D98). */
 const APPLIED_ROW = 3
 /** How many configs of one project the record remembers: the oldest are forgotten. */
 const CONFIG_HISTORY = 100
@@ -116,11 +116,11 @@ export interface MigrateOptions {
   allowDestructive?: boolean
   /** `apply` only: run even a plan that drops every table the config recorded. */
   allowDropAll?: boolean
-  /** `apply` only: plan even from a config older than the one last applied (a deliberate roll-back; decision D116). */
+  /** `apply` only: plan even from a config older than the one last applied (a deliberate roll-back; decision D98). */
   allowOlderConfig?: boolean
 }
 
-/** This config is an earlier one than the database last applied for its project (decision D116). */
+/** This config is an earlier one than the database last applied for its project (decision D98). */
 export interface OutdatedConfig {
   /** When the newer config was applied (ISO 8601). */
   newerAppliedAt: string
@@ -208,7 +208,7 @@ interface SchemaRecord {
   model: TableData[] | undefined
   /** Undefined for a database recorded before projects: its tables are the first config's to run. */
   owners: { [project: string]: string[] } | undefined
-  /** Undefined for a database recorded before configs were (decision D116): no config is older. */
+  /** Undefined for a database recorded before configs were (decision D98): no config is older. */
   applied: AppliedConfigs | undefined
 }
 
@@ -234,7 +234,7 @@ export function configFingerprint (tables: TableData[], ddl: SchemaDialect): str
   return createHash('sha256').update(JSON.stringify(asMade(tables, ddl))).digest('base64url').slice(0, 22)
 }
 
-/** Set when `mine` is an earlier config of the project than the one it last applied (decision D116). */
+/** Set when `mine` is an earlier config of the project than the one it last applied (decision D98). */
 function outdatedConfig (applied: AppliedConfigs | undefined, project: string, mine: string): OutdatedConfig | undefined {
   const entry = applied?.[project]
   if (entry === undefined || entry.configs.at(-1) === mine || !entry.configs.includes(mine)) return undefined

@@ -1,6 +1,6 @@
 // PostgreSQL through pg: a Knex pool, fastbase's own type parsers, `?schema=` URLs, and statements
 // run outside transactions as named prepared statements (parsed and planned once per connection),
-// unnamed behind a transaction-mode pooler (`?pooler=transaction`, decision D121).
+// unnamed behind a transaction-mode pooler (`?pooler=transaction`, decision D102).
 import { createRequire } from 'node:module'
 import { createHash } from 'node:crypto'
 import knexFactory, { type Knex } from 'knex'
@@ -75,7 +75,7 @@ export const POOLER_PARAMETER = 'pooler'
 /**
  * fastbase's own parameters of a PostgreSQL URL (`?schema=`, `?pooler=transaction`), and the URL
  * pg gets without them. A pooler and a schema do not go together: the schema is the connection's
- * search_path, session state a transaction-mode pooler does not keep (decision D121).
+ * search_path, session state a transaction-mode pooler does not keep (decision D102).
  */
 export function postgresUrlParts (url: string): { connectionString: string, schema: string | undefined, pooler: boolean } {
   const parsed = new URL(url)

@@ -22,7 +22,7 @@ const PORTER = 'fastbase_porter'
 // trigram is no text search configuration: lib/dialects/postgres-trigram.ts.
 const CONFIGS: Record<Exclude<Tokenizer, 'trigram'>, string> = { unicode61: 'simple', ascii: 'simple', porter: PORTER }
 
-/** The text search configuration of a word index (a substring index has none, and is never ranked: decision D128). */
+/** The text search configuration of a word index (a substring index has none, and is never ranked: decision D103). */
 function configOf (index: SearchIndex): string {
   if (index.tokenize === 'trigram') throw new Error(`table "${index.table}": a substring (trigram) search has no text search configuration`)
   return CONFIGS[index.tokenize]

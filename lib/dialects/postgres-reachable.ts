@@ -1,5 +1,5 @@
 // What a start says when PostgreSQL cannot be used at all: one line naming the cause and what to do,
-// not the driver's stack (decision D117). The database of the URL missing is the usual first step a new
+// not the driver's stack (decision D99). The database of the URL missing is the usual first step a new
 // user skips: PostgreSQL does not create it on connect.
 import type { Knex } from 'knex'
 import { errorCode, errorMessage } from '../thrown.js'

@@ -1,4 +1,4 @@
-// PostgreSQL substring search (`tokenize: 'trigram'`, decision D128): the searched fields' text, a
+// PostgreSQL substring search (`tokenize: 'trigram'`, decision D103): the searched fields' text, a
 // line apart, kept in the stored generated column SEARCH_COLUMN with a pg_trgm GIN index on it; each
 // word or phrase of the search is an `ILIKE '%text%'` the index answers. A word or phrase holds only
 // letters, digits and single spaces (lib/search/fts-query.ts), so it is no LIKE pattern and never

@@ -14,7 +14,7 @@ const TOKENIZERS: Record<Tokenizer, string> = {
   unicode61: 'unicode61 remove_diacritics 0',
   ascii: 'ascii',
   porter: 'porter unicode61 remove_diacritics 0',
-  // Substrings, case folded, accents kept (decision D128).
+  // Substrings, case folded, accents kept (decision D103).
   trigram: 'trigram case_sensitive 0 remove_diacritics 0'
 }
 

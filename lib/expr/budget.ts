@@ -13,7 +13,7 @@ export class ExpressionBudget {
   /** A search or a relation was compiled (caller text or not): the request's statements may take long. */
   costly = false
   private searches = 0
-  /** Relation hops every expression of the request may still take, rules included (decision D110). */
+  /** Relation hops every expression of the request may still take, rules included (decision D95). */
   readonly hops: HopBudget = requestHops()
 
   constructor (private readonly limits: Pick<Limits, 'searches'>) {}

@@ -40,7 +40,7 @@ export interface ColumnResolver {
   search?: SearchIndex
   /** Its foreign keys: the fields a path (`post_id.public`) may follow (lib/expr/relations.ts). */
   foreignKeys?: readonly Relation[]
-  /** Who may read each field (decision D111): a caller reads a field only where its rule holds. */
+  /** Who may read each field (decision D96): a caller reads a field only where its rule holds. */
   fieldRules?: ReadonlyMap<string, Expr>
 }
 
@@ -77,12 +77,12 @@ export interface Scope {
   /**
    * Whose eyes a path reads the related row with: set for a caller's own text (not an admin's), whose
    * path reads a related row only where the related table's listRule lets the caller see it, else
-   * null; unset for rules, which read related rows as they are (decision D110).
+   * null; unset for rules, which read related rows as they are (decision D95).
    */
   callerReads?: true
   /**
    * Set for every caller's own text but a superadmin's (an editor or viewer of the panel too): a field
-   * with a field rule reads null where its rule fails (decision D111). Unset for rules.
+   * with a field rule reads null where its rule fails (decision D96). Unset for rules.
    */
   readsFieldRules?: true
   /** Relation hops this expression, and the operation it is part of, may still take. */
@@ -301,7 +301,7 @@ const SEMI_JOIN_OPS = new Set<BinaryOp>(['==', '=', '<', '<=', '>', '>='])
  * databases build it once per statement (a hash semi-join on PostgreSQL, an ephemeral index on
  * SQLite) instead of looking each row's path up. Only where `scope.semiJoins` asks: building the set
  * reads every related row, which a page of 20 rows, found after a few lookups, should not pay
- * (decision D110).
+ * (decision D95).
  */
 export function compileCondition (expr: Expr, scope: Scope): Compiled {
   if (expr.type !== 'binary' || scope.semiJoins !== true) return compile(expr, scope)
@@ -358,7 +358,7 @@ function relationPath (side: Expr, scope: Scope): string[] | undefined {
 }
 
 /**
- * `{:name}`: `params.name`, bound like any global (decision D95), except that a parameter not given
+ * `{:name}`: `params.name`, bound like any global (decision D88), except that a parameter not given
  * is an error rather than null, so a misspelt name never matches rows by accident.
  */
 function parameter (path: string[], pos: number, scope: Scope): Compiled {
@@ -381,7 +381,7 @@ function column (name: string, pos: number, scope: Scope): Compiled {
 }
 
 /**
- * A field with a field rule, read by a caller (decision D111): its value where the rule holds for
+ * A field with a field rule, read by a caller (decision D96): its value where the rule holds for
  * the row, else null. The rule is the developer's text, compiled as a rule on the same row.
  */
 function ruledField (stored: Compiled & { kind: 'sql' }, rule: Expr, scope: Scope): Compiled {
@@ -505,7 +505,7 @@ function searchedFields (left: Expr, index: SearchIndex, scope: Scope): string[]
   const name = path.length === 1 ? path[0] : path.length === 2 && path[0] === scope.table.name ? path[1] : undefined
   if (name === undefined) throw new ExpressionError('The left side of @@ must be the table or one of its fullTextSearch fields', left.pos)
   if (path.length === 1 && name === scope.table.name && !scope.table.fields.has(name)) {
-    // A field with a field rule is not searched for callers (decision D111): its words would match where it reads null.
+    // A field with a field rule is not searched for callers (decision D96): its words would match where it reads null.
     const visible = index.fields.filter((f) => (scope.seesHidden || scope.table.fields.get(f)?.noSelect !== true) && !fieldRuled(f, scope))
     if (visible.length === 0) throw new ExpressionError(`No fullTextSearch field of "${index.table}" is visible to this caller`, left.pos)
     return visible.length === index.fields.length ? undefined : visible

@@ -62,7 +62,7 @@ export const MAX_EXPRESSION_LENGTH = LIMIT_CEILINGS.expressionLength!
 // Sticky patterns read at the cursor: no slicing, so tokenizing stays linear in the text's length.
 const NUMBER = /(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y
 const WORD = /[A-Za-z_$][A-Za-z0-9_$]*/y
-// A bound parameter, spelled as SQL-mode actions spell theirs (decision D95).
+// A bound parameter, spelled as SQL-mode actions spell theirs (decision D88).
 const PARAM = /\{:([A-Za-z_][A-Za-z0-9_]*)\}/y
 
 function readAt (re: RegExp, src: string, at: number): string {

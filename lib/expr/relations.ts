@@ -2,7 +2,7 @@
 // it may cost. Each hop compiles (lib/expr/compile.ts#follow) to a scalar subquery that looks the
 // related row up by the column its foreign key references: one indexed lookup per row the path is
 // read on, on both databases, and null when the key is null or no row has it; a list's count reads
-// a path compared with a constant as a semi-join instead (#compileCondition there, decision D110).
+// a path compared with a constant as a semi-join instead (#compileCondition there, decision D95).
 import type { TableField } from '../../schemas/config.js'
 import type { Expr } from './parse.js'
 import type { SearchIndex } from '../search/fts.js'

@@ -1,4 +1,4 @@
-// The address realtime's per-address shares count a client under (decision D96): one client, one
+// The address realtime's per-address shares count a client under (decision D89): one client, one
 // key. An IPv4 client seen through a dual-stack socket (`::ffff:127.0.0.1`) is its IPv4 address, and
 // an IPv6 client is its /64: a host is routinely given a whole /64 and may pick any address in it, so
 // a share per IPv6 address would be a share per connection for whoever asks for one.

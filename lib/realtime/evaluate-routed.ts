@@ -1,4 +1,4 @@
-// SQLite's two ways of judging a class (decision D110): a condition that reads only the changed row
+// SQLite's two ways of judging a class (decision D95): a condition that reads only the changed row
 // runs on the evaluation thread's private copy (evaluate-sqlite.ts); one that follows a relation
 // needs the related rows, which only the project's database holds, so it runs there
 // (evaluate-sql.ts), one indexed lookup per hop and row.

@@ -110,7 +110,7 @@ export function evaluatorThread (): void {
       } catch (e) {
         // An error at run time (malformed JSON...) on some row: each row is judged alone, and a row
         // the condition fails on is no match, as PostgreSQL's evaluation has it. One lookup by key per
-        // row: the cost of the batch statement again, no more (decision D107).
+        // row: the cost of the batch statement again, no more (decision D94).
         error ??= messageOf(e)
         failed.push(index)
         let one = perRow.get(id)

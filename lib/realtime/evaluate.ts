@@ -11,7 +11,7 @@ export type Row = Record<string, unknown>
 /** A subscriber class as evaluation sees it: a condition that is neither always true nor always false. */
 export interface Judged {
   condition: Fragment
-  /** The condition follows a relation (decision D110): it reads rows other than the changed one. */
+  /** The condition follows a relation (decision D95): it reads rows other than the changed one. */
   related?: boolean
 }
 

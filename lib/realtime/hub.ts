@@ -9,7 +9,7 @@
 // Instance-wide bounds: at most maxStreams streams, and maxClassesPerTable distinct classes per
 // table (what evaluating one write costs grows with it); beyond either, a 503. So that no one client
 // takes them from everyone else, each client address and each user holds at most a share of them
-// (streams, and distinct classes per table); beyond its share, a 429 (decision D96).
+// (streams, and distinct classes per table); beyond its share, a 429 (decision D89).
 import { randomBytes } from 'node:crypto'
 import type { TableDescriptor } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
@@ -147,7 +147,7 @@ interface SubscriberClass {
   condition: Condition
   /** The condition follows a relation: judged on the database, which holds the related rows. */
   related: boolean
-  /** Per field with a field rule (non-admins): whether this caller reads it, decided or judged per row (decision D111). */
+  /** Per field with a field rule (non-admins): whether this caller reads it, decided or judged per row (decision D96). */
   fields: FieldJudge[]
   clients: Set<RealtimeClient>
 }
@@ -368,7 +368,7 @@ export class RealtimeHub implements ChangeSink {
       if (where !== undefined && searches(parse(where))) throw errors.expression('where', '@@ (full-text search) cannot be used in a realtime subscription; subscribe without it and search when you refetch')
       if (!auth.admin && table.rules.listRule !== null && searches(table.rules.listRule)) throw errors.badRequest(`Table ${s.table} cannot be subscribed to: its listRule uses @@ (full-text search)`)
       // Subscribers with the same compiled condition (same where, same values of what the rule reads) get the same events.
-      // Every caller but a superadmin reads fields under their rules, the panel's editors and viewers too (decision D111).
+      // Every caller but a superadmin reads fields under their rules, the panel's editors and viewers too (decision D96).
       const fields = auth.superadmin ? [] : [...table.fieldRules].map(([name, expr]): FieldJudge => ({ name, judge: fieldJudge(ctx, expr) }))
       const judged = [condition, ...fields.map((f) => f.judge)].map((c) => typeof c === 'boolean' ? String(c) : 'condition' in c ? `${c.condition.sql}\u0000${bindingsKey(c.condition.bindings)}` : `${c.sql}\u0000${bindingsKey(c.bindings)}`).join('\u0000')
       return { key: `${table.name}\u0000${auth.admin ? 'admin' : 'user'}\u0000${judged}`, table, admin: auth.admin, condition, related: followsRelations(ctx), fields, clients: new Set() }
@@ -568,7 +568,7 @@ export class RealtimeHub implements ChangeSink {
     const always = classes.filter((c) => c.condition === true)
     const judged = classes.filter(isJudged)
     const found = await this.evaluator.matches({ table, keys, rows: records }, judged)
-    // Which rows each caller may read each ruled field of (decision D111), judged like the classes.
+    // Which rows each caller may read each ruled field of (decision D96), judged like the classes.
     const fieldJudges = [...new Set(classes.flatMap((c) => c.fields.flatMap((f) => typeof f.judge === 'boolean' ? [] : [f.judge])))]
     const readable = fieldJudges.length === 0 ? undefined : (await this.evaluator.matches({ table, keys, rows: records }, fieldJudges)).map((hits) => new Set(hits))
     // While the rows were evaluated, a client may have moved to an equal class (re-subscribed, or

@@ -12,7 +12,7 @@ export const REALTIME_DEFAULTS = {
   maxStreams: 10_000,
   maxClassesPerTable: 1000,
   // One address takes at most 1% of the streams and a tenth of a table's classes; one user, what one
-  // stream's subscriptions can ask for (decision D96).
+  // stream's subscriptions can ask for (decision D89).
   maxStreamsPerAddress: 100,
   maxClassesPerAddress: 100,
   maxClassesPerUser: 32

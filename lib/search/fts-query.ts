@@ -31,11 +31,11 @@ export const MIN_PREFIX_LENGTH = 2
 
 /**
  * Characters each word or phrase of a substring (`trigram`) search takes at least: the trigram index
- * finds no shorter text, and a silent empty answer would read as "no such rows" (decision D128).
+ * finds no shorter text, and a silent empty answer would read as "no such rows" (decision D103).
  */
 export const MIN_TRIGRAM_LENGTH = 3
 
-/** The text a word or phrase of a substring search matches: its words, one space between (decision D128). */
+/** The text a word or phrase of a substring search matches: its words, one space between (decision D103). */
 export const substringOf = (phrase: SearchPhrase): string => phrase.words.join(' ')
 
 /** A malformed search text; `position` is 0-based in the search text. */

@@ -65,7 +65,7 @@ export function searchIndexOf (table: TableData): SearchIndex | undefined {
 /** The FTS5 prefix lengths: the config's, else DEFAULT_PREFIX; none for `0`, nor by default for trigram. */
 function prefixOf (fts: NonNullable<TableData['fullTextSearch']>): string | undefined {
   if (fts.prefix === 0) return undefined
-  // A trigram index finds any substring already: prefix indexes would only make it larger (decision D128).
+  // A trigram index finds any substring already: prefix indexes would only make it larger (decision D103).
   if (fts.prefix === undefined) return fts.tokenize === 'trigram' ? undefined : DEFAULT_PREFIX
   return String(fts.prefix).trim().split(/\s*[ ,]\s*/).join(' ')
 }

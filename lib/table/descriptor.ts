@@ -28,7 +28,7 @@ export interface TableDescriptor {
   key: TableField[]
   /** Parsed rules; `null` = admin only (missing rule, or no rules extension: decision D3). */
   rules: Record<RuleName, Expr | null>
-  /** Parsed field rules: who may read each field (decision D111). */
+  /** Parsed field rules: who may read each field (decision D96). */
   fieldRules: ReadonlyMap<string, Expr>
   hasRulesExtension: boolean
   auth?: AuthExtension
@@ -166,7 +166,7 @@ export function describeTables (tables: TableData[], dialect: Dialect): Map<stri
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
   for (const table of tables) result.set(table.name, describeTable(table, dialect, problems))
-  // Rules may follow foreign keys (decision D110): every table is linked before any rule is compiled.
+  // Rules may follow foreign keys (decision D95): every table is linked before any rule is compiled.
   for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
   for (const descriptor of result.values()) {
     const rules: Array<[string, Expr | null]> = [...RULE_NAMES.map((r): [string, Expr | null] => [r, descriptor.rules[r]]), ...[...descriptor.fieldRules].map(([f, e]): [string, Expr] => [`fieldRules.${f}`, e])]

@@ -109,7 +109,7 @@ export function renderMigrations (root, { can }) {
         h('h3', {}, `Applied (${list(answer?.migrations).length})`),
         appliedTable(list(answer?.migrations)))
       const dropped = list(answer?.dropsEveryTable)
-      // Decision D116: the database applied a newer config since this server started; it plans nothing.
+      // Decision D98: the database applied a newer config since this server started; it plans nothing.
       if (answer?.outdated) announce(alert, `This server runs an older config: restart it. The database applied a newer config at ${formatDate(answer.outdated.newerAppliedAt)}; until this server restarts with it, nothing is planned here, so nothing that config made is dropped.`)
       else if (dropped.length > 0) announce(alert, `This config would drop every table it recorded (${dropped.join(', ')}) and keep none: it is probably not the config that made this database. An apply is refused; check the server's config and DATABASE_URL.`)
     } catch (error) {

@@ -1,5 +1,5 @@
 // @fastify/cors, on only when origins are listed (config `cors.origins`, FASTBASE_CORS_ORIGINS;
-// decision D115). Registered in the scope of the API's prefix, so its preflight route
+// decision D97). Registered in the scope of the API's prefix, so its preflight route
 // (`OPTIONS <prefix>/*`) never meets a host's own or another fastbase instance's. A listed origin gets
 // its own origin back with credentials; any other gets no CORS header at all (its preflight is a 404),
 // so a browser keeps the answer from its page. A host that registered @fastify/cors itself keeps its own.

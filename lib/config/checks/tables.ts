@@ -120,7 +120,7 @@ export function checkFullTextSearch (c: DatabaseSettings): string[] {
         problems.push(`${path}.fields[${i}]: "${field.name}" is not a text field (type ${field.type}, sqlType ${field.sqlType})`)
       }
     })
-    // FTS5 reads every trigram search term longer than three characters as a phrase (decision D128).
+    // FTS5 reads every trigram search term longer than three characters as a phrase (decision D103).
     if (fts.tokenize === 'trigram' && fts.detail !== undefined && fts.detail !== 'full') problems.push(`${path}.detail: tokenize "trigram" needs detail "full" (the default)`)
     if (typeof fts.content_rowid !== 'string') continue
     const rowid = fields.get(fts.content_rowid)
