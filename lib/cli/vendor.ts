@@ -11,6 +11,7 @@ import { promisify } from 'node:util'
 import { create as createTar, extract as extractTar } from 'tar'
 import { packageRoot, packageVersion } from '../package.js'
 import { errorMessage } from '../thrown.js'
+import { isObject } from '../plain.js'
 import { EXIT, atMost, err, out, parse, type Command } from './io.js'
 
 /** The project folder that holds the tarball (the Dockerfile copies it before `npm ci`). */
@@ -80,8 +81,8 @@ export async function packInto (dir: string): Promise<string> {
 /** The tarball installs built: npm 11 would list its `prepare` (a build needing devDependencies) among
  * the install scripts to approve, and approving it fails the install (decision D118). */
 async function withoutPrepare (file: string): Promise<void> {
-  const pkg = JSON.parse(await readFile(file, 'utf8')) as { scripts?: Record<string, string> }
-  if (pkg.scripts?.prepare === undefined) return
+  const pkg: unknown = JSON.parse(await readFile(file, 'utf8'))
+  if (!isObject(pkg) || !isObject(pkg.scripts) || pkg.scripts.prepare === undefined) return
   delete pkg.scripts.prepare
   await writeFile(file, `${JSON.stringify(pkg, null, 2)}\n`)
 }
