@@ -8,6 +8,7 @@ import { createStorage } from '../lib/storage/index.js'
 import { withDeletionHold } from '../lib/storage/deletion-hold.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey, fileFields } from '../lib/files/tracker.js'
+import { DELETED_FILES_HEADER as DELETED_HEADER, UPLOADED_FILES_HEADER as UPLOADED_HEADER } from '../lib/files/headers.js'
 import type { TableDescriptor } from '../lib/table/descriptor.js'
 import { errors, FastbaseError } from '../lib/errors.js'
 import { FORBIDDEN_KEYS, MAX_FIELD_NAME, formFieldPath, setFormField, typedForm } from '../lib/form-fields.js'
@@ -146,9 +147,6 @@ async function files (app: FastifyInstance): Promise<void> {
     return { preValidation, onSend }
   }
 }
-
-const UPLOADED_HEADER = 'x-uploaded-files'
-const DELETED_HEADER = 'x-deleted-files'
 
 /** JSON with every character beyond ASCII escaped (`\uXXXX`), still the same JSON value. */
 function asciiJson (value: unknown): string {

@@ -1,6 +1,7 @@
 // `fastbase vendor` (decision D100): packs this fastbase into the project's vendor/ and points its
 // package.json at the tarball, replacing an older one; refuses a folder without package.json.
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fastbase, root, skip } from './cli-run.js'
@@ -21,6 +22,12 @@ t.test('vendor', { skip }, async (t) => {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   t.same(pkg.dependencies, { fastbase: `file:vendor/fastbase-${version}.tgz`, other: '^1.0.0' })
   t.ok(readFileSync(join(dir, 'vendor', `fastbase-${version}.tgz`)).subarray(0, 2).equals(Buffer.from([0x1f, 0x8b])), 'a gzip tarball')
+  // npm 11 lists a dependency's `prepare` among the scripts to approve; approved, it would build
+  // without devDependencies and fail the install. The tarball is built: it carries none.
+  const packed = JSON.parse(execFileSync('tar', ['-xzOf', join(dir, 'vendor', `fastbase-${version}.tgz`), 'package/package.json'], { encoding: 'utf8' }))
+  t.equal(packed.scripts.prepare, undefined, 'no prepare script in the tarball')
+  t.ok(packed.scripts.build, 'the other scripts are kept')
+  t.same(packed.dependencies, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).dependencies)
 
   const again = await fastbase(['vendor'], { cwd: dir })
   t.equal(again.code, 0)

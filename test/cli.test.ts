@@ -2,7 +2,9 @@
 // subprocess (`npm test` builds first). init and exec have files of their own (tap times files out).
 import t from 'tap'
 import { join } from 'node:path'
-import { fastbase, root, skip } from './cli-run.js'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { bin, cleanEnv, fastbase, root, skip } from './cli-run.js'
 import { baseFields } from '../lib/config/helpers.js'
 import type {} from '../schemas/config.js'
 
@@ -23,6 +25,16 @@ t.test('--help', { skip }, async (t) => {
   const badOption = await fastbase(['check', '--nope'])
   t.equal(badOption.code, 2)
   t.match(badOption.stderr, /Unknown option '--nope'[\s\S]*fastbase check --help/)
+})
+
+t.test('output into a pipe already closed (`fastbase check | head -0`) is dropped, not a stack trace', { skip }, async (t) => {
+  const child = spawn(process.execPath, [bin, 'check', join(root, 'example', 'fastbase.config.ts')], { cwd: root, env: cleanEnv({ JWT_SECRET: 'x'.repeat(40), JWT_SECRET_USERS: 'y'.repeat(40) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  child.stdout.destroy() // the reader is gone before the config has loaded and the command writes
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const [code] = await once(child, 'close')
+  t.notMatch(stderr, /EPIPE|Unhandled 'error' event|\n\s+at /, 'no stack trace')
+  t.equal(code, 0, stderr)
 })
 
 t.test('check', { skip }, async (t) => {

@@ -1,5 +1,6 @@
 // The pure parts of `fastbase copy` (decision D101) and of the pooler URL (decision D102).
 import t from 'tap'
+import { resolve } from 'node:path'
 import { canonicalJson, TableDigest } from '../lib/copy/checksum.js'
 import { parentsFirst, tablesToCopy, keyValue } from '../lib/copy/tables.js'
 import { batchSize } from '../lib/copy/database.js'
@@ -55,7 +56,8 @@ t.test('batches stay under both databases\' parameter limits', async (t) => {
 })
 
 t.test('--files-to: a folder, or s3:// with the driver\'s options', async (t) => {
-  t.same(storageOf('./files'), { driver: 'local', root: './files' })
+  // From the current directory: `./data/files-copy` is not `<data dir>/data/files-copy`.
+  t.same(storageOf('./files'), { driver: 'local', root: resolve('./files') })
   t.match(storageOf('s3://bucket/some/prefix/?region=auto&endpoint=https%3A%2F%2Fr2.example.com&forcePathStyle=true'), { driver: 's3', bucket: 'bucket', prefix: 'some/prefix', region: 'auto', endpoint: 'https://r2.example.com', forcePathStyle: true })
   t.same(storageOf('s3://bucket'), { driver: 's3', bucket: 'bucket' })
   t.throws(() => storageOf('s3://bucket?accessKeyId=x'), UsageError)

@@ -75,7 +75,8 @@ forEachDialect(t, 'cors.origins: preflight and answers for a listed origin, noth
   t.equal(ok.status, 200)
   t.equal(ok.headers.get('access-control-allow-origin'), FRONT)
   t.equal(ok.headers.get('access-control-allow-credentials'), 'true')
-  t.match(ok.headers.get('access-control-expose-headers'), /Fastbase-Error-Code/)
+  // A page reads these or nothing: the error code, the request id, and the stored names of its upload.
+  t.same(ok.headers.get('access-control-expose-headers')?.split(/,\s*/), ['Fastbase-Error-Code', 'x-request-id', 'x-uploaded-files', 'x-deleted-files'])
   t.match(ok.headers.get('vary'), /Origin/)
 
   const refused = await fetch(`${base}/api/v1/table/notes/insert`, { method: 'POST', headers: { origin: FRONT, 'content-type': 'application/json' }, body: JSON.stringify({ values: { body: 'x' } }) })

@@ -26,6 +26,17 @@ export function interpolations (code: string): Array<{ line: number, text: strin
   return [...found.values()]
 }
 
+/** Each `{:name}` a line of `code` uses that the same line's `params: { ... }` does not give (the call
+ * would be a 400 `Unknown parameter`), as `line: name`. Lines without `params:` are not judged. */
+export function unboundParams (code: string): string[] {
+  return code.split('\n').flatMap((text, i) => {
+    const given = /\bparams\s*:\s*\{([^}]*)\}/.exec(text)
+    if (given === null) return []
+    const keys = new Set([...given[1].matchAll(/(?:^|,)\s*(\w+)\s*(?=[:,]|$)/g)].map((m) => m[1]))
+    return [...text.matchAll(/\{:(\w+)\}/g)].filter((m) => !keys.has(m[1])).map((m) => `${i + 1}: ${m[1]}`)
+  })
+}
+
 /** The fenced code blocks of a Markdown text, with the line of each one's fence. */
 function codeBlocks (markdown: string): Array<{ line: number, code: string }> {
   return [...markdown.matchAll(/^```[a-z]*\n([\s\S]*?)^```/gm)].map((m) => ({ line: markdown.slice(0, m.index).split('\n').length, code: m[1] }))
@@ -48,6 +59,19 @@ t.test('the detector finds what the issue found, and passes bound parameters', a
     ['text: `Hello §{name}, welcome!`', 0, 'a template that is no expression']
   ]
   for (const [code, count, what] of samples) t.equal(interpolations(code.replaceAll('§', '$')).length, count, what)
+})
+
+t.test('a documented call gives every {:name} it uses', async (t) => {
+  // extending.md printed `set: { likes: 'likes + {:n}' }` with `params: { id }`: copied, a 400.
+  t.same(unboundParams("tables.posts.update({ where: 'id == {:id}', params: { id: post.id }, set: { likes: 'likes + {:n}' } })"), ['1: n'])
+  t.same(unboundParams("tables.posts.update({ where: 'id == {:id}', params: { id: post.id, n: 1 }, set: { likes: 'likes + {:n}' } })"), [])
+  t.same(unboundParams("list({ where: 'owner == {:uid} & tag == {:tag}', params: { uid, tag } })"), [], 'shorthand keys')
+  const files = [join(root, 'README.md'), ...filesUnder(join(root, 'docs'), /\.md$/), ...filesUnder(join(root, 'examples'), /\.(?:md|m?js|ts)$/)]
+  const found = files.flatMap((file) => {
+    const blocks = file.endsWith('.md') ? codeBlocks(readFileSync(file, 'utf8')) : [{ line: 0, code: readFileSync(file, 'utf8') }]
+    return blocks.flatMap((b) => unboundParams(b.code).map((u) => `${relative(root, file)}:${b.line + Number(u.split(':')[0])}: {:${u.split(': ')[1]}}`))
+  })
+  t.same(found, [], 'give each {:name} in params')
 })
 
 t.test('no example or documented code block interpolates into an expression', async (t) => {

@@ -149,6 +149,15 @@ console.log(wrongViews)
   ]) t.match(bad.output, error)
   const refused = await fastbase(['types', 'missing.json'], { cwd: dir })
   t.equal(refused.code, 1, 'no such config: nothing written')
+
+  // A file it did not write is never replaced: `--out` naming the config destroyed it.
+  const config = readFileSync(join(dir, 'fastbase.config.json'), 'utf8')
+  const overConfig = await fastbase(['types', 'fastbase.config.json', '--out', 'fastbase.config.json'], { cwd: dir })
+  t.equal(overConfig.code, 1)
+  t.match(overConfig.stderr, 'fastbase types: fastbase.config.json exists and was not written by fastbase types: not overwritten')
+  t.equal(readFileSync(join(dir, 'fastbase.config.json'), 'utf8'), config, 'the config is untouched')
+  const rewritten = await fastbase(['types', 'fastbase.config.json', '--out', 'fastbase-types.d.ts'], { cwd: dir })
+  t.equal(rewritten.code, 0, 'its own file is written again')
 })
 
 t.test('types need none of the config\'s secrets (CI has none); a start and check still do', { skip }, async (t) => {

@@ -1,6 +1,7 @@
 // `fastbase copy [config] --to <database url> [--files-to <storage>]`: the project's database (found
 // as the server finds it) into another, empty one, SQLite and PostgreSQL either way, then verified
 // table by table (lib/copy/, decision D101).
+import { resolve } from 'node:path'
 import { connect, dialectOfUrl } from '../dialects/index.js'
 import { nonEmpty, safeDatabaseUrl } from '../config/locations.js'
 import { createStorage } from '../storage/index.js'
@@ -66,7 +67,7 @@ not verify, 2 usage error.`,
         try {
           const files = await copyFiles(source.knex, tables, from, destination, progress)
           progress?.end()
-          out(`copied ${files.files} file${files.files === 1 ? '' : 's'} (${files.bytes} bytes)${files.skipped > 0 ? `, ${files.skipped} already there` : ''} to ${filesTo}`)
+          out(`copied ${files.files} file${files.files === 1 ? '' : 's'} (${files.bytes} bytes)${files.skipped > 0 ? `, ${files.skipped} already there` : ''} to ${destinationConfig.driver === 'local' ? destinationConfig.root : filesTo}`)
           if (files.missing.length > 0) err(`warning: rows name files the source storage does not hold (not copied): ${files.missing.join(', ')}`)
         } finally {
           await from.close()
@@ -87,9 +88,11 @@ function sameDatabase (a: string, b: string): boolean {
   return strip(a) === strip(b)
 }
 
-/** `--files-to`: a folder, or `s3://bucket[/prefix]` with the driver's options as query parameters. */
+/** `--files-to`: a folder (from the current directory, as a path on a command line is, not from the
+ * data directory a config's `storage.root` starts at), or `s3://bucket[/prefix]` with the driver's
+ * options as query parameters. */
 export function storageOf (where: string): StorageConfig {
-  if (!/^s3:\/\//i.test(where)) return { driver: 'local', root: where }
+  if (!/^s3:\/\//i.test(where)) return { driver: 'local', root: resolve(where) }
   let url: URL
   try { url = new URL(where) } catch { throw new UsageError(`--files-to ${where}: not a valid s3:// URL`) }
   if (url.hostname === '') throw new UsageError('--files-to s3:// needs a bucket: s3://bucket[/prefix]')

@@ -4,11 +4,14 @@
 // `file:` path to a checkout exists on one machine only, and a git URL needs git in the image.
 // `fastbase init` from a checkout does the same; run this again after updating fastbase.
 import { execFile } from 'node:child_process'
-import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
+import { create as createTar, extract as extractTar } from 'tar'
 import { packageRoot, packageVersion } from '../package.js'
 import { errorMessage } from '../thrown.js'
+import { isObject } from '../plain.js'
 import { EXIT, atMost, err, out, parse, type Command } from './io.js'
 
 /** The project folder that holds the tarball (the Dockerfile copies it before `npm ci`). */
@@ -61,7 +64,25 @@ export async function packInto (dir: string): Promise<string> {
   for (const name of await readdir(target)) {
     if (/^fastbase-.*\.tgz$/.test(name)) await rm(join(target, name))
   }
-  // dist/ is built already (this command runs from it): no prepare script, no devDependencies needed.
-  await promisify(execFile)('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', target], { cwd: packageRoot })
-  return join(target, `fastbase-${packageVersion}.tgz`)
+  const tarball = join(target, `fastbase-${packageVersion}.tgz`)
+  const staging = await mkdtemp(join(tmpdir(), 'fastbase-pack-'))
+  try {
+    // dist/ is built already (this command runs from it): no prepare script, no devDependencies needed.
+    await promisify(execFile)('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', staging], { cwd: packageRoot })
+    await extractTar({ file: join(staging, `fastbase-${packageVersion}.tgz`), cwd: staging })
+    await withoutPrepare(join(staging, 'package', 'package.json'))
+    await createTar({ gzip: true, portable: true, cwd: staging, file: tarball }, ['package'])
+  } finally {
+    await rm(staging, { recursive: true, force: true })
+  }
+  return tarball
+}
+
+/** The tarball installs built: npm 11 would list its `prepare` (a build needing devDependencies) among
+ * the install scripts to approve, and approving it fails the install (decision D100). */
+async function withoutPrepare (file: string): Promise<void> {
+  const pkg: unknown = JSON.parse(await readFile(file, 'utf8'))
+  if (!isObject(pkg) || !isObject(pkg.scripts) || pkg.scripts.prepare === undefined) return
+  delete pkg.scripts.prepare
+  await writeFile(file, `${JSON.stringify(pkg, null, 2)}\n`)
 }

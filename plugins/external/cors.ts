@@ -8,6 +8,7 @@ import fastifyCors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 import { ERROR_CODE_HEADER } from '../../lib/errors.js'
 import { REQUEST_ID_HEADER } from '../../lib/request-id.js'
+import { DELETED_FILES_HEADER, UPLOADED_FILES_HEADER } from '../../lib/files/headers.js'
 
 export interface CorsOptions {
   /** Serialized origins (`https://app.example.com`), compared with the browser's `Origin` as it sends it. */
@@ -27,8 +28,9 @@ async function cors (app: FastifyInstance, opts: CorsOptions): Promise<void> {
   const allowed: FastifyCorsOptions = {
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    // What a client reads besides the body: the stable error code and the request id to quote.
-    exposedHeaders: [ERROR_CODE_HEADER, REQUEST_ID_HEADER],
+    // What a client reads besides the body: the stable error code, the request id to quote, and
+    // what an upload stored or removed (a page needs the stored names it just uploaded).
+    exposedHeaders: [ERROR_CODE_HEADER, REQUEST_ID_HEADER, UPLOADED_FILES_HEADER, DELETED_FILES_HEADER],
     maxAge: PREFLIGHT_MAX_AGE
   }
   await app.register(fastifyCors, {
