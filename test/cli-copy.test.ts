@@ -178,7 +178,7 @@ t.test('copy refuses what it cannot do, with a clear message', { skip }, async (
   const env = { DATABASE_URL: `sqlite:${join(data, 'fastbase.sqlite')}`, FASTBASE_DATA_DIR: data }
   const none = await fastbase(['copy', file], { cwd: dir, env })
   t.equal(none.code, 2)
-  t.match(none.stderr, /--to <database url> is required/)
+  t.match(none.stderr, /--to <database url> \(or --to-env-file <the target's \.env>\) is required/)
   const same = await fastbase(['copy', file, '--to', env.DATABASE_URL], { cwd: dir, env })
   t.equal(same.code, 2)
   t.match(same.stderr, /--to names the project's own database/)
@@ -224,4 +224,37 @@ t.test('files: local -> S3 -> local, with the rows (SQLite to SQLite)', { skip }
   t.match(down.stdout, /copied 3 files/)
   const back = await buildApp(t, config, { databaseUrl: backUrl, dataDir: backDir })
   t.same(await answers(back, grown), expected, 'and back in a folder')
+})
+
+t.test("--to-env-file: the target's own .env names its database, and its storage receives the files when it is another", { skip }, async (t) => {
+  const local = project(t)
+  const sourceDir = freshDir(t, 'env-source-')
+  const sourceUrl = `sqlite:${join(sourceDir, 'fastbase.sqlite')}`
+  const source = await buildApp(t, config, { databaseUrl: sourceUrl, dataDir: sourceDir })
+  const grown = await grow(source)
+  const expected = await answers(source, grown)
+  await source.close()
+  // The environment wins over both files (as for the server), so each side's settings are in its file.
+  writeFileSync(join(local.dir, 'source.env'), `DATABASE_URL=${sourceUrl}\nFASTBASE_DATA_DIR=${sourceDir}\n`)
+
+  const targetDir = freshDir(t, 'env-target-')
+  const targetUrl = `sqlite:${join(targetDir, 'fastbase.sqlite')}`
+  writeFileSync(join(local.dir, 'target.env'), `DATABASE_URL=${targetUrl}\nFASTBASE_DATA_DIR=${targetDir}\n`)
+  const moved = await fastbase(['copy', local.file, '--env-file', 'source.env', '--to-env-file', 'target.env'], { cwd: local.dir })
+  t.equal(moved.code, 0, `${moved.stdout}\n${moved.stderr}`)
+  t.match(moved.stdout, /copied and verified \d+ tables/)
+  t.match(moved.stdout, /copied 3 files \(9000 bytes\)/, 'the target keeps its files in its own data folder: they are copied there')
+  const served = await buildApp(t, config, { databaseUrl: targetUrl, dataDir: targetDir })
+  t.same(await answers(served, grown), expected, 'the app started with the target\'s settings answers the same bytes, files included')
+  await served.close()
+
+  const sameFilesDir = freshDir(t, 'env-same-')
+  writeFileSync(join(local.dir, 'same.env'), `DATABASE_URL=sqlite:${join(sameFilesDir, 'fastbase.sqlite')}\nFASTBASE_DATA_DIR=${sourceDir}\n`)
+  const same = await fastbase(['copy', local.file, '--env-file', 'source.env', '--to-env-file', 'same.env'], { cwd: local.dir })
+  t.equal(same.code, 0, `${same.stdout}\n${same.stderr}`)
+  t.match(same.stdout, /files: the target's storage is the source's .*nothing to copy/, 'one storage for both: no file is copied')
+
+  const none = await fastbase(['copy', local.file, '--env-file', 'source.env'], { cwd: local.dir })
+  t.equal(none.code, 2, 'neither --to nor --to-env-file: a usage error')
+  t.match(none.stderr, /--to <database url> \(or --to-env-file/)
 })
