@@ -48,7 +48,7 @@ Exit codes: 0 stored, 1 config problems or the backup failed, 2 usage error.`,
       // A database the server never set up has no job table: the backup stands without the note.
       await recordSuccess(connection.knex, BACKUP_JOB, `cli-${randomBytes(6).toString('hex')}`).catch(() => {})
       const pruned = await pruneBackups(destination, settings.keep)
-      out(`stored backup ${record.name} (${record.archive.size} bytes, ${Object.keys(record.tables).length} tables, ${record.files.count} file${record.files.count === 1 ? '' : 's'}) in ${where(settings.storage, dataDir)}`)
+      out(`stored backup ${record.name} (${record.archive.size} bytes, ${Object.keys(record.tables).length} tables, ${record.files.count} files) in ${where(settings.storage, dataDir)}`)
       if (pruned.length > 0) out(`removed ${pruned.length} older backup${pruned.length === 1 ? '' : 's'} (backups.keep = ${settings.keep}): ${pruned.join(', ')}`)
       return EXIT.ok
     } finally {
