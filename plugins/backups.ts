@@ -5,13 +5,13 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import { createStorage, localStorageRoot } from '../lib/storage/index.js'
-import { startHeartbeat } from '../lib/backup/liveness.js'
+import { heartbeat as createHeartbeat } from '../lib/backup/liveness.js'
 import { backupSettings } from '../lib/backup/settings.js'
 import { createBackupService } from '../lib/backup/service.js'
 
 const backups: FastifyPluginAsync = async (app) => {
   const { config, options, db, dialect } = app.fastbase
-  const heartbeat = await startHeartbeat(db, app.log)
+  const heartbeat = createHeartbeat(db, app.log)
   const settings = backupSettings(config.backups)
   const destination = await createStorage(settings.storage, options.dataDir)
   app.fastbase.backups = createBackupService({
@@ -30,7 +30,11 @@ const backups: FastifyPluginAsync = async (app) => {
     log: app.log
   })
   if (settings.schedule !== undefined) app.log.info({ schedule: settings.schedule, next: app.fastbase.backups.nextScheduled()?.toISOString() }, 'fastbase: backups scheduled')
-  // preClose: the database is still open for the running backup and the row's removal.
+  // The row only once every plugin has loaded: a start that fails later (a refused pooler URL, a
+  // host's plugin) leaves nothing a restore or `migrate --apply` would take for a running server.
+  app.addHook('onReady', heartbeat.start)
+  // preClose (it runs after a failed start too): the database is still open for the running backup
+  // and the row's removal.
   app.addHook('preClose', async () => {
     await app.fastbase.backups.close()
     await heartbeat.stop()

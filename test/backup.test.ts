@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify'
 import { adminToken, buildApp, forEachDialect, freshDir, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import { restoreBackup } from '../lib/backup/restore.js'
+import { liveInstances } from '../lib/backup/liveness.js'
 import { readArchive } from '../lib/backup/archive.js'
 import { claimSlot } from '../lib/backup/jobs.js'
 import { localStorageRoot } from '../lib/storage/index.js'
@@ -119,7 +120,7 @@ forEachDialect(t, 'round trip: the same rows and files after a restore', async (
   const created = await app.inject({ method: 'POST', url: '/api/v1/backups', headers: ADMIN })
   t.equal(created.statusCode, 200, created.body)
   const record = created.json()
-  t.match(record, { dialect, files: { included: true, count: 4 }, schema: { migrations: 1, last: '00000_initial_schema' }, tables: { docs: 2, entries: 10 } })
+  t.match(record, { dialect, files: { included: true, count: 2, bytes: 'kept file body'.length + 'removed later'.length }, schema: { migrations: 1, last: '00000_initial_schema' }, tables: { docs: 2, entries: 10 } })
   const listed = (await app.inject({ method: 'GET', url: '/api/v1/backups', headers: ADMIN })).json()
   t.same(listed.backups.map((b: { name: string }) => b.name), [record.name], 'listed once stored')
   t.match(listed, { keep: 7, schedule: null, nextScheduled: null })
@@ -240,6 +241,30 @@ forEachDialect(t, 'restore refused while an instance runs, and for bad archives:
   const noManifest = join(dir, 'no-manifest.tar.gz')
   await create({ gzip: true, file: noManifest, cwd: unpacked }, await readdir(unpacked))
   await refusal(noManifest, 'FB_ERR_BAD_ARCHIVE', /has no manifest.json/, 'no manifest')
+})
+
+forEachDialect(t, 'a start that fails leaves no liveness row: restore and migrate --apply see no running server', async (t, dialect) => {
+  const databaseUrl = sharedDatabase(t, dialect)
+  const dataDir = freshDir(t, 'data-')
+  const first = await buildApp(t, config, { dialect, databaseUrl, dataDir })
+  const record = await first.fastbase.backups.create()
+  const archive = await download(t, first, record.name)
+  await first.close()
+  const target = { databaseUrl, dataDir, config, filesRoot: localStorageRoot(undefined, dataDir) }
+
+  // A plugin after fastbase's fails to load, and nobody closes the app (fastify-cli exits there).
+  let failed: FastifyInstance | undefined
+  await t.rejects(buildApp(t, config, { dialect, databaseUrl, dataDir, setup: (app) => { failed = app; void app.register(async () => { throw new Error('a later plugin fails') }) } }), /a later plugin fails/)
+  t.same(await liveInstances(failed!.fastbase.db), [], 'no row: migrate --apply names no server')
+  t.equal((await restoreBackup(archive, target)).manifest.name, record.name, 'restore right after is not refused')
+  await failed!.close()
+
+  // An onReady hook after fastbase's fails: the row it wrote is removed when the app closes.
+  let late: FastifyInstance | undefined
+  await t.rejects(buildApp(t, config, { dialect, databaseUrl, dataDir, setup: (app) => { late = app; void app.register(async (scope) => { scope.addHook('onReady', async () => { throw new Error('a later onReady fails') }) }) } }), /a later onReady fails/)
+  t.equal((await liveInstances(late!.fastbase.db)).length, 1, 'fastbase was ready: its row is there until the app closes')
+  await late!.close()
+  t.equal((await restoreBackup(archive, target)).manifest.name, record.name, 'closed after the failed start: restore is not refused')
 })
 
 forEachDialect(t, 'the endpoints are for superadmins only', async (t, dialect) => {

@@ -124,6 +124,9 @@ t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
     await t.rejects(buildApp(t, config, { databaseUrl: db.pooled }), /realtime behind a transaction-mode pooler .* needs DATABASE_DIRECT_URL/)
     await t.rejects(buildApp(t, config, { databaseUrl: `${db.pooled}&schema=app` }), /both \?schema= and \?pooler=transaction/)
     await t.rejects(buildApp(t, config, { databaseUrl: db.pooled.replace('pooler=transaction', 'pooler=session') }), /the only value is "transaction"/)
+    // The first refusal came after the backups plugin (and the schema) loaded; the app is not closed.
+    const rows = execFileSync('psql', [db.direct, '-tAXc', 'SELECT count(*) FROM _fastbase_instances'], { encoding: 'utf8' }).trim()
+    t.equal(rows, '0', 'the refused starts left no liveness row: a restore right after is not refused')
     const off = await buildApp(t, { ...config, realtime: { enabled: false } }, { databaseUrl: db.pooled })
     t.equal((await off.inject({ method: 'GET', url: '/api/v1/table/items/list' })).statusCode, 200, 'without realtime no direct URL is needed')
   })

@@ -12,7 +12,7 @@ import { fastbase, skip } from './cli-run.js'
 import { connect, schemaDialect } from '../lib/dialects/index.js'
 import { migrate } from '../lib/db/migrations.js'
 import { internalTablesFor } from '../lib/internal/tables.js'
-import { startHeartbeat } from '../lib/backup/liveness.js'
+import { heartbeat } from '../lib/backup/liveness.js'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 
 const id = { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true } as const
@@ -111,7 +111,8 @@ t.test('fastbase migrate: an older config is told so; an apply names the running
   t.equal((await fastbase(['migrate', olderFile, '--apply'], { env })).code, 0)
   // A server runs on the database (its heartbeat, as every instance keeps one).
   const app = await buildApp(t, older, { dialect, databaseUrl })
-  const beat = await startHeartbeat(app.fastbase.db, { warn: () => {} })
+  const beat = heartbeat(app.fastbase.db, { warn: () => {} })
+  await beat.start()
   t.teardown(beat.stop)
 
   const applied = await fastbase(['migrate', newerFile, '--apply'], { env })

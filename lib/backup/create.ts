@@ -9,6 +9,7 @@ import type { Knex } from 'knex'
 import type { DialectName } from '../dialects/types.js'
 import type { Storage } from '../storage/types.js'
 import { TEMP_NAME } from '../storage/local.js'
+import { SIDECAR_SUFFIX } from '../storage/keys.js'
 import { packageVersion } from '../package.js'
 import { engineFor } from './engine.js'
 import { digestFile, walkFiles, writeArchive } from './archive.js'
@@ -57,7 +58,9 @@ export async function createBackup (source: BackupSource, destination: Storage, 
         await symlink(source.filesRoot, join(contents, FILES_FOLDER), 'dir')
         const paths = await walkFiles(source.filesRoot, (fileName) => !TEMP_NAME.test(fileName))
         for (const path of paths) entries.push({ path: `${FILES_FOLDER}/${path}`, ...await digestFile(join(source.filesRoot, path)) })
-        files = { included: true, count: paths.length, bytes: entries.slice(1).reduce((sum, e) => sum + e.size, 0) }
+        // Counted as the user knows them: the local driver's metadata sidecars are archived, not counted.
+        const uploaded = entries.slice(1).filter((e) => !e.path.endsWith(SIDECAR_SUFFIX))
+        files = { included: true, count: uploaded.length, bytes: uploaded.reduce((sum, e) => sum + e.size, 0) }
       }
       manifest = {
         format: ARCHIVE_FORMAT,

@@ -1,7 +1,7 @@
 // The liveness marker a restore reads: every running instance keeps a row of `_fastbase_instances`
-// fresh (every HEARTBEAT_SECONDS) and removes it when it stops cleanly. A row seen within
-// STALE_AFTER_SECONDS means an instance may be using the database; a killed instance's row goes
-// stale on its own. The clock is each instance's own: machines of one fleet keep theirs within a few
+// fresh (every HEARTBEAT_SECONDS) from the moment it is ready and removes it when it stops cleanly.
+// A row seen within STALE_AFTER_SECONDS means an instance may be using the database; a killed
+// instance's row goes stale on its own. The clock is each instance's own: machines of one fleet keep theirs within a few
 // seconds (NTP), far inside the margin between the two numbers.
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
@@ -17,19 +17,24 @@ interface InstanceRow { id: string, host: string, pid: number | string, seen_at:
 
 export interface Heartbeat {
   id: string
-  /** Removes this instance's row (a clean stop). */
+  /** Writes this instance's row now and every HEARTBEAT_SECONDS (once the server is ready). */
+  start: () => Promise<void>
+  /** Removes this instance's row (a clean stop, or a start that failed after `start`). */
   stop: () => Promise<void>
 }
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
-/** Writes this instance's row now and every HEARTBEAT_SECONDS; a failed write is logged once per streak. */
-export async function startHeartbeat (knex: Knex, log: { warn: (details: object, message: string) => void }): Promise<Heartbeat> {
+/**
+ * This instance's heartbeat: its id now (the backup service's job claims name it), its row only
+ * from `start` on, so a start that fails before then leaves no row for a restore to wait on.
+ * A failed write is logged once per streak.
+ */
+export function heartbeat (knex: Knex, log: { warn: (details: object, message: string) => void }): Heartbeat {
   const id = randomBytes(9).toString('base64url')
-  const startedAt = nowSeconds()
-  const row = { id, host: hostname().slice(0, 200), pid: process.pid, started_at: startedAt }
+  let timer: NodeJS.Timeout | undefined
   let failing = false
-  const beat = async (): Promise<void> => {
+  const beat = async (row: object): Promise<void> => {
     try {
       await knex(INSTANCES_TABLE).insert({ ...row, seen_at: nowSeconds() }).onConflict('id').merge(['seen_at'])
       failing = false
@@ -38,10 +43,13 @@ export async function startHeartbeat (knex: Knex, log: { warn: (details: object,
       failing = true
     }
   }
-  await beat()
-  const timer = setInterval(() => { void beat() }, HEARTBEAT_SECONDS * 1000).unref()
   return {
     id,
+    start: async () => {
+      const row = { id, host: hostname().slice(0, 200), pid: process.pid, started_at: nowSeconds() }
+      await beat(row)
+      timer = setInterval(() => { void beat(row) }, HEARTBEAT_SECONDS * 1000).unref()
+    },
     stop: async () => {
       clearInterval(timer)
       await knex(INSTANCES_TABLE).where({ id }).delete().catch(() => {})

@@ -42,8 +42,8 @@ export const ManifestSchema = Type.Object({
   tables: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'Rows per table in the snapshot' }),
   files: Type.Object({
     included: Type.Boolean({ description: 'The local storage driver\'s files are in the archive (not for S3 storage, nor with `backups.files: false`)' }),
-    count: Type.Integer({ minimum: 0 }),
-    bytes: Type.Integer({ minimum: 0 })
+    count: Type.Integer({ minimum: 0, description: 'Stored files (uploads); their metadata sidecars are in the archive but not counted' }),
+    bytes: Type.Integer({ minimum: 0, description: 'The stored files\' bytes' })
   }),
   entries: Type.Array(EntrySchema)
 })

@@ -19,7 +19,7 @@ const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.\-/+=#]*$/
 const MAX_KEY = 1024
 const MAX_SEGMENT = 200
 // Reserved for the local driver's sidecar; refused everywhere so both drivers accept the same keys.
-const SIDECAR_SUFFIX = '.meta.json'
+export const SIDECAR_SUFFIX = '.meta.json'
 
 /** Throws `FB_ERR_BAD_KEY` unless `key` is a safe, canonical relative key. */
 export function assertValidKey (key: string): void {

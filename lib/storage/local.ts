@@ -9,7 +9,7 @@ import { type FileHandle, mkdir, open, opendir, readFile, readdir, rename, rm, s
 import { dirname, resolve, sep } from 'node:path'
 import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { assertValidKey, assertValidRange, storageError } from './keys.js'
+import { SIDECAR_SUFFIX, assertValidKey, assertValidRange, storageError } from './keys.js'
 import type { Storage, StoredObject } from './types.js'
 import { isObject } from '../plain.js'
 
@@ -165,8 +165,6 @@ export function createLocalStorage (root: string): Storage {
     }
   }
 }
-
-const SIDECAR_SUFFIX = '.meta.json'
 
 function sidecarOf (path: string): string {
   return path + SIDECAR_SUFFIX
