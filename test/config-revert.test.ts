@@ -39,3 +39,20 @@ forEachDialect(t, 'a reverted config on a stopped server migrates back', async (
   t.same(await ids(app, 'items @@ \'presso\''), [], 'the revert: words again, the index rebuilt')
   t.same(await ids(app, 'items @@ \'espresso\''), ['a'])
 })
+
+forEachDialect(t, 'a reverted config beside a running newer instance stays older', async (t, dialect) => {
+  const databaseUrl = sharedDatabase(t, dialect)
+  const first = await buildApp(t, config('unicode61'), { dialect, databaseUrl })
+  await first.close()
+  const newer = await buildApp(t, config('trigram'), { dialect, databaseUrl })
+  t.equal((await newer.inject({ method: 'POST', url: '/api/v1/table/items/insert', headers: ADMIN, payload: { values: [{ id: 'a', title: 'Espresso' }] } })).statusCode, 200)
+  const beat = await startHeartbeat(newer.fastbase.db, { warn: () => {} })
+  t.teardown(async () => { await beat.stop() })
+
+  const older = await buildApp(t, config('unicode61'), { dialect, databaseUrl })
+  t.match((await older.fastbase.schema.status()).outdated, { newerAppliedAt: String }, 'an instance is alive: this is an older server')
+  const apply = await older.inject({ method: 'POST', url: '/api/v1/migrations', headers: ADMIN, payload: { allowDestructive: true } })
+  t.equal(apply.headers['fastbase-error-code'], 'FB_ERR_CONFIG_OUTDATED', 'its apply is refused')
+  t.equal((await newer.fastbase.schema.status()).outdated, undefined, 'the newer config stays the latest')
+  t.same(await ids(newer, 'items @@ \'presso\''), ['a'], 'the newer config\'s index is untouched')
+})
