@@ -32,7 +32,6 @@ import { errorMessage } from '../thrown.js'
 import { planMigrations, type Plan, type Step } from './migration-plan.js'
 import { applyEffects, isInternalTable, schemaOf, withSearchFormat } from './schema-model.js'
 import { withForeignKeyIndexes } from './foreign-key-indexes.js'
-import { liveInstances } from '../backup/liveness.js'
 
 export const MIGRATIONS_TABLE = '_fastbase_migrations'
 export const SCHEMA_TABLE = '_fastbase_schema'
@@ -120,6 +119,8 @@ export interface MigrateOptions {
   allowDropAll?: boolean
   /** `apply` only: plan even from a config older than the one last applied (a deliberate roll-back; decision D98). */
   allowOlderConfig?: boolean
+  /** `start` only: whether an instance runs on the database (its heartbeat); without one an older config is a revert (decision D98). */
+  instancesAlive?: (db: Knex.Transaction) => Promise<boolean>
 }
 
 /** This config is an earlier one than the database last applied for its project (decision D98). */
@@ -377,7 +378,7 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     const older = options.allowOlderConfig === true ? undefined : outdatedConfig(record.applied, project, mine)
     // A start with no instance alive is a revert (A, B, then A again), not an older server beside a
     // newer one: it plans as an edit would, and the newer config's drops still wait for an explicit apply.
-    const reverted = older !== undefined && options.mode === 'start' && (await liveInstances(trx)).length === 0
+    const reverted = older !== undefined && options.mode === 'start' && options.instancesAlive !== undefined && !await options.instancesAlive(trx)
     if (reverted) log.info({ newerAppliedAt: older.newerAppliedAt }, 'database schema: this config was applied before a newer one and no instance runs: it is applied again (a revert)')
     const outdated = reverted ? undefined : older
     if (outdated !== undefined) {
