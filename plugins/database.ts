@@ -4,10 +4,12 @@
 // when the app closes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
+import type { Knex } from 'knex'
 import { migrate, migrationStatus, projectOf, type MigrationDatabase } from '../lib/db/migrations.js'
 import { connect, dialectFor, schemaDialect } from '../lib/dialects/index.js'
 import { internalTablesFor } from '../lib/internal/tables.js'
 import { poolerTimeoutWarning } from '../lib/dialects/postgres-connection.js'
+import { liveInstances } from '../lib/backup/liveness.js'
 
 const database: FastifyPluginAsync = async (app) => {
   const { databaseUrl, dataDir } = app.fastbase.options
@@ -25,8 +27,10 @@ const database: FastifyPluginAsync = async (app) => {
   const { config } = app.fastbase
   const target: MigrationDatabase = { knex, ddl: schemaDialect(dialectName), dialect: dialectName, log: app.log }
   const tables = () => [...internalTablesFor(config, dialectName), ...config.tables]
+  // Read under the schema lock, before this instance's own heartbeat starts (plugins/backups.ts).
+  const instancesAlive = async (db: Knex.Transaction): Promise<boolean> => (await liveInstances(db)).length > 0
   app.fastbase.schema = {
-    migrate: async (mode, allow = {}) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate, project: projectOf(config), ...allow }),
+    migrate: async (mode, allow = {}) => await migrate(target, tables(), { mode, autoMigrate: config.autoMigrate, project: projectOf(config), instancesAlive, ...allow }),
     status: async () => await migrationStatus(target, tables(), projectOf(config)),
     closeDatabase: connection.close
   }

@@ -15,7 +15,8 @@
 // of the schema each config wants, per project, the latest last. A server whose config is an earlier
 // one of that list runs an older config than the database has since applied (an instance not yet
 // restarted after `fastbase migrate --apply` or a newer deploy): it plans nothing, least of all
-// dropping what the newer config made, and says to restart it. A table that exists without a record
+// dropping what the newer config made, and says to restart it. Only a start with no instance alive
+// (heartbeats, decision D66) takes such a config back: that is an edit reverted on a stopped server. A table that exists without a record
 // is adopted only when its columns are the config's; otherwise the start names the differences.
 //
 // Everything happens in one transaction under the dialect's schema lock: instances starting together
@@ -118,6 +119,8 @@ export interface MigrateOptions {
   allowDropAll?: boolean
   /** `apply` only: plan even from a config older than the one last applied (a deliberate roll-back; decision D98). */
   allowOlderConfig?: boolean
+  /** `start` only: whether an instance runs on the database (its heartbeat); without one an older config is a revert (decision D98). */
+  instancesAlive?: (db: Knex.Transaction) => Promise<boolean>
 }
 
 /** This config is an earlier one than the database last applied for its project (decision D98). */
@@ -372,7 +375,12 @@ export async function migrate (db: MigrationDatabase, tables: TableData[], optio
     const project = options.project ?? ''
     const { record, view, base: { model, target, notes }, plan: planned } = await plan(trx, dialect, tables, project, existing, history)
     const mine = configFingerprint(tables, ddl)
-    const outdated = options.allowOlderConfig === true ? undefined : outdatedConfig(record.applied, project, mine)
+    const older = options.allowOlderConfig === true ? undefined : outdatedConfig(record.applied, project, mine)
+    // A start with no instance alive is a revert (A, B, then A again), not an older server beside a
+    // newer one: it plans as an edit would, and the newer config's drops still wait for an explicit apply.
+    const reverted = older !== undefined && options.mode === 'start' && options.instancesAlive !== undefined && !await options.instancesAlive(trx)
+    if (reverted) log.info({ newerAppliedAt: older.newerAppliedAt }, 'database schema: this config was applied before a newer one and no instance runs: it is applied again (a revert)')
+    const outdated = reverted ? undefined : older
     if (outdated !== undefined) {
       if (options.mode === 'apply') throw errors.configOutdated(outdatedMessage(outdated))
       if (options.mode !== 'dry-run') log.warn({ newerAppliedAt: outdated.newerAppliedAt }, `database schema: ${outdatedMessage(outdated)}`)
