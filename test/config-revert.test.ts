@@ -4,7 +4,7 @@
 // and plans nothing, so the panel's "Apply pending" cannot drop what the newer config made.
 import t from 'tap'
 import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'
-import { startHeartbeat } from '../lib/backup/liveness.js'
+import { heartbeat } from '../lib/backup/liveness.js'
 import type { FastifyInstance } from 'fastify'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
 
@@ -46,7 +46,8 @@ forEachDialect(t, 'a reverted config beside a running newer instance stays older
   await first.close()
   const newer = await buildApp(t, config('trigram'), { dialect, databaseUrl })
   t.equal((await newer.inject({ method: 'POST', url: '/api/v1/table/items/insert', headers: ADMIN, payload: { values: [{ id: 'a', title: 'Espresso' }] } })).statusCode, 200)
-  const beat = await startHeartbeat(newer.fastbase.db, { warn: () => {} })
+  const beat = heartbeat(newer.fastbase.db, { warn: () => {} })
+  await beat.start()
   t.teardown(async () => { await beat.stop() })
 
   const older = await buildApp(t, config('unicode61'), { dialect, databaseUrl })
