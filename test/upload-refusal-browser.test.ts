@@ -60,11 +60,11 @@ if (browser !== undefined) {
     }, { ...upload, within: FETCH_WITHIN_MS })
 
     t.ok(96 * MiB < lingerBytes(DEFAULT_LIMITS), 'every body below stays under lingerBytes')
-    t.same(await upload({ path: '/api/v1/table/docs/insert', files: 1, mib: 90 }), { status: 403, body: { code: 403, message: 'Forbidden' } },
+    t.same(await upload({ path: '/api/v1/table/docs/insert', files: 1, mib: 90 }), { status: 403, body: { code: 403, message: 'Forbidden', data: {} } },
       'a 90 MiB file to a table the caller may not write: 403 and its body')
     t.match(await upload({ path: '/api/v1/table/open/insert', files: 12, mib: 8 }), { status: 413, body: { code: 413 } },
       '12 files of 8 MiB to a table that takes 10: 413 and its body')
-    t.same(await upload({ path: '/api/v1/table/notes/insert', mib: 90 }), { status: 413, body: { code: 413, message: 'Request body is too large' } },
+    t.same(await upload({ path: '/api/v1/table/notes/insert', mib: 90 }), { status: 413, body: { code: 413, message: 'Request body is too large', data: {} } },
       'a 90 MiB JSON body: 413 and its body')
     t.equal((await fetch(`${origin}/api/v1/table/docs/select`)).status, 200, 'the server still answers')
   })
