@@ -131,13 +131,25 @@ export async function measureSearch (base, { runs = SEARCH_RUNS, seconds = 10 } 
     }
   }
   const worst = [...results].sort((a, b) => b.p99 - a.p99).slice(0, WORST_CONCURRENCY)
+  const urls = worst.map((r) => `${base}/api/v1/table/docs/list?${new URLSearchParams({ where: `docs @@ '${r.search}'`, limit: '20', ...(r.order === 'rank' ? {} : { order: r.order }) })}`)
+  const h = await healthWhileLooping(base, urls, seconds)
+  return {
+    rows: SEARCH_ROWS,
+    searches: results,
+    healthUnderWorst: { concurrent: worst.map((r) => `${r.search} (${r.order})`), searches: h.sent, refused: h.refused, samples: h.samples, p50: h.p50, p99: h.p99, max: h.max }
+  }
+}
+
+/**
+ * `/health` every 20 ms for `seconds` while one client per URL loops over it. Several slow requests
+ * at once may outlast limits.statementTimeout: those answer 503, counted as refused.
+ */
+async function healthWhileLooping (base, urls, seconds) {
   let running = true
-  // Four at once may outlast limits.statementTimeout: those answer 503, counted.
   const refusals = { count: 0 }
-  let searched = 0
-  const loops = worst.map(async (r) => {
-    const params = new URLSearchParams({ where: `docs @@ '${r.search}'`, limit: '20', ...(r.order === 'rank' ? {} : { order: r.order }) })
-    while (running) { await timed(`${base}/api/v1/table/docs/list?${params}`, refusals); searched++ }
+  let sent = 0
+  const loops = urls.map(async (url) => {
+    while (running) { await timed(url, refusals); sent++ }
   })
   const health = []
   const until = Date.now() + seconds * 1000
@@ -148,11 +160,7 @@ export async function measureSearch (base, { runs = SEARCH_RUNS, seconds = 10 } 
   running = false
   await Promise.all(loops)
   health.sort((a, b) => a - b)
-  return {
-    rows: SEARCH_ROWS,
-    searches: results,
-    healthUnderWorst: { concurrent: worst.map((r) => `${r.search} (${r.order})`), searches: searched, refused: refusals.count, samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
-  }
+  return { sent, refused: refusals.count, samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
 }
 
 /**
@@ -182,25 +190,11 @@ export async function measureWorstAccepted (base, { runs = SEARCH_RUNS, seconds 
   for (const r of worstRequests()) results.push({ request: r.name, query: r.query, ...(await latency(urlOf(r), runs)) })
   const worst = [...results].sort((a, b) => b.p99 - a.p99)[0]
   const request = worstRequests().find((r) => r.name === worst.request)
-  let running = true
-  const refusals = { count: 0 }
-  let sent = 0
-  const loops = Array.from({ length: WORST_CONCURRENCY }, async () => {
-    while (running) { await timed(urlOf(request), refusals); sent++ }
-  })
-  const health = []
-  const until = Date.now() + seconds * 1000
-  while (Date.now() < until) {
-    health.push(await timed(`${base}/api/v1/health`))
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  running = false
-  await Promise.all(loops)
-  health.sort((a, b) => a - b)
+  const h = await healthWhileLooping(base, Array.from({ length: WORST_CONCURRENCY }, () => urlOf(request)), seconds)
   return {
     rows: SEARCH_ROWS,
     requests: results,
-    healthUnderWorst: { request: worst.request, concurrent: WORST_CONCURRENCY, sent, refused: refusals.count, samples: health.length, p50: percentile(health, 50), p99: percentile(health, 99), max: health[health.length - 1] }
+    healthUnderWorst: { request: worst.request, concurrent: WORST_CONCURRENCY, ...h }
   }
 }
 
