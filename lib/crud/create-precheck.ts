@@ -21,7 +21,8 @@ const IN_MEMORY_OPS = new Set(['==', '!=', '=', '&', '|', '~', '!~', 'in'])
 const DECISIONS_PER_TABLE = 1024
 const MAX_KEY = 1024
 
-function precheckable (field: TableField, value: unknown): boolean {
+/** A value whose equality in memory is SQL's (also lib/crud/references.ts). */
+export function precheckable (field: TableField, value: unknown): boolean {
   if (field.type === 'bool') return typeof value === 'boolean'
   // A collation (NOCASE) changes what equal means in SQL.
   return PRECHECKED_TEXT.has(field.type) && field.sqlType === 'text' && field.collate === undefined && typeof value === 'string'
