@@ -50,7 +50,7 @@ export async function assertReferencesViewable (ctx: CrudContext, db: Knex, chec
     }
     const unknown: unknown[] = []
     for (const value of values.values()) {
-      const known = precheckable(fk.column, value) && precheckable(fk.field, value) ? new Map([[fk.column.name, value as string | boolean]]) : undefined
+      const known = precheckable(fk.column, value) && precheckable(fk.field, value) ? new Map([[fk.column.name, value]]) : undefined
       const decided = known === undefined ? undefined : viewable(ctx, fk.target, known)
       if (decided === false) throw constraintError('foreign_key', fk.field.name)
       if (decided !== true) unknown.push(value)
