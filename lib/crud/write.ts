@@ -13,7 +13,7 @@ import type { HookContext } from '../table/descriptor.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
 import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
-import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, reportChange, type Conflict } from './statements.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
 import { decidedBeforeWriting } from './create-precheck.js'
@@ -490,7 +490,7 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
     if (params.mustChange === true && changed.length === 0) throw errors.forbidden()
     await after?.(trx, changed.map((row) => String(row[UID_ALIAS])))
     return changed
-  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined)
+  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined || capturesBefore(ctx, a.set.keys()))
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
 
@@ -560,6 +560,8 @@ async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, re
     const field = ctx.table.fields.get(name)
     if (field === undefined || field.type === 'file') return undefined
   }
+  // An edit whose event needs the rows as they were reads them first (lib/crud/statements.ts#runUpdate).
+  if (capturesBefore(ctx, names)) return undefined
   const plan = editPlan(ctx, names, returning)
   if (plan === UNPLANNED) return undefined
   const fieldErrors: FieldErrors = {}
