@@ -1,7 +1,7 @@
 // Relation-path cost, measured by `npm run bench` (bench/run.mjs, decision D95): a page of 20
 // comments whose listRule follows two relations (`post_id.owner_id.active`) against the same page
 // under a plain rule on a column of the comment itself (`visible`, which holds the same answer), on
-// 10,000 posts and 20,000 comments. The target (issue 38) is the relation rule within 1.5 times the
+// 10,000 posts and 20,000 comments. The target is the relation rule within 1.5 times the
 // plain one's p50 for the page (`select`, limit 20) and for the list (`list`: the page and its total,
 // which counts every row the rule admits); both are held to it, each ratio from the two rules
 // measured in the same run, alternating.
