@@ -31,8 +31,8 @@ const SEED_BATCH = 500
 const EDITED_ID = 5000
 const SLICE_SECONDS = 0.5
 const HEALTHY_WITHIN_MS = 60_000
-/** Retained bytes per request above which the heap check fails (what D84's leak was: ~600). */
-const RETAINED_BYTES_LIMIT = 64
+/** Bytes per request the heap may keep between scavenges before the check fails: D84's leak kept ~600; a loaded machine keeps more requests in flight across a scavenge, so some are promoted anyway. */
+const RETAINED_BYTES_LIMIT = 256
 const PREFIX = '/api/v1/table/items'
 const json = { 'content-type': 'application/json' }
 
