@@ -11,7 +11,7 @@ import rateLimitPlugin from './external/rate-limit.js'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { authFieldsOf } from '../lib/auth/fields.js'
-import type { AccountServices, AuthTable, TokenKey } from '../lib/auth/types.js'
+import type { AuthTable, TokenKey } from '../lib/auth/types.js'
 import { actionEmailSender } from '../lib/auth/action-emails.js'
 import { RemoteKeySets } from '../lib/auth/key-sets.js'
 import { ownIssuerOf } from '../lib/auth/id-tokens.js'
@@ -19,7 +19,11 @@ import { passwordWriteHooks } from '../lib/auth/password-writes.js'
 import { SessionStore, sha256 } from '../lib/auth/sessions.js'
 import { OneTimeTokens } from '../lib/auth/one-time-tokens.js'
 import { createMailer, type Mailer } from '../lib/auth/mailer.js'
-import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
+import { DatabaseRateLimitStore, databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
+import { MfaStore } from '../lib/auth/mfa-store.js'
+import { EmailCodes } from '../lib/auth/email-codes.js'
+import { memoryAddressLimit, sharedAddressLimit, unlimited } from '../lib/auth/address-limit.js'
+import type { OtpServices } from '../lib/auth/otp-flows.js'
 import { schedulePurge } from '../lib/auth/purge-schedule.js'
 import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from '../lib/auth/admin-tokens.js'
 import type { AdminRole } from '../lib/auth-context.js'
@@ -28,7 +32,7 @@ import { authCookieOf, type AuthCookie } from '../lib/auth/auth-cookie.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 
-export interface AuthServices extends AccountServices {
+export interface AuthServices extends OtpServices {
   tables: Map<string, AuthTable>
   /** Who signs in as which admin role (lib/auth/admin-tokens.ts). */
   adminSecrets: AdminSecrets
@@ -109,6 +113,10 @@ async function auth (app: FastifyInstance): Promise<void> {
     log: app.log
   }))
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
+  // Per-address counters of the email-code flows: the fleet's store where instances share the database.
+  const addressLimit = limits === false
+    ? unlimited
+    : app.fastbase.dialect.sharedByInstances ? sharedAddressLimit(new DatabaseRateLimitStore(db, (err) => app.log.warn({ err }, 'rate limit store failed'), 'address ')) : memoryAddressLimit()
   const cookie = authCookieOf(config.appUrl, config.authCookie)
   app.fastbase.auth = {
     tables,
@@ -123,6 +131,10 @@ async function auth (app: FastifyInstance): Promise<void> {
     changes: () => app.fastbase.executor.changes,
     hooks: app.fastbase.executor.hooks,
     oneTimeTokens: new OneTimeTokens(db),
+    mfa: new MfaStore(db),
+    // A table's email codes are hashed with its token secret: a copy of the database alone cannot test guesses.
+    emailCodes: new EmailCodes(db, (name) => sha256(`fastbase-email-code:${config.jwtSecret}${tables.get(name)?.ext.jwtSecret ?? ''}`)),
+    addressLimit,
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
     cookie,
