@@ -1,8 +1,8 @@
 // Per-table auth on both dialects: accounts, tokens, sessions, email flows through a real SMTP server,
 // cookies, rules that read the caller, admin sign-in, rate limits, and two instances sharing a database.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import type { ParsedMail } from 'mailparser'
+import { simpleParser, type ParsedMail } from 'mailparser'
 import { mailbox } from './fixtures/mailbox.js'
 import { createHash } from 'node:crypto'
 import { buildApp, forEachDialect, adminToken, sharedDatabase } from './helper.js'

@@ -28,7 +28,8 @@ export function memoryAddressLimit (capacity = 10_000): AddressLimit {
       let window = windows.get(key)
       if (window === undefined || window.resetAt <= now) {
         windows.delete(key)
-        if (windows.size >= capacity) windows.delete(windows.keys().next().value!)
+        const oldest = windows.size >= capacity ? windows.keys().next() : undefined
+        if (oldest?.done === false) windows.delete(oldest.value)
         window = { hits: 0, resetAt: now + windowMs }
         windows.set(key, window)
       }

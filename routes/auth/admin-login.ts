@@ -17,6 +17,7 @@ import { RECOVERY_CODES, TOTP_ENROLLMENT } from './document.js'
 import type { TypeBoxApp } from '../typebox.js'
 
 const AdminTokenSchema = Type.Object({ token: Type.String(), role: Type.String(), expiresIn: Type.Integer() })
+const ADMIN_ROLES: AdminRole[] = ['superadmin', 'editor', 'viewer']
 const Role = Type.Object({ role: Type.Optional(Type.Union([Type.Literal('superadmin'), Type.Literal('editor'), Type.Literal('viewer')], { description: 'Whose factor (default superadmin)' })) })
 
 export function adminLoginRoute (app: TypeBoxApp, limited: () => object, mfaTables: boolean): void {
@@ -95,12 +96,14 @@ export function adminLoginRoute (app: TypeBoxApp, limited: () => object, mfaTabl
     config: { ...mfaConfig, externalCredential: true },
     schema: {
       tags: ['admin'], summary: 'Complete an admin sign-in with a TOTP code or a recovery code: the admin token', operationId: 'admin_mfa_verify',
-      'x-document': errorsOf(400, 503),
+      'x-document': errorsOf(400, 401, 503),
       body: Type.Intersect([Type.Object({ challenge: Type.String({ minLength: 1, maxLength: 255 }) }), FactorBody]),
       response: { 200: AdminTokenSchema, ...errorResponses }
     }
   }, async (request) => {
     const principal = await completeChallenge(auth.mfa, ADMIN_PRINCIPALS, request.body.challenge, factorOf(request.body))
-    return adminToken(principal.userId as AdminRole, auth.adminKeys, auth.issuer, host, 2)
+    const role = ADMIN_ROLES.find((r) => r === principal.userId)
+    if (role === undefined) throw errors.mfaInvalid('Invalid or expired challenge')
+    return adminToken(role, auth.adminKeys, auth.issuer, host, 2)
   })
 }

@@ -16,9 +16,9 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
   const fields = view.auth?.fields
   const password = fields?.password?.name ?? 'password'
   const confirm = fields?.confirmName === undefined ? {} : { [fields.confirmName]: EXAMPLE_PASSWORD }
-  const session = (description: string) => ({ 200: { description, content: json(b.session(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view) }) } })
+  const session = (description: string) => ({ 200: { description, content: json(b.session(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
   // A sign-in that a second factor can stop answers its challenge instead (decision D242).
-  const signIn = (description: string) => ({ 200: { description: `${description}, or the challenge of the second factor when the user has TOTP on (complete it with mfa/verify)`, content: json({ anyOf: [b.session(view), b.mfaChallenge()] }, { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
+  const signIn = (description: string) => ({ 200: { description: `${description}, or the challenge of the second factor when the user has TOTP on (complete it with mfa/verify)`, content: json(b.signIn(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
   const success = (description: string) => ({ 200: { description, content: { 'application/json': { schema: { type: 'object', required: ['success'], properties: { success: { type: 'boolean' } } }, example: { success: true } } } } })
   const id = (name: string) => `${t}_auth_${name}`
   // Functions: a component exists once a route refers to it.
@@ -108,7 +108,7 @@ export function otpMfaDocument (b: DocumentComponents, table: TableDescriptor) {
   const email = view.auth?.fields.email
   const emailExample = email === undefined ? 'ada@example.com' : exampleValue(table, email, undefined, 1)
   const ok = ok200('Accepted (a code is sent when the address may sign in)')
-  const signIn = { 200: { description: 'A new session, or the challenge of the second factor when the user has TOTP on', content: json({ anyOf: [b.session(view), b.mfaChallenge()] }) } }
+  const signIn = { 200: { description: 'A new session, or the challenge of the second factor when the user has TOTP on', content: json(b.signIn(view)) } }
   const id = (name: string) => `${t}_auth_${name}`
   return {
     requestOtp: (): Declared => ({ operationId: id('request_otp'), 'x-document': { errors: [...BODIED, ...limited], bodyExample: { email: emailExample }, responses: ok } }),

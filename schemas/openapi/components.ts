@@ -363,6 +363,13 @@ export class DocumentComponents {
     return this.ref(name)
   }
 
+  /** What a sign-in answers: the session, or the challenge of the second factor (decision D242). */
+  signIn (view: TableView): Json {
+    const name = `${view.table.name}.sign-in`
+    this.schemas[name] ??= { anyOf: [this.session(view), this.mfaChallenge()] }
+    return this.ref(name)
+  }
+
   /** What a sign-in of a user with a second factor on answers instead of a session (mfa/verify completes it). */
   mfaChallenge (): Json {
     const name = 'MfaChallenge'
