@@ -3,7 +3,7 @@
 // that answered a challenge.
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'

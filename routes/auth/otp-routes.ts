@@ -1,7 +1,7 @@
 // request-otp and login-otp of one auth table (the flows: lib/auth/otp-flows.ts), where its auth
 // extension has `emailOtp` and the table has an email and a verified column.
 import { Type } from '@sinclair/typebox'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
