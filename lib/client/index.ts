@@ -1,0 +1,87 @@
+// `import { createClient } from 'fastbase/client'`: the API of a fastbase server from browsers, Node,
+// Deno, Bun and React Native. Plain ESM on fetch (and XMLHttpRequest for upload progress where it
+// exists), no dependency and no Node built-in (test/client-module.test.ts checks the built graph).
+import { Auth } from './auth.js'
+import { Core } from './core.js'
+import { errorOf } from './error.js'
+import type { Fetch } from './http.js'
+import { Session, localStorageStore, memoryStore, type SessionStore } from './session.js'
+import { Table } from './table.js'
+import type { ActionName, Params, TableName } from './types.js'
+
+export { FastbaseError } from './error.js'
+export { memoryStore, localStorageStore } from './session.js'
+export type { SessionData, SessionStore, AuthState } from './session.js'
+export type { ClientTables, ClientActions, Row, Insert, Update, Params } from './types.js'
+export type { RealtimeEvent, SubscribeOptions } from './realtime.js'
+export type { FileInput } from './multipart.js'
+export type { Progress } from './http.js'
+export type { Table, ListParams, SelectParams } from './table.js'
+export type { Auth } from './auth.js'
+
+export interface ClientOptions {
+  /** The API's prefix (default `/api/v1`). */
+  prefix?: string
+  /**
+   * Where the session is kept: 'local' (localStorage; the default where it exists), 'memory' (the
+   * default elsewhere), 'cookie' (the server's HttpOnly auth cookie, sent with every call, also to
+   * another origin; a sign-in's tokens are held in memory only), or your own SessionStore.
+   */
+  session?: 'local' | 'memory' | 'cookie' | SessionStore
+  /** The auth table the sign-ins use (default `users`). */
+  authTable?: string
+  /** The localStorage key (default `fastbase-session:<url>`). */
+  storageKey?: string
+  /** Another fetch (React Native: one whose responses stream, such as expo/fetch's). */
+  fetch?: Fetch
+}
+
+export interface Client {
+  auth: Auth
+  table: <N extends TableName>(name: N) => Table<N>
+  /** Runs a config action: one array of rows per query or step. */
+  action: <N extends ActionName>(name: N, ...params: Record<string, never> extends Params<N> ? [Params<N>?] : [Params<N>]) => Promise<unknown[][]>
+  files: {
+    /** The download URL of a file (`name`: the value of the record's file field). */
+    url: (table: TableName, id: string, name: string) => string
+    /** The file as a Blob, fetched with the session (an `<img src>` cannot send the token). */
+    get: (table: TableName, id: string, name: string) => Promise<Blob>
+  }
+}
+
+function storeOf (session: ClientOptions['session'], key: string): SessionStore {
+  if (typeof session === 'object') return session
+  const hasLocal = typeof globalThis.localStorage !== 'undefined'
+  if (session === 'local' || (session === undefined && hasLocal)) return localStorageStore(key)
+  return memoryStore()
+}
+
+export function createClient (url: string, options: ClientOptions = {}): Client {
+  const base = `${url.replace(/\/+$/, '')}${(options.prefix ?? '/api/v1').replace(/\/+$/, '')}`
+  const authTable = options.authTable ?? 'users'
+  const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis)
+  let core: Core | undefined
+  const session = new Session(storeOf(options.session, options.storageKey ?? `fastbase-session:${base}`), async (data) => {
+    // The expired access token goes along: the server checks it names the same session.
+    const { token, refresh_token: refreshToken } = data
+    return await core!.call('POST', `/table/${encodeURIComponent(authTable)}/auth/refresh-token`, { json: { refresh_token: refreshToken }, token })
+  })
+  core = new Core(base, fetchFn, session, options.session === 'cookie')
+  const ready = core
+  const fileUrl = (table: string, id: string, name: string): string =>
+    ready.url(`/files/${[table, id, name].map(encodeURIComponent).join('/')}`)
+  return {
+    auth: new Auth(ready, authTable),
+    table: (name) => new Table(ready, name),
+    action: async (name, ...params) => await ready.call('POST', `/action/${encodeURIComponent(name)}`, { json: params[0] ?? {} }),
+    files: {
+      url: fileUrl,
+      get: async (table, id, name) => {
+        const token = await session.fresh()
+        const response = await fetchFn(fileUrl(table, id, name), { headers: ready.headers(token), credentials: ready.credentials })
+        if (!response.ok) throw errorOf(response.status, response.headers.get('fastbase-error-code'), await response.json().catch(() => undefined))
+        return await response.blob()
+      }
+    }
+  }
+}
