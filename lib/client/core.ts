@@ -8,8 +8,9 @@ export interface CallOptions {
   json?: unknown
   /** A multipart body (multipart.ts); a stream one cannot be sent twice, so it is not retried. */
   multipart?: { body: FormData | ReadableStream<Uint8Array>, contentType?: string }
-  /** false: sent without the session's token (sign-ins, and refresh, which names its own). */
+  /** false: sent without the session's token, and not retried after a 401 (sign-ins, refresh). */
   auth?: boolean
+  /** This token rather than the session's (logout of the token the session had). */
   token?: string
   onProgress?: (progress: Progress) => void
 }

@@ -62,9 +62,8 @@ export function createClient (url: string, options: ClientOptions = {}): Client 
   const fetchFn = options.fetch ?? globalThis.fetch.bind(globalThis)
   let core: Core | undefined
   const session = new Session(storeOf(options.session, options.storageKey ?? `fastbase-session:${base}`), async (data) => {
-    // The expired access token goes along: the server checks it names the same session.
-    const { token, refresh_token: refreshToken } = data
-    return await core!.call('POST', `/table/${encodeURIComponent(authTable)}/auth/refresh-token`, { json: { refresh_token: refreshToken }, token })
+    // Without the old access token: after a 401 it is one the server refuses (it would refuse the refresh too).
+    return await core!.call('POST', `/table/${encodeURIComponent(authTable)}/auth/refresh-token`, { json: { refresh_token: data.refresh_token }, auth: false })
   })
   core = new Core(base, fetchFn, session, options.session === 'cookie')
   const ready = core

@@ -74,7 +74,7 @@ function streamedBody (json: unknown, parts: Part[]): { body: ReadableStream<Uin
   // A name or type cannot break out of its header: quotes and line breaks are dropped.
   const clean = (s: string): string => s.replace(/["\r\n\\]/g, '')
   async function * body (): AsyncGenerator<Uint8Array> {
-    yield text.encode(`--${boundary}\r\ncontent-disposition: form-data; name="@jsonPayload"\r\ncontent-type: application/json\r\n\r\n${JSON.stringify(json)}\r\n`)
+    yield text.encode(`--${boundary}\r\ncontent-disposition: form-data; name="@jsonPayload"\r\n\r\n${JSON.stringify(json)}\r\n`)
     for (const part of parts) {
       yield text.encode(`--${boundary}\r\ncontent-disposition: form-data; name="@filePayload"; filename="${clean(part.name)}"\r\ncontent-type: ${clean(part.type)}\r\n\r\n`)
       yield * chunksOf(part.data)
