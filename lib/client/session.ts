@@ -1,6 +1,7 @@
 // The signed-in session: kept in a pluggable store, refreshed shortly before the access token
 // expires and once after a 401, every caller waiting on the same refresh (a refresh token works
 // once: two refreshes at once would revoke the session, docs/auth.md).
+import { FastbaseError } from './error.js'
 
 export interface SessionData {
   token: string
@@ -105,7 +106,11 @@ export class Session {
     // A minute before, or a quarter of the token's life for short ones (a 60 s token at 15 s left).
     const life = exp - (claimOf(data.token, 'iat') ?? 0)
     if (exp * 1000 - Date.now() > Math.min(60, life / 4) * 1000) return data.token
-    return (await this.refresh(data.token))?.token ?? null
+    const renewed = await this.refresh(data.token)
+    // The session ended (its refresh was refused): the call fails as the server would have answered
+    // it, rather than going out anonymously as if nobody had been signed in.
+    if (renewed === null) throw new FastbaseError(401, 'FB_ERR_INVALID_TOKEN', 'The session ended: sign in again')
+    return renewed.token
   }
 
   /**
