@@ -5,7 +5,7 @@ import { FastbaseError, errorOf } from './error.js'
 export interface Progress { loaded: number, total: number }
 
 export interface Call {
-  method: 'GET' | 'POST'
+  method: 'GET' | 'POST' | 'DELETE'
   url: string
   headers: Record<string, string>
   body?: string | FormData | ReadableStream<Uint8Array>

@@ -41,6 +41,11 @@ export interface Client {
   table: <N extends TableName>(name: N) => Table<N>
   /** Runs a config action: one array of rows per query or step. */
   action: <N extends ActionName>(name: N, ...params: Record<string, never> extends Params<N> ? [Params<N>?] : [Params<N>]) => Promise<unknown[][]>
+  /**
+   * Any other route under the prefix (admin, backups...), with the session (or `token`): its JSON answer,
+   * or a FastbaseError. `form`: a multipart body built by the caller.
+   */
+  request: (method: 'GET' | 'POST' | 'DELETE', path: string, options?: { query?: Record<string, unknown>, json?: unknown, form?: FormData, token?: string }) => Promise<unknown>
   files: {
     /** The download URL of a file (`name`: the value of the record's file field). */
     url: (table: TableName, id: string, name: string) => string
@@ -72,6 +77,9 @@ export function createClient (url: string, options: ClientOptions = {}): Client 
   return {
     auth: new Auth(ready, authTable),
     table: (name) => new Table(ready, name),
+    request: async (method, path, options = {}) => await ready.call(method, path, {
+      query: options.query, json: options.json, multipart: options.form === undefined ? undefined : { body: options.form }, token: options.token
+    }),
     action: async (name, ...params) => await ready.call('POST', `/action/${encodeURIComponent(name)}`, { json: params[0] ?? {} }),
     files: {
       url: fileUrl,
