@@ -1,4 +1,5 @@
-// The panel's only way to the server: fetch against the public API with the admin token.
+// The panel's only way to the server: fastbase/client against the public API, with the admin token.
+import { createClient, FastbaseError } from './client/index.js'
 
 /** The API prefix, from index.html's <meta name="fastbase-api"> (routes/panel.ts fills it in). */
 export const API_BASE = document.querySelector('meta[name="fastbase-api"]')?.getAttribute('content') || '/api/v1'
@@ -40,35 +41,40 @@ export function apiUrl (path, query) {
   return url.pathname + url.search
 }
 
+// Every call goes through fastbase/client (served built at ./client/): the admin token is named per
+// call, since it is not a user's session (no refresh token); the client's errors become ApiErrors.
+const fb = createClient(location.origin, { prefix: API_BASE, session: 'memory' })
+
 async function send (method, path, { query, json, form, auth = true, raw = false } = {}) {
-  const headers = {}
-  if (auth && token !== null) headers.authorization = `Bearer ${token}`
-  let body
-  if (form !== undefined) body = form
-  else if (json !== undefined) {
-    headers['content-type'] = 'application/json'
-    body = JSON.stringify(json)
+  const sent = auth && token !== null ? token : undefined
+  if (raw) {
+    // A download: the Response itself (the client answers JSON).
+    let response
+    try {
+      response = await fetch(apiUrl(path, query), { headers: sent === undefined ? {} : { authorization: `Bearer ${sent}` }, credentials: 'omit', cache: 'no-store' })
+    } catch (error) {
+      throw new ApiError(0, `The server did not answer (${error.message})`)
+    }
+    if (response.ok) return response
+    const body = await response.json().catch(() => undefined)
+    throw failed(new ApiError(response.status, typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim(), body?.data), sent)
   }
-  let response
   try {
-    // No cookies: the admin token is the only credential (a stale user cookie would make the sign-in a 401).
-    response = await fetch(apiUrl(path, query), { method, headers, body, credentials: 'omit', cache: 'no-store' })
+    return await fb.request(method, path, { query: present(query), json, form, token: sent })
   } catch (error) {
-    throw new ApiError(0, `The server did not answer (${error.message})`)
+    if (!(error instanceof FastbaseError)) throw error
+    throw failed(new ApiError(error.status, error.message, error.data), sent)
   }
-  if (response.ok && raw) return response
-  const text = await response.text()
-  let parsed
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text)
-  } catch {
-    parsed = undefined
-  }
-  if (response.ok) return parsed
-  const message = typeof parsed?.message === 'string' ? parsed.message : `${response.status} ${response.statusText}`.trim()
-  const error = new ApiError(response.status, message, parsed?.data)
-  if (response.status === 401 && auth && token !== null) onUnauthorized(error)
-  throw error
+}
+
+/** A query without its empty values (undefined, null and '' are left out). */
+function present (query) {
+  return query === undefined ? undefined : Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined && v !== null && v !== ''))
+}
+
+function failed (error, sent) {
+  if (error.status === 401 && sent !== undefined) onUnauthorized(error)
+  return error
 }
 
 export const api = {

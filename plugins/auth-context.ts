@@ -133,17 +133,26 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
 
 async function authContext (app: FastifyInstance): Promise<void> {
   const { callerFrom } = app.fastbase
-  // Not async: most requests carry no token and need no promise.
+  // Not async: most requests carry no token and need no promise. A refusal (401, cross-origin 403) is
+  // answered from preParsing, still before any body or upload is read, but after the API scope's own
+  // onRequest hooks: CORS's headers are then on the answer, so a page on a listed origin can read that
+  // its token was refused, not a network error (decision D232).
+  const refusals = new WeakMap<FastifyRequest, unknown>()
   app.addHook('onRequest', (request, _reply, done) => {
     request.fastbaseAuth = ANONYMOUS
     let caller: AuthContext | Promise<AuthContext>
     try {
       caller = callerFrom(request)
     } catch (error) {
-      return done(error as Error)
+      refusals.set(request, error)
+      return done()
     }
     if (!(caller instanceof Promise)) return done()
-    caller.then((auth) => { request.fastbaseAuth = auth; done() }, done)
+    caller.then((auth) => { request.fastbaseAuth = auth; done() }, (error: unknown) => { refusals.set(request, error); done() })
+  })
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (refusals.has(request)) return done(refusals.get(request) as Error)
+    done(null, payload)
   })
 }
 

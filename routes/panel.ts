@@ -54,6 +54,16 @@ const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
     // Other plugins (file downloads) may decorate the reply with sendFile; this one needs none.
     decorateReply: false
   })
+  // The built fastbase/client, which the panel's own calls go through (panel/api.js).
+  await app.register(fastifyStatic, {
+    root: join(packageRoot, 'dist', 'lib', 'client'),
+    prefix: `${path}/client`,
+    index: false,
+    cacheControl: false,
+    allowedPath: (file) => file.endsWith('.js'),
+    setHeaders: (res) => { for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value) },
+    decorateReply: false
+  })
   app.get(`${path}/`, { schema: { hide: true } }, async (_request, reply) => {
     return await reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(index)
   })

@@ -130,6 +130,8 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       gone()
       return
     }
+    // The headers hooks set (CORS for a listed origin, the request id): a hijacked reply does not send them.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value)
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

@@ -60,7 +60,7 @@ export function declarationsFor (config: DatabaseSettings, source: string): stri
   const actions = (config.actions ?? []).map((a) => `    ${key(a.name)}: {\n      params: ${typeOf(paramsSchema(a), '      ')}\n    }`).join('\n')
   return `${GENERATED_HEADER} from ${source}: the shapes of this project's tables and actions.
 // Do not edit: run the command again when the config changes.
-import 'fastbase'
+import type { FastbaseActions as Actions, FastbaseTables as Tables } from 'fastbase'
 
 declare module 'fastbase' {
   interface FastbaseTables {
@@ -69,6 +69,12 @@ ${tables}
   interface FastbaseActions {
 ${actions}
   }
+}
+
+// The same shapes for the browser client (lib/client/types.ts).
+declare module 'fastbase/client' {
+  interface ClientTables extends Tables {}
+  interface ClientActions extends Actions {}
 }
 `
 }
