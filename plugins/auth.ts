@@ -25,6 +25,7 @@ import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from 
 import type { AdminRole } from '../lib/auth-context.js'
 
 import { authCookieOf, type AuthCookie } from '../lib/auth/auth-cookie.js'
+import { FILE_TOKEN_KEY_SUFFIX } from '../lib/files/file-tokens.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 
@@ -75,6 +76,8 @@ async function auth (app: FastifyInstance): Promise<void> {
     if (table.auth === undefined) continue
     const namespace = `fbTable_${table.name}`
     await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret, namespace))
+    // File tokens get a key of their own: neither kind of token verifies as the other (decision D252).
+    await app.register(fastifyJwt, jwtOptions(config.jwtSecret + table.auth.jwtSecret + FILE_TOKEN_KEY_SUFFIX, `${namespace}_files`))
     const fields = authFieldsOf(table.data, table.auth)
     // Table writes (insert/update/edit, and sign-up through insert) hash passwords from now on, and a
     // password changed by one ends the user's other sessions.
@@ -84,6 +87,7 @@ async function auth (app: FastifyInstance): Promise<void> {
       ext: table.auth,
       fields,
       key: keyOf(namespace),
+      fileKey: keyOf(`${namespace}_files`),
       tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
     })
   }

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
 import { createStorage } from '../lib/storage/index.js'
 import { withDeletionHold } from '../lib/storage/deletion-hold.js'
+import { withVariantCleanup } from '../lib/files/variants.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey, fileFields } from '../lib/files/tracker.js'
 import { DELETED_FILES_HEADER as DELETED_HEADER, UPLOADED_FILES_HEADER as UPLOADED_HEADER } from '../lib/files/headers.js'
@@ -58,7 +59,8 @@ function multipartError (error: unknown): unknown {
 
 async function files (app: FastifyInstance): Promise<void> {
   const { config, options, limits } = app.fastbase
-  const storage = withDeletionHold(await createStorage(config.storage, options.dataDir))
+  // A file's thumbnails go with it, whichever way it is deleted (decision D251).
+  const storage = withDeletionHold(withVariantCleanup(await createStorage(config.storage, options.dataDir)))
   await app.register(multipartPlugin)
   // Per call rather than per plugin: the plugin may be the host app's, with its own limits.
   const partLimits = { limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize } }
