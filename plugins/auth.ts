@@ -25,7 +25,7 @@ import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from 
 import type { AdminRole } from '../lib/auth-context.js'
 
 import { authCookieOf, type AuthCookie } from '../lib/auth/auth-cookie.js'
-import { FILE_TOKEN_KEY_SUFFIX } from '../lib/files/file-tokens.js'
+import { FILE_TOKEN_KEY_SUFFIX } from '../lib/auth/file-tokens.js'
 
 export type { AuthTable } from '../lib/auth/types.js'
 

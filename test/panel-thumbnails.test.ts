@@ -32,7 +32,7 @@ if (browser !== undefined) {
     await signIn(page, adminToken)
     const thumb = page.locator('td.t-file img.thumb')
     await thumb.first().waitFor()
-    await page.waitForFunction(() => { const img = document.querySelector('img.thumb') as HTMLImageElement | null; return img !== null && img.complete && img.naturalWidth > 0 })
+    await page.waitForFunction(() => { const img = document.querySelector('img.thumb') as HTMLImageElement | null; return img?.complete === true && img.naturalWidth > 0 })
     t.equal(await thumb.count(), 1, 'one thumbnail: the field with thumbs')
     t.same(await thumb.evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]), [40, 40], 'the smallest listed size')
     t.ok(requests.some((url) => url.includes('?thumb=40x40')), 'asked for 40x40')

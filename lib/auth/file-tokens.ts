@@ -5,9 +5,9 @@
 // session is checked (a logout or password change ends it) and the caller it gives meets the
 // viewRule like any other; a token never widens what its user may see.
 import type { AuthContext } from '../auth-context.js'
-import { unverifiedClaims } from '../auth/token-claims.js'
-import type { AuthTable } from '../auth/types.js'
-import { userContext } from '../auth/user-context.js'
+import { unverifiedClaims } from './token-claims.js'
+import type { AuthTable } from './types.js'
+import { userContext } from './user-context.js'
 import type { Executor } from '../crud/context.js'
 import { errors } from '../errors.js'
 
