@@ -6,7 +6,7 @@ import type { AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
-import { shareAddress } from '../lib/realtime/address.js'
+import { clientAddress } from '../lib/client-address.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
 import { ErrorSchema } from '../schemas/http/error.js'
@@ -91,7 +91,7 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
     // Changes committed once this resolves reach the stream, whichever instance makes them.
     // The address as Fastify trusts it (the socket's, or behind trustProxy the proxy's X-Forwarded-For),
     // an IPv6 one by its /64.
-    const address = shareAddress(request.ip)
+    const address = clientAddress(request.ip)
     const holder = { limitKey: auth.uid === null ? `ip:${address}` : identity, address }
     await hub.admit(auth, subscriptions, holder)
     const client: RealtimeClient = hub.connect({

@@ -337,6 +337,17 @@ forEachDialect(t, 'rate limits', async (t, dialect) => {
   t.match(tries[2].json(), { code: 429, message: /Too many requests/ })
 })
 
+forEachDialect(t, 'rate limits count an IPv6 client as its /64', async (t, dialect) => {
+  const app = await buildApp(t, configWith('', { rateLimit: { max: 2, timeWindow: 60_000 }, email: undefined }), { dialect })
+  const from = (remoteAddress: string) => app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-password', payload: { identity: 'x', password: 'wrong password' }, remoteAddress })
+  const rotating = [await from('2001:db8:0:1::1'), await from('2001:db8:0:1::2'), await from('2001:db8:0:1:ffff::3')]
+  t.same(rotating.map((r) => r.statusCode), [400, 400, 429], 'a fresh address of the same /64 per try is still one client')
+  t.equal((await from('2001:db8:0:2::1')).statusCode, 400, 'the next /64 is another client')
+  t.equal((await from('::ffff:192.0.2.7')).statusCode, 400, 'an IPv4 client is its own')
+  t.equal((await from('192.0.2.7')).statusCode, 400, 'and the same client however spelled')
+  t.equal((await from('::ffff:c000:207')).statusCode, 429, 'its third try is refused')
+})
+
 forEachDialect(t, 'two instances share sessions through the database', async (t, dialect) => {
   const databaseUrl = sharedDatabase(t, dialect)
   const a = api(await buildApp(t, configWith('', { email: undefined }), { dialect, databaseUrl }))

@@ -65,5 +65,6 @@ t.test('the compiled command', { skip }, async (t) => forEachDialect(t, 'kill -9
   const run = await fastbase(['backup'], { cwd: project, env })
   t.comment(`an uninterrupted backup took ${Date.now() - started} ms`)
   t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, /^stored backup \S+ \(\d+ bytes, \d+ tables?, 200 files\) in /, 'it says what it stored')
   t.equal(await verified('an uninterrupted run'), before + 1, 'the uninterrupted backup is listed')
 }))

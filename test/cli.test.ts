@@ -7,6 +7,11 @@ import { once } from 'node:events'
 import { bin, cleanEnv, fastbase, root, skip } from './cli-run.js'
 import { baseFields } from '../lib/config/helpers.js'
 import type {} from '../schemas/config.js'
+import { counted } from '../lib/cli/io.js'
+
+t.test('counts in what the commands print agree with their nouns', async (t) => {
+  t.same([0, 1, 2].map((n) => counted(n, 'file')), ['0 files', '1 file', '2 files'])
+})
 
 t.test('--help', { skip }, async (t) => {
   const top = await fastbase(['--help'])

@@ -9,7 +9,7 @@ import { recordSuccess } from '../backup/jobs.js'
 import { BACKUP_JOB } from '../backup/service.js'
 import { backupSettings } from '../backup/settings.js'
 import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
-import { EXIT, atMost, out, parse, type Command } from './io.js'
+import { EXIT, atMost, counted, out, parse, type Command } from './io.js'
 
 export const backup: Command = {
   summary: 'take a backup of the database (and local files) now, while the server may run',
@@ -48,7 +48,7 @@ Exit codes: 0 stored, 1 config problems or the backup failed, 2 usage error.`,
       // A database the server never set up has no job table: the backup stands without the note.
       await recordSuccess(connection.knex, BACKUP_JOB, `cli-${randomBytes(6).toString('hex')}`).catch(() => {})
       const pruned = await pruneBackups(destination, settings.keep)
-      out(`stored backup ${record.name} (${record.archive.size} bytes, ${Object.keys(record.tables).length} tables, ${record.files.count} files) in ${where(settings.storage, dataDir)}`)
+      out(`stored backup ${record.name} (${record.archive.size} bytes, ${counted(Object.keys(record.tables).length, 'table')}, ${counted(record.files.count, 'file')}) in ${where(settings.storage, dataDir)}`)
       if (pruned.length > 0) out(`removed ${pruned.length} older backup${pruned.length === 1 ? '' : 's'} (backups.keep = ${settings.keep}): ${pruned.join(', ')}`)
       return EXIT.ok
     } finally {

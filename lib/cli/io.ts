@@ -21,6 +21,9 @@ export interface Command {
 export const out = (line: string): void => { process.stdout.write(`${line}\n`) }
 export const err = (line: string): void => { process.stderr.write(`${line}\n`) }
 
+/** `1 file`, `2 files`: a count with its noun, for what the commands print. */
+export const counted = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
+
 type Options = NonNullable<ParseArgsConfig['options']>
 
 /** `parseArgs` with `--help`, turning its errors (unknown option, missing value) into usage errors. */

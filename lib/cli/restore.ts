@@ -12,7 +12,7 @@ import { restoreBackup } from '../backup/restore.js'
 import { backupSettings } from '../backup/settings.js'
 import { safeDatabaseUrl } from '../config/locations.js'
 import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
-import { EXIT, UsageError, atMost, out, parse, type Command } from './io.js'
+import { EXIT, UsageError, atMost, counted, out, parse, type Command } from './io.js'
 import { where } from './backup.js'
 
 export const restore: Command = {
@@ -49,7 +49,7 @@ Exit codes: 0 restored, 1 refused or failed (nothing changed), 2 usage error.`,
     try {
       const report = await restoreBackup(fetched.file, { databaseUrl, dataDir, config, filesRoot: localStorageRoot(config.storage, dataDir) })
       const { manifest } = report
-      out(`restored backup ${manifest.name} (taken ${manifest.createdAt}) into ${safeDatabaseUrl(databaseUrl)}: ${Object.keys(manifest.tables).length} tables, schema made from this config (the backup's was at ${manifest.schema.last ?? 'no migration'})`)
+      out(`restored backup ${manifest.name} (taken ${manifest.createdAt}) into ${safeDatabaseUrl(databaseUrl)}: ${counted(Object.keys(manifest.tables).length, 'table')}, schema made from this config (the backup's was at ${manifest.schema.last ?? 'no migration'})`)
       out(report.databaseKeptAt === undefined ? 'there was no database before' : `the replaced database is kept as ${report.databaseKeptAt}`)
       out(report.files.restored ? `files restored (${manifest.files.count})${report.files.keptAt !== undefined ? `; the replaced folder is kept as ${report.files.keptAt}` : ''}` : `files: ${report.files.note ?? 'not restored'}`)
       return EXIT.ok

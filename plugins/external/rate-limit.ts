@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin'
 import fastifyRateLimit, { type FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
+import { clientAddress } from '../../lib/client-address.js'
 import { errors } from '../../lib/errors.js'
 
 export interface RateLimitOptions {
@@ -22,6 +23,9 @@ async function rateLimit (app: FastifyInstance, opts: RateLimitOptions): Promise
     ...(opts.store !== undefined ? { store: opts.store } : {}),
     // Fail closed: when the counters cannot be read the request is refused (503), not let through.
     skipOnError: false,
+    // An IPv6 client counts as its /64, as in realtime: a host given a whole /64 could otherwise send
+    // each try from another address and never reach the limit.
+    keyGenerator: (request) => clientAddress(request.ip),
     // Thrown into the one error handler, which renders the standard body.
     errorResponseBuilder: (_request, context) => errors.tooManyRequests(`Too many requests, retry in ${Math.ceil(context.ttl / 1000)}s`)
   })
