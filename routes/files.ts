@@ -158,9 +158,9 @@ export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
     // Only a size the config lists (checked at start) is ever made or read: caller text never reaches a key.
     const sizes = holding.flatMap((f) => f.thumbs ?? [])
     if (thumb !== undefined && !sizes.includes(thumb)) throw errors.thumbSize(thumb, sizes)
-    const original = await storage.stat(fileKey(table, path))
-    if (original === undefined) throw errors.fileNotFound()
-    const object = thumb === undefined ? original : await thumbnails.variant(original, thumb) ?? original
+    const key = fileKey(table, path)
+    const object = thumb === undefined ? await storage.stat(key) : await thumbnails.serve(key, thumb)
+    if (object === undefined) throw errors.fileNotFound()
 
     const shared = token === undefined && holding.every((f) => readableByAnyone(table, f))
     void reply.header('ETag', object.etag)

@@ -73,14 +73,25 @@ export class Thumbnails {
   constructor (private readonly storage: Storage, private readonly limits: ThumbnailLimits) {}
 
   /**
-   * The stored variant of `original` at `size` (a size its field lists), made now if missing;
-   * undefined when the original is not an image thumbnails are made of (the caller serves it as is).
+   * What `?thumb=<size>` answers for the file at `key` (a size its field lists): the stored variant,
+   * made now if missing, or the original when it is not an image thumbnails are made of; undefined
+   * when the file is missing. A stored variant costs one stat, as a plain download does.
+   */
+  async serve (key: string, size: string): Promise<StoredObject | undefined> {
+    const stored = await this.storage.stat(variantKey(key, size))
+    if (stored !== undefined) return stored
+    const original = await this.storage.stat(key)
+    if (original === undefined) return undefined
+    return await this.variant(original, size) ?? original
+  }
+
+  /**
+   * The stored variant of `original` at `size`, made now if missing; undefined when the original
+   * is not an image thumbnails are made of (the caller serves it as is).
    */
   async variant (original: StoredObject, size: string): Promise<StoredObject | undefined> {
     if (!THUMBNAIL_TYPES.test(original.contentType)) return undefined
     const key = variantKey(original.key, size)
-    const stored = await this.storage.stat(key)
-    if (stored !== undefined) return stored
     const memo = `${key}\n${original.etag}`
     const refused = this.refused.get(memo)
     if (refused === 'original') return undefined
@@ -123,6 +134,9 @@ export class Thumbnails {
   }
 
   private async make (original: StoredObject, key: string, size: ThumbSize): Promise<StoredObject | undefined> {
+    // Made by a job that ended after this request looked (or by another instance): not made again.
+    const made = await this.storage.stat(key)
+    if (made !== undefined) return made
     if (original.size > this.limits.bytes) throw errors.thumbnailFailed(`the image is larger than ${this.limits.bytes} bytes`)
     const input = await readAll(await this.storage.read(original.key), original.size)
     const format = sniffImage(input)
