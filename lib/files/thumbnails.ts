@@ -100,7 +100,7 @@ export class Thumbnails {
     if (job === undefined) {
       job = this.queued(() => this.make(original, key, parseSize(size)))
         .then((made) => { if (made === undefined) this.remember(memo, 'original'); return made }, (error: unknown) => {
-          if (error instanceof FastbaseError && error.errorCode === 'FB_ERR_THUMBNAIL_FAILED') this.remember(memo, error)
+          if (error instanceof FastbaseError && error.errorCode === 'FB_ERR_THUMBNAIL_FAILED' && !timedOut.has(error)) this.remember(memo, error)
           throw error
         })
         .finally(() => this.making.delete(key))
@@ -153,7 +153,9 @@ export class Thumbnails {
         .toFormat(output)
         .toBuffer()
     } catch (error) {
-      throw errors.thumbnailFailed(reasonOf(error, this.limits))
+      const failed = errors.thumbnailFailed(reasonOf(error, this.limits))
+      if (isTimeout(error)) timedOut.add(failed)
+      throw failed
     }
     const stored = await this.storage.put(key, Readable.from([bytes]), { contentType: OUTPUT_TYPE[output] })
     // Deleted while the variant was made: its cleanup has run already, so this one goes now.
@@ -165,11 +167,16 @@ export class Thumbnails {
   }
 }
 
+/** Refusals that a busy moment may have caused (a timeout): answered, but not remembered. */
+const timedOut = new WeakSet<FastbaseError>()
+
+const isTimeout = (error: unknown): boolean => error instanceof Error && /timeout/i.test(error.message)
+
 /** sharp's messages name libvips internals; the answer says which bound or that the image is unreadable. */
 function reasonOf (error: unknown, limits: ThumbnailLimits): string {
   const message = error instanceof Error ? error.message : ''
   if (/pixel limit/i.test(message)) return `the image has more than ${limits.pixels} pixels`
-  if (/timeout/i.test(message)) return `making it took longer than ${limits.timeout} ms`
+  if (isTimeout(error)) return `making it took longer than ${limits.timeout} ms`
   return 'the image could not be read'
 }
 
