@@ -1,6 +1,8 @@
 // The thumbnail maker's bounds, on a storage whose reads wait until the test lets them go: at most
 // `concurrency` variants are made at once, at most `queue` wait, one more is 503
-// FB_ERR_THUMBNAIL_BUSY; a refusal is remembered per original version, not tried again.
+// FB_ERR_THUMBNAIL_BUSY; a refusal is remembered per original version, not tried again; an
+// original over the byte bound is refused unread; a variant finished after its original was
+// deleted is deleted too.
 import t from 'tap'
 import { Readable } from 'node:stream'
 import { Thumbnails } from '../lib/files/thumbnails.js'
@@ -30,11 +32,13 @@ function gatedStorage (files: Map<string, Buffer>) {
     stat: async (key) => stored.get(key) ?? (files.has(key) ? describe(key, files.get(key)!, 'image/png') : undefined),
     read: async (key) => {
       reads.push(key)
+      // Opened now, as the drivers do (a file handle, a GET): a later delete does not cut it short.
+      const bytes = files.get(key)!
       await gate
-      return Readable.from([files.get(key)!])
+      return Readable.from([bytes])
     },
     list: async () => [],
-    delete: async () => {},
+    delete: async (keys) => { for (const key of keys) { stored.delete(key); files.delete(key) } },
     close: async () => {}
   }
   return { storage, open: () => open(), reads, stored, describe }
@@ -71,4 +75,26 @@ t.test('a refusal is remembered for that version of the file', async (t) => {
   t.equal(reads.length, 1, 'without reading the file again')
   t.equal(await codeOf(thumbnails.variant({ ...original, etag: '"other"' }, '10x10')), 'FB_ERR_THUMBNAIL_FAILED')
   t.equal(reads.length, 2, 'another version of the file is tried')
+})
+
+t.test('an original over the byte bound is refused without reading it', async (t) => {
+  const png = await image('png', 200, 200)
+  const { storage, open, reads, describe } = gatedStorage(new Map([['p/c.png', png]]))
+  open()
+  const thumbnails = new Thumbnails(storage, { concurrency: 1, queue: 1, pixels: 1_000_000, bytes: png.length - 1, timeout: 5000 })
+  t.equal(await codeOf(thumbnails.variant(describe('p/c.png', png, 'image/png'), '10x10')), 'FB_ERR_THUMBNAIL_FAILED')
+  t.same(reads, [], 'not read')
+})
+
+t.test('a variant finished after its original was deleted goes too', async (t) => {
+  const png = await image('png', 200, 200)
+  const files = new Map([['p/d.png', png]])
+  const { storage, open, stored, describe } = gatedStorage(files)
+  const thumbnails = new Thumbnails(storage, { concurrency: 1, queue: 1, pixels: 1_000_000, bytes: 1024 * 1024, timeout: 5000 })
+  const job = codeOf(thumbnails.variant(describe('p/d.png', png, 'image/png'), '10x10'))
+  await new Promise((resolve) => setImmediate(resolve))
+  files.delete('p/d.png')
+  open()
+  t.equal(await job, 'FB_ERR_FILE_NOT_FOUND', 'the download is a 404')
+  t.same([...stored.keys()], [], 'and the variant is not left behind')
 })
