@@ -97,7 +97,6 @@ function fileDocument (b: DocumentComponents): OperationDocument {
       table: { description: 'A table with file fields', ...(tables.length > 0 ? { schema: { type: 'string', enum: tables.map((t) => t.name) }, example: tables[0].name } : {}) },
       rid: { description: 'The record\'s id', ...(tables.length > 0 ? { example: exampleId(tables[0]) } : {}) },
       path: { description: 'The stored file name: the value of the record\'s file field', example: 'photo_a1b2c3d4e5f6.png' },
-      thumb: { example: '100x100' },
       Range: { in: 'header', name: 'Range', required: false, description: 'One byte range: `bytes=<start>-<end>`, `bytes=<start>-` or `bytes=-<n>`', schema: { type: 'string' } },
       'If-None-Match': { in: 'header', name: 'If-None-Match', required: false, description: 'An ETag from an earlier answer: 304 when unchanged', schema: { type: 'string' } }
     },
