@@ -3,22 +3,14 @@
 import fp from 'fastify-plugin'
 import { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
-import configPlugin from './plugins/config.js'
-import databasePlugin from './plugins/database.js'
-import tablesPlugin from './plugins/tables.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
-import hooksPlugin from './plugins/hooks.js'
 import authPlugin from './plugins/auth.js'
-import actionsPlugin from './plugins/actions.js'
-import filesPlugin from './plugins/files.js'
-import schemaPlugin from './plugins/schema.js'
-import backupsPlugin from './plugins/backups.js'
-import metricsPlugin, { metricsEnabled } from './plugins/metrics.js'
-import realtimePlugin from './plugins/realtime.js'
-import authContextPlugin from './plugins/auth-context.js'
-import tableApiPlugin from './plugins/table-api.js'
+import filesPlugin, { fileHooksOf } from './plugins/files.js'
+import metricsPlugin from './plugins/metrics.js'
+import authContextPlugin, { callerResolver } from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
+import { hostAuthentication } from './plugins/host-auth.js'
 import corsPlugin from './plugins/external/cors.js'
 import healthRoutes from './routes/health.js'
 import tableRoutes from './routes/tables/index.js'
@@ -29,15 +21,36 @@ import panelRoutes from './routes/panel.js'
 import adminRoutes from './routes/admin.js'
 import backupRoutes from './routes/backups.js'
 import realtimeRoutes from './routes/realtime.js'
+import metricsRoutes from './routes/metrics.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
+import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
 import { lingerAfterEarlyAnswers } from './plugins/lingering-close.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
 export type { FastbaseOptions }
+
+/**
+ * What fastbase adds to Fastify before its routes: error handling, schema compilers, cookies and rate
+ * limits, multipart bodies, request metrics, who the caller is, the API document. Each reads the
+ * sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter
+ * (test/app.test.ts registers them in reverse); all of them come before any route.
+ */
+export const REQUEST_PIPELINE: readonly PipelineStep[] = [
+  async (app) => { await app.register(errorsPlugin) },
+  async (app) => { await app.register(validationPlugin) },
+  async (app) => { await app.register(authPlugin) },
+  async (app) => { await app.register(filesPlugin) },
+  async (app) => { await app.register(metricsPlugin) },
+  async (app) => { await app.register(authContextPlugin) },
+  async (app, prefix) => { await app.register(docsPlugin, { prefix }) }
+]
+
+/** One plugin of the request pipeline, registered on fastbase's scope; `prefix` is the API's. */
+export type PipelineStep = (app: FastifyInstance, prefix: string) => Promise<void>
 
 /**
  * Registers fastbase in a child scope of the host: its validator and serializer compilers, error
@@ -57,36 +70,46 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
     echoRequestId(opts.standalone === true ? host : app)
-    await app.register(configPlugin, { ...opts, bundledExampleAllowed: startedAsOwnServer(opts) })
-    lingerAfterEarlyAnswers(opts.standalone === true ? host : app, app.fastbase.limits)
-    await app.register(databasePlugin)
-    await app.register(tablesPlugin)
-    await app.register(errorsPlugin)
-    await app.register(validationPlugin)
-    await app.register(hooksPlugin)
-    await app.register(authPlugin)
-    await app.register(actionsPlugin, { code: opts.actions })
-    await app.register(filesPlugin)
-    await app.register(schemaPlugin)
-    await app.register(backupsPlugin)
-    // Off: not registered at all, so the request path has no metrics hook.
-    if (metricsEnabled(app.fastbase.config)) await app.register(metricsPlugin)
-    await app.register(authContextPlugin)
-    await app.register(tableApiPlugin)
-    const prefix = opts.prefix ?? '/api/v1'
-    await app.register(docsPlugin, { prefix })
-    await app.register(realtimePlugin)
-    // Everything under the prefix in one scope, so CORS (when origins are listed) covers it all.
-    await app.register(async (scope) => {
-      await scope.register(corsPlugin, { origins: app.fastbase.options.origins })
-      // GET and POST <prefix>/realtime, unless realtime is off.
-      if (app.fastbase.realtime !== undefined) await scope.register(realtimeRoutes)
-      await scope.register(api)
-    }, { prefix })
-    if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
-    instance = app.fastbase
+    instance = await fastbaseScope(app, opts, opts.standalone === true ? host : app)
   })
   if (decorator !== false) host.decorate(decorator, instance)
+}
+
+/**
+ * fastbase inside its scope `app`: the kernel builds every service (lib/kernel/index.ts), the
+ * request-facing functions are added, and the whole is sealed as `app.fastbase`; then the request
+ * pipeline (in `pipeline`'s order) and the routes. `edge` is where early answers linger (the whole
+ * server when standalone).
+ */
+export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions, edge: FastifyInstance, pipeline: readonly PipelineStep[] = REQUEST_PIPELINE): Promise<Fastbase> {
+  const { services, lifecycle } = await buildKernel({ options: opts, bundledExampleAllowed: startedAsOwnServer(opts), codeActions: opts.actions ?? [], log: app.log })
+  app.addHook('onReady', async () => { await lifecycle.started() })
+  // preClose runs after a failed start too: the database is still open for what must finish.
+  app.addHook('preClose', async () => { await lifecycle.preClose() })
+  app.addHook('onClose', async () => { await lifecycle.close() })
+  lingerAfterEarlyAnswers(edge, services.limits)
+  app.decorate('fastbase', sealed(app, services))
+  const prefix = opts.prefix ?? '/api/v1'
+  for (const step of pipeline) await step(app, prefix)
+  const { metrics, config } = services
+  if (metrics !== undefined && config.metrics !== undefined) await app.register(metricsRoutes, { metrics, settings: config.metrics })
+  // Everything under the prefix in one scope, so CORS (when origins are listed) covers it all.
+  await app.register(async (scope) => {
+    await scope.register(corsPlugin, { origins: services.options.origins })
+    // GET and POST <prefix>/realtime, unless realtime is off.
+    if (services.realtime !== undefined) await scope.register(realtimeRoutes)
+    await scope.register(api)
+  }, { prefix })
+  if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
+  return app.fastbase
+}
+
+/** The kernel's services with the functions that know requests, frozen: `app.fastbase`. */
+function sealed (app: FastifyInstance, services: Readonly<KernelServices>): Fastbase {
+  const callerFrom = callerResolver(app, services)
+  const host = hostAuthentication(callerFrom, services.callers, new Set(services.auth.tables.keys()))
+  // The declared type narrows the in-process API, the hooks and runAction per table and action (plugins/types.ts); the values are the kernel's.
+  return Object.freeze({ ...services, callerFrom, authenticate: host.authenticate, callerOf: host.callerOf, fileHooks: fileHooksOf(services) }) as unknown as Fastbase
 }
 
 /**

@@ -11,8 +11,9 @@ import { unverifiedClaims } from '../lib/auth/token-claims.js'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/user-context.js'
-import type { AuthTable } from './auth.js'
-import { hostAuthentication } from './host-auth.js'
+import type { AuthTable } from '../lib/auth/types.js'
+import type { KernelServices } from '../lib/kernel/index.js'
+import type {} from './types.js'
 
 import { matchesDigest, secretDigest } from '../lib/auth/secret-compare.js'
 import { cookieRequestAllowed, originPolicy } from '../lib/auth/request-origin.js'
@@ -28,13 +29,18 @@ const VERIFIED_TOKENS = 4096
 
 interface Claims { table?: AuthTable, payload: Record<string, unknown>, until: number }
 
-async function authContext (app: FastifyInstance): Promise<void> {
-  const { options, config } = app.fastbase
+/**
+ * The caller a request's credentials prove: anonymous without any; an invalid one is an error (401,
+ * or 403 cross-origin). Built once per instance (app.ts), before `app.fastbase` is sealed: the hook
+ * below and the host's `authenticate` share it and its cache of verified tokens.
+ */
+export function callerResolver (app: FastifyInstance, services: Pick<KernelServices, 'options' | 'config' | 'auth' | 'executor'>): (request: FastifyRequest) => AuthContext | Promise<AuthContext> {
+  const { options, config, auth, executor } = services
   const serviceToken = options.adminServiceToken
   const serviceDigest = serviceToken === undefined ? undefined : secretDigest(serviceToken)
   // A token shaped like a JWT is compared with the service token only if that one is JWT-shaped too.
   const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
-  const cookieName = app.fastbase.auth.cookie?.name
+  const cookieName = auth.cookie?.name
   const origins = originPolicy(config.appUrl, options.origins)
 
   function headerToken (request: FastifyRequest): string | undefined {
@@ -66,7 +72,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
     const allowExpired = request.routeOptions.config?.allowExpiredToken === true
     const known = allowExpired ? undefined : verifiedTokens.get(token)
     if (known !== undefined && known.until > Date.now()) return known
-    const { tables, adminKeys } = app.fastbase.auth
+    const { tables, adminKeys } = auth
     // Only to pick the key (the table named by `cid`, else the admin role named by `aud`); the token
     // is verified with that key below.
     const unverified = unverifiedClaims(token)
@@ -95,13 +101,13 @@ async function authContext (app: FastifyInstance): Promise<void> {
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
       return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
     }
-    const context = await userContext(app.fastbase.executor, authTable, payload)
+    const context = await userContext(executor, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context
   }
 
-  /** The caller a request's credentials prove: anonymous without any; an invalid one is an error (401, or 403 cross-origin). */
-  function callerFrom (request: FastifyRequest): AuthContext | Promise<AuthContext> {
+  /** The caller a request's credentials prove. */
+  return function callerFrom (request: FastifyRequest): AuthContext | Promise<AuthContext> {
     if (request.routeOptions.config?.externalCredential === true) return ANONYMOUS
     let token = headerToken(request)
     if (token === undefined) {
@@ -111,7 +117,10 @@ async function authContext (app: FastifyInstance): Promise<void> {
     }
     return resolve(request, token)
   }
+}
 
+async function authContext (app: FastifyInstance): Promise<void> {
+  const { callerFrom } = app.fastbase
   // Not async: most requests carry no token and need no promise.
   app.addHook('onRequest', (request, _reply, done) => {
     request.fastbaseAuth = ANONYMOUS
@@ -124,9 +133,6 @@ async function authContext (app: FastifyInstance): Promise<void> {
     if (!(caller instanceof Promise)) return done()
     caller.then((auth) => { request.fastbaseAuth = auth; done() }, done)
   })
-  const host = hostAuthentication(callerFrom, new Set(app.fastbase.auth.tables.keys()))
-  app.fastbase.authenticate = host.authenticate
-  app.fastbase.callerOf = host.callerOf
 }
 
 /**
@@ -147,4 +153,4 @@ function verify<T> (run: () => T): T {
   }
 }
 
-export default fp(authContext, { name: 'fastbase-auth-context', dependencies: ['fastbase-auth'] })
+export default fp(authContext, { name: 'fastbase-auth-context' })

@@ -76,4 +76,4 @@ export function routeNotFound (scope: FastifyInstance): void {
   })
 }
 
-export default fp(errorHandling, { name: 'fastbase-errors', dependencies: ['fastbase-config'] })
+export default fp(errorHandling, { name: 'fastbase-errors' })

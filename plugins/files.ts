@@ -1,12 +1,9 @@
-// File uploads and storage: the storage driver (local disk or S3, `storage` in the config), multipart
-// parsing for table writes, and the per-request FileTracker that keeps storage in step with the database.
+// File uploads for table writes: multipart parsing (each file streamed to the kernel's storage, local
+// disk or S3) and the per-request FileTracker that keeps storage in step with the database.
 import fp from 'fastify-plugin'
 import multipartPlugin from './external/multipart.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from '@sinclair/typebox'
-import { createStorage } from '../lib/storage/index.js'
-import { withDeletionHold } from '../lib/storage/deletion-hold.js'
-import { withVariantCleanup } from '../lib/files/variants.js'
 import { storedFileName } from '../lib/storage/file-names.js'
 import { FileTracker, fileKey, fileFields } from '../lib/files/tracker.js'
 import { DELETED_FILES_HEADER as DELETED_HEADER, UPLOADED_FILES_HEADER as UPLOADED_HEADER } from '../lib/files/headers.js'
@@ -16,6 +13,8 @@ import { FORBIDDEN_KEYS, MAX_FIELD_NAME, formFieldPath, setFormField, typedForm 
 import { PassThrough, pipeline, type Readable } from 'node:stream'
 import { errorMessage } from '../lib/thrown.js'
 import { isObject } from '../lib/plain.js'
+import type { KernelServices } from '../lib/kernel/index.js'
+import type { FileHooks } from './types.js'
 
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
@@ -57,15 +56,15 @@ function multipartError (error: unknown): unknown {
   return errors.badRequest(`Malformed multipart body: ${typeof message === 'string' ? message : 'unreadable'}`)
 }
 
+/** Registers the multipart parser (the host's own when it has one). */
 async function files (app: FastifyInstance): Promise<void> {
-  const { config, options, limits } = app.fastbase
-  // A file's thumbnails go with it, whichever way it is deleted (decision D251).
-  const storage = withDeletionHold(withVariantCleanup(await createStorage(config.storage, options.dataDir)))
   await app.register(multipartPlugin)
+}
+
+/** The route hooks of table writes that may carry files, over the kernel's storage and limits. */
+export function fileHooksOf ({ storage, limits, db }: Pick<KernelServices, 'storage' | 'limits' | 'db'>): FileHooks {
   // Per call rather than per plugin: the plugin may be the host app's, with its own limits.
   const partLimits = { limits: { fileSize: limits.uploadSize, files: limits.files, fields: limits.fields, parts: limits.files + limits.fields, fieldNameSize: MAX_FIELD_NAME, fieldSize: limits.bodySize } }
-  app.fastbase.storage = storage
-  app.addHook('onClose', async () => { await storage.close() })
 
   /**
    * Streams every file part to storage (never buffered) and builds the body around it: plain form
@@ -125,7 +124,7 @@ async function files (app: FastifyInstance): Promise<void> {
    * stored; multipart bodies become JSON bodies; storage is settled before the reply. Only a table
    * with file fields stores or releases files, so only its writes get a tracker and the settling hook.
    */
-  app.fastbase.fileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
+  return (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
     const tracked = fileFields(table).length > 0
     const preValidation = async (request: FastifyRequest): Promise<void> => {
       const tracker = tracked ? (request.fileTracker = new FileTracker(storage, request.log)) : undefined
@@ -139,7 +138,7 @@ async function files (app: FastifyInstance): Promise<void> {
     }
     if (!tracked) return { preValidation }
     const onSend = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      const report = await request.fileTracker?.settle(app.fastbase.db, reply.statusCode < 400)
+      const report = await request.fileTracker?.settle(db, reply.statusCode < 400)
       if (report === undefined) return
       // As teenybase answers: the files this write stored (key -> the name they were sent under)
       // and the stored files it removed. ASCII JSON: a header value cannot carry other characters.
@@ -184,4 +183,4 @@ function guarded (file: Readable): Readable {
 }
 
 
-export default fp(files, { name: 'fastbase-files', dependencies: ['fastbase-tables'] })
+export default fp(files, { name: 'fastbase-files' })

@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthContext } from '../lib/auth-context.js'
 import { errors, FastbaseError } from '../lib/errors.js'
+import type { ProvenCallers } from '../lib/auth/proven-callers.js'
 import { sendError } from './errors.js'
 
 export interface AuthenticateOptions {
@@ -37,8 +38,7 @@ export function checkRequirement (caller: AuthContext, options: AuthenticateOpti
   if (required === 'user' && options.table !== undefined && !caller.admin && caller.cid !== options.table) throw errors.forbidden(`Users of ${options.table} only`)
 }
 
-export function hostAuthentication (callerFrom: (request: FastifyRequest) => AuthContext | Promise<AuthContext>, authTables: ReadonlySet<string>): HostAuthentication {
-  const callers = new WeakMap<FastifyRequest, AuthContext>()
+export function hostAuthentication (callerFrom: (request: FastifyRequest) => AuthContext | Promise<AuthContext>, callers: ProvenCallers, authTables: ReadonlySet<string>): HostAuthentication {
   return {
     authenticate (options = {}) {
       // A typo in a table name would refuse every user: said at start-up, not per request.
@@ -48,7 +48,7 @@ export function hostAuthentication (callerFrom: (request: FastifyRequest) => Aut
         try {
           const caller = await callerFrom(request)
           checkRequirement(caller, options)
-          callers.set(request, caller)
+          callers.remember(request, caller)
           request.fastbaseAuth = caller
         } catch (error) {
           if (!(error instanceof FastbaseError)) throw error
@@ -58,10 +58,6 @@ export function hostAuthentication (callerFrom: (request: FastifyRequest) => Aut
         }
       }
     },
-    callerOf (request) {
-      const caller = callers.get(request)
-      if (caller === undefined) throw new Error('fastbase: this request was not authenticated by this instance: add its authenticate() as a preHandler of the route')
-      return caller
-    }
+    callerOf: (request) => callers.of(request)
   }
 }

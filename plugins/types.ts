@@ -2,80 +2,30 @@
 import type { Knex } from 'knex'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FileTracker } from '../lib/files/tracker.js'
-import type { DatabaseSettings } from '../schemas/config.js'
-import type { Dialect } from '../lib/dialects/types.js'
 import type { TableDescriptor } from '../lib/table/descriptor.js'
 import type { AuthContext } from '../lib/auth-context.js'
-import type { AuthServices } from './auth.js'
-import type { CompiledAction, RunOptions } from '../lib/actions/run.js'
-import type { HoldableStorage } from '../lib/storage/deletion-hold.js'
-import type { BackupService } from '../lib/backup/service.js'
-import type { Limits } from '../lib/limits.js'
-import type { Executor } from '../lib/crud/context.js'
+import type { RunOptions } from '../lib/actions/run.js'
 import type { HostAuthentication } from './host-auth.js'
 import type { CodeAction } from '../lib/actions/code.js'
-import type { MailMessage, SendResult } from '../lib/auth/mailer.js'
 import type { AnyTable, TableApi, TableShape } from '../lib/api/tables.js'
 import type { AfterEvent, AfterWriteEvent, AuthEvent, AuthHookEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent } from '../lib/crud/record-hooks.js'
-import type { MigrateMode, MigrateOptions, MigrateResult, MigrationStatus } from '../lib/db/migrations.js'
+import type { KernelOptions, KernelServices } from '../lib/kernel/index.js'
 
-export interface FastbaseRuntimeOptions {
-  /** Directory for the SQLite file, outbox, uploaded files. */
-  dataDir: string
-  /** `sqlite:<file>`, a plain path, or `postgres://...` */
-  databaseUrl: string
-  /** A direct connection to the same PostgreSQL database, for what a transaction-mode pooler cannot carry (realtime's LISTEN). */
-  databaseDirectUrl?: string
-  /** Bearer token that makes a request superadmin; unset disables service-token access. */
-  adminServiceToken?: string
-  /** Env ADMIN_JWT_SECRET: the admin half of the admin-token key (derived from jwtSecret when unset). */
-  adminJwtSecret?: string
-  /** Env SMTP_URL: used when the config's `email.smtp` is not set. */
-  smtpUrl?: string
-  /**
-   * Other origins whose pages may use the API from a browser: CORS answers them and the auth cookie
-   * writes from them (config `cors.origins` and `allowedOrigins`, env FASTBASE_CORS_ORIGINS and
-   * FASTBASE_ALLOWED_ORIGINS; decision D97), serialized, validated.
-   */
-  origins: string[]
-  /** true outside production: 5xx messages are shown to callers. */
-  exposeErrors: boolean
-}
+export type { FastbaseRuntimeOptions, SchemaService } from '../lib/kernel/index.js'
 
-export interface SchemaService {
-  /** `allow` (mode `apply` only): destructive steps, and a plan that drops every table the config recorded. */
-  migrate: (mode: MigrateMode, allow?: Pick<MigrateOptions, 'allowDestructive' | 'allowDropAll'>) => Promise<MigrateResult>
-  status: () => Promise<MigrationStatus>
-  /** Releases the database connection (for a start that fails after connecting). */
-  closeDatabase: () => Promise<void>
-}
-
-export interface Fastbase {
-  config: DatabaseSettings
-  options: FastbaseRuntimeOptions
-  /** Bounds on one request (config `limits`, `maxLimit`, `maxUploadSize`). */
-  limits: Limits
-  db: Knex
-  dialect: Dialect
-  /** The schema following the config (lib/db/migrations.ts): run on start, by `/setup-db` and `/migrations`. */
-  schema: SchemaService
-  /** Where table operations run (lib/crud/context.ts#crudContext). */
-  executor: Executor
-  /** Every table's compiled descriptor (lib/table/descriptor.ts), by name. */
-  descriptors: Map<string, TableDescriptor>
-  auth: AuthServices
-  actions: Map<string, CompiledAction>
+/**
+ * `app.fastbase`: every service the kernel built (lib/kernel/index.ts), with the in-process API and
+ * the record hooks typed per table, and the request-facing functions the HTTP layer adds (app.ts).
+ * Sealed: nothing changes it after the start.
+ */
+export interface Fastbase extends Omit<KernelServices, 'tables' | 'tablesWithin' | 'transaction' | 'hooks' | 'runAction'> {
   /**
    * Runs an action from server code with the HTTP route's validation, guard and execution: a config
    * action answers one array of rows per query or step, a code action what its handler returns.
    */
   runAction: <N extends string>(name: N, params?: N extends keyof FastbaseActions ? FastbaseActions[N] extends { params: infer P } ? P : Record<string, unknown> : Record<string, unknown>, options?: RunOptions) => Promise<unknown>
-  /** Where uploaded files live (local disk or S3); a backup holds its deletions while it copies them. */
-  storage: HoldableStorage
-  /** Route hooks for table writes with files. */
+  /** Route hooks for table writes with files (plugins/files.ts). */
   fileHooks: FileHooks
-  /** Backups of this database (plugins/backups.ts): on demand, on schedule, listed and read. */
-  backups: BackupService
   /**
    * A preHandler for the host's own routes: authenticates the request as fastbase's routes do and
    * sets `request.fastbaseAuth` (plugins/host-auth.ts).
@@ -83,18 +33,19 @@ export interface Fastbase {
   authenticate: HostAuthentication['authenticate']
   /** The caller this instance's `authenticate` proved for a host request. */
   callerOf: HostAuthentication['callerOf']
-  /** The in-process API: `tables.posts.list(args, { as })` (lib/api/tables.ts, plugins/table-api.ts). */
+  /**
+   * The caller a request's credentials prove (plugins/auth-context.ts): anonymous without any, an
+   * error for an invalid one. The auth-context hook and `authenticate` share it and its cache.
+   */
+  callerFrom: (request: FastifyRequest) => AuthContext | Promise<AuthContext>
+  /** The in-process API: `tables.posts.list(args, { as })` (lib/api/tables.ts, lib/kernel/table-api.ts). */
   tables: Tables
   /** The same API inside a Knex transaction of this instance's database. */
   tablesWithin: (trx: Knex.Transaction) => Tables
   /** Runs `work` in one transaction: every call through its `tables` commits or rolls back together. */
   transaction: <T>(work: (tx: Transaction<Tables>) => Promise<T>) => Promise<T>
-  /** Sends an email as the auth flows do: over `email.smtp` / SMTP_URL, else as an .eml file in `<dataDir>/outbox`. */
-  sendEmail: (message: MailMessage) => Promise<SendResult>
   /** Record hooks: `hooks.on('posts', 'beforeInsert', fn)` (lib/crud/record-hooks.ts). */
   hooks: Hooks
-  /** The caller a user of auth table `table` is (no session needed); 404 when there is no such user. */
-  callerFor: (table: string, userId: string | number) => Promise<AuthContext>
 }
 
 /**
@@ -147,26 +98,7 @@ export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyReq
 }
 
 /** Options of the fastbase plugin (`app.register(fastbase, options)`); app.ts re-exports it. */
-export interface FastbaseOptions {
-  /**
-   * The project config, or a path to a `.json`, `.js`/`.mjs` or `.ts` config. Default: env FASTBASE_CONFIG,
-   * then `fastbase.config.*` in the working directory; none found is a ConfigError (fastbase's own server
-   * serves its bundled example instead).
-   */
-  config?: DatabaseSettings | string
-  /** `sqlite:<file>`, a plain file path, or `postgres://...`. Default: env DATABASE_URL, then `<dataDir>/fastbase.sqlite`. */
-  databaseUrl?: string
-  /**
-   * Behind a transaction-mode pooler (`?pooler=transaction` in `databaseUrl`): a direct URL of the same
-   * database, for realtime's LISTEN connection. Default: env DATABASE_DIRECT_URL.
-   */
-  databaseDirectUrl?: string
-  /** Default: env FASTBASE_DATA_DIR, then `./data`. */
-  dataDir?: string
-  /** Default: env ADMIN_SERVICE_TOKEN. */
-  adminServiceToken?: string
-  /** Where `$NAME` secrets in the config are read from. Default: process.env. */
-  env?: Record<string, string | undefined>
+export interface FastbaseOptions extends KernelOptions {
   /** URL prefix of the API (and of its document at `<prefix>/doc`). Default `/api/v1`. */
   prefix?: string
   /** URL prefix of the admin panel. Default `/panel`; `false` serves no panel. */

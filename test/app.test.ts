@@ -5,8 +5,10 @@ import Fastify from 'fastify'
 import Database from 'better-sqlite3'
 import { join } from 'node:path'
 import { validate as validateOpenApi } from '@readme/openapi-parser'
+import fp from 'fastify-plugin'
 import fastbase, { sql, sqlValue, baseFields } from '../index.js'
-import { buildApp, forEachDialect, adminToken } from './helper.js'
+import { fastbaseScope, REQUEST_PIPELINE } from '../app.js'
+import { buildApp, forEachDialect, adminToken, freshDir, sharedDatabase } from './helper.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 const config: DatabaseSettings = {
@@ -101,4 +103,54 @@ t.test('SQLite pragmas: WAL, synchronous NORMAL, foreign keys', async (t) => {
   t.equal(await pragma('synchronous'), 1)
   t.equal(await pragma('foreign_keys'), 1)
   t.ok(Number(await pragma('busy_timeout')) > 0)
+})
+
+// The services are built by the kernel (lib/kernel/index.ts) before any plugin: the plugins only add
+// hooks and routes over them, so the order they are registered in cannot change an answer.
+forEachDialect(t, 'the request pipeline registered in reverse gives the same answers; app.fastbase is sealed', async (t, dialect) => {
+  const withMetrics: DatabaseSettings = { ...config, metrics: { token: 'metrics-token-0123456789abcdef' } }
+  const reversed = [...REQUEST_PIPELINE].reverse()
+  async function build (pipeline: typeof REQUEST_PIPELINE) {
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(fp(async (host) => {
+      host.decorateRequest('fastbaseAuth', undefined)
+      await host.register(async (scope) => {
+        const fb = await fastbaseScope(scope, { config: withMetrics, databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken }, scope, pipeline)
+        host.decorate('fastbase', fb)
+      })
+    }))
+    await app.ready()
+    return app
+  }
+  const apps = [await build(REQUEST_PIPELINE), await build(reversed)]
+  const answers = []
+  for (const app of apps) {
+    const admin = { authorization: `Bearer ${adminToken}` }
+    const inserted = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: admin, payload: { values: { body: 'hi' }, returning: ['body', 'pinned'] } })
+    const badToken = await app.inject({ method: 'POST', url: '/api/v1/table/notes/list', headers: { authorization: 'Bearer not-a-token' }, payload: {} })
+    const badJson = await app.inject({ method: 'POST', url: '/api/v1/table/notes/list', headers: { 'content-type': 'application/json' }, payload: '{' })
+    const unknown = await app.inject('/api/v1/nothing-here')
+    const settings = await app.inject({ url: '/api/v1/settings', headers: admin })
+    const doc = (await app.inject('/api/v1/doc')).json()
+    const scrape = await app.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-0123456789abcdef' } })
+    answers.push({
+      inserted: [inserted.statusCode, inserted.json()],
+      badToken: [badToken.statusCode, badToken.json()],
+      badJson: [badJson.statusCode, badJson.json()],
+      unknown: [unknown.statusCode, unknown.json()],
+      settings: settings.statusCode,
+      operations: Object.keys(doc.paths).sort(),
+      // The insert above was counted by the metrics hook, whatever the order.
+      counted: /fastbase_http_requests_total\{[^}]*route="\/api\/v1\/table\/notes\/insert"/.test(scrape.body)
+    })
+  }
+  t.match(answers[0], { inserted: [200, [{ body: 'hi', pinned: false }]], badToken: [401], badJson: [400], unknown: [404], settings: 200, counted: true }, 'the usual order answers as fastbase does')
+  t.same(answers[1], answers[0], 'the reversed order answers the same')
+
+  const fb = apps[1].fastbase
+  t.ok(Object.isFrozen(fb), 'app.fastbase is frozen')
+  t.ok(Object.isFrozen(fb.executor), 'and so is its executor')
+  t.throws(() => { (fb as { storage: unknown }).storage = undefined }, TypeError, 'a service cannot be replaced after the start')
+  t.throws(() => { (fb.executor as { changes: unknown }).changes = undefined }, TypeError, 'nor the executor\'s change sink')
 })

@@ -1,5 +1,5 @@
 // The auth libraries on their own: password hashing (scrypt and teenybase's legacy sha256),
-// email normalisation, templates, action-link emails, and the mailer in outbox and SMTP modes.
+// email normalisation, templates, action-link emails, the mailer in outbox and SMTP modes, token keys.
 import t from 'tap'
 import { readFile, stat } from 'node:fs/promises'
 import { basename } from 'node:path'
@@ -10,6 +10,9 @@ import { hashPassword, verifyPassword, validatePassword } from '../lib/auth/pass
 import { normalizeEmail, isValidEmail } from '../lib/auth/email-address.js'
 import { createMailer, renderTemplate, actionEmail } from '../lib/auth/mailer.js'
 import type { AuthExtension } from '../schemas/config.js'
+import Fastify from 'fastify'
+import fastifyJwt from '@fastify/jwt'
+import { tokenKey } from '../lib/auth/token-keys.js'
 
 t.test('passwords', async (t) => {
   t.test('hash and verify round trip', async (t) => {
@@ -301,4 +304,30 @@ t.test('admin sign-in says when no service token is configured', async (t) => {
   t.match(signIn({}), /^No service token is configured .*ADMIN_SERVICE_TOKEN/, 'nothing configured: says what to set')
   t.match(signIn({ viewer: 'viewer-password' }), /^Invalid credentials \(no service token is configured .*ADMIN_SERVICE_TOKEN/, 'passwords only: a guess is wrong, and the token is not an option')
   t.equal(signIn({ superadmin: 'the-service-token' }), 'Invalid credentials', 'a service token configured: the plain refusal')
+})
+
+// Token keys were @fastify/jwt namespaces before the kernel built them (decision D220): tokens issued
+// before the change must verify after it, and the other way round, with the same algorithm pin.
+t.test('token keys sign and verify as @fastify/jwt did', async (t) => {
+  const secret = 'a-secret-of-some-length-0123456789'
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(fastifyJwt, { secret, namespace: 'old', sign: { algorithm: 'HS384' }, verify: { algorithms: ['HS384'] } })
+  await app.ready()
+  const old = (app.jwt as unknown as Record<string, { sign: (claims: object, options: object) => string, verify: (token: string) => Record<string, unknown> }>).old
+  const key = tokenKey(secret, 'HS384')
+  const claims = { sub: 'u1', cid: 'users' }
+  const before = old.sign(claims, { expiresIn: 60, algorithm: 'HS384' })
+  t.match(key.verify(before), { ...claims, exp: Number }, 'a token signed the old way verifies')
+  const now = key.sign(claims, 60)
+  const read = old.verify(now)
+  t.match(read, claims, 'and the old way verifies a new one')
+  t.equal(Number(read.exp) - Number(read.iat), 60, 'which expires after the seconds given')
+  t.notOk('exp' in key.verify(key.sign(claims)), 'no lifetime given: no exp')
+  t.throws(() => tokenKey(secret, 'HS256').verify(now), 'another algorithm with the same secret is refused')
+  t.throws(() => tokenKey(`${secret}x`, 'HS384').verify(now), 'another secret is refused')
+  const expired = key.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 })
+  t.throws(() => key.verify(expired), 'an expired token is refused')
+  t.match(key.verify(expired, { allowExpired: true }), claims, 'unless the route allows it')
+  t.throws(() => tokenKey('', 'HS256'), 'no key without a secret')
 })

@@ -10,7 +10,7 @@ import { resolveSecrets } from '../lib/config/secrets.js'
 import { ConfigError, validateConfig } from '../lib/config/validate.js'
 import { loadConfigFile } from '../lib/config/load.js'
 import { loadBundledExample, loadFresher } from '../lib/config/example.js'
-import configPlugin from '../plugins/config.js'
+import { loadConfig } from '../lib/kernel/config.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const exampleFile = join(root, 'example', 'fastbase.config.ts')
@@ -432,19 +432,20 @@ function capture (): { lines: () => any[], logger: { level: string, stream: Writ
   return { lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)), logger: { level: 'info', stream } }
 }
 
-t.test('plugin: decorates fastbase.config and fastbase.options', async (t) => {
+t.test('kernel config: loads the config and resolves the options', async (t) => {
   const dataDir = join(t.testdir(), 'nested', 'data')
-  const app = Fastify()
-  t.teardown(() => app.close())
-  await app.register(configPlugin, {
-    config: { ...validConfig(), jwtSecret: '$SECRET' },
-    dataDir,
-    adminServiceToken: '',
-    env: { SECRET: 'from-env', ADMIN_SERVICE_TOKEN: 'svc', NODE_ENV: 'production' }
+  const loaded = await loadConfig({
+    options: {
+      config: { ...validConfig(), jwtSecret: '$SECRET' },
+      dataDir,
+      adminServiceToken: '',
+      env: { SECRET: 'from-env', ADMIN_SERVICE_TOKEN: 'svc', NODE_ENV: 'production' }
+    },
+    bundledExampleAllowed: false,
+    log: Fastify().log
   })
-  await app.ready()
-  t.equal(app.fastbase.config.jwtSecret, 'from-env')
-  t.same(app.fastbase.options, {
+  t.equal(loaded.config.jwtSecret, 'from-env')
+  t.same(loaded.options, {
     dataDir,
     databaseUrl: `sqlite:${join(dataDir, 'fastbase.sqlite')}`,
     adminServiceToken: 'svc',
@@ -453,26 +454,22 @@ t.test('plugin: decorates fastbase.config and fastbase.options', async (t) => {
   })
 })
 
-t.test('plugin: options from env, config path from FASTBASE_CONFIG', async (t) => {
+t.test('kernel config: options from env, config path from FASTBASE_CONFIG', async (t) => {
   const dir = t.testdir({ 'cfg.json': JSON.stringify({ ...validConfig(), appName: 'From file' }) })
-  const app = Fastify()
-  t.teardown(() => app.close())
-  await app.register(configPlugin, {
-    env: { FASTBASE_CONFIG: join(dir, 'cfg.json'), FASTBASE_DATA_DIR: join(dir, 'd'), DATABASE_URL: 'postgres://u@h/db', ADMIN_SERVICE_TOKEN: '' }
+  const loaded = await loadConfig({
+    options: { env: { FASTBASE_CONFIG: join(dir, 'cfg.json'), FASTBASE_DATA_DIR: join(dir, 'd'), DATABASE_URL: 'postgres://u@h/db', ADMIN_SERVICE_TOKEN: '' } },
+    bundledExampleAllowed: false,
+    log: Fastify().log
   })
-  await app.ready()
-  t.equal(app.fastbase.config.appName, 'From file')
-  t.same(app.fastbase.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, exposeErrors: true, origins: [] })
+  t.equal(loaded.config.appName, 'From file')
+  t.same(loaded.options, { dataDir: join(dir, 'd'), databaseUrl: 'postgres://u@h/db', adminServiceToken: undefined, exposeErrors: true, origins: [] })
 })
 
-t.test('plugin: an invalid config stops the start with every problem', async (t) => {
+t.test('kernel config: an invalid config stops the start with every problem', async (t) => {
   const config = validConfig()
   config.jwtSecret = '$MISSING'
   config.tables[1].fields[3].foreignKey.table = 'people'
-  const app = Fastify()
-  t.teardown(() => app.close())
-  app.register(configPlugin, { config, env: {}, dataDir: t.testdir() })
-  const err: any = await app.ready().then(() => undefined, (e) => e)
+  const err: any = await loadConfig({ options: { config, env: {}, dataDir: t.testdir() }, bundledExampleAllowed: false, log: Fastify().log }).then(() => undefined, (e) => e)
   t.ok(err instanceof ConfigError)
   t.equal(err.message, [
     'Invalid fastbase config:',
@@ -482,25 +479,19 @@ t.test('plugin: an invalid config stops the start with every problem', async (t)
   t.notMatch(err.stack, /^ {4}at /m)
 })
 
-t.test('plugin: the bundled example runs with dev secrets and a warning', async (t) => {
+t.test('kernel config: the bundled example runs with dev secrets and a warning', async (t) => {
   const log = capture()
-  const app = Fastify({ logger: log.logger })
-  t.teardown(() => app.close())
-  await app.register(configPlugin, { env: { JWT_SECRET: 'set' }, dataDir: t.testdir(), bundledExampleAllowed: true })
-  await app.ready()
-  t.same(app.fastbase.config.tables.map((table) => table.name), ['users', 'posts', 'comments', 'guestbook'])
-  t.equal(app.fastbase.config.jwtSecret, 'set')
-  t.match(app.fastbase.config.tables[0].extensions?.[0], { name: 'auth', jwtSecret: /^dev-only-insecure-/ })
+  const loaded = await loadConfig({ options: { env: { JWT_SECRET: 'set' }, dataDir: t.testdir() }, bundledExampleAllowed: true, log: Fastify({ logger: log.logger }).log })
+  t.same(loaded.config.tables.map((table) => table.name), ['users', 'posts', 'comments', 'guestbook'])
+  t.equal(loaded.config.jwtSecret, 'set')
+  t.match(loaded.config.tables[0].extensions?.[0], { name: 'auth', jwtSecret: /^dev-only-insecure-/ })
   const warnings = log.lines().filter((l) => l.level === 40).map((l) => l.msg)
   t.equal(warnings.length, 1)
   t.match(warnings[0], /JWT_SECRET_USERS is not set/)
 })
 
-t.test('plugin: no dev secrets for the bundled example in production', async (t) => {
-  const app = Fastify()
-  t.teardown(() => app.close())
-  app.register(configPlugin, { env: { NODE_ENV: 'production' }, dataDir: t.testdir(), bundledExampleAllowed: true })
-  await t.rejects(async () => { await app.ready() }, {
+t.test('kernel config: no dev secrets for the bundled example in production', async (t) => {
+  await t.rejects(loadConfig({ options: { env: { NODE_ENV: 'production' }, dataDir: t.testdir() }, bundledExampleAllowed: true, log: Fastify().log }), {
     name: 'ConfigError',
     problems: [
       'jwtSecret: environment variable JWT_SECRET is not set',

@@ -5,7 +5,6 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import fp from 'fastify-plugin'
 import type { Knex } from 'knex'
 import pg from 'pg'
 import type { DatabaseSettings, TableData } from '../schemas/config.js'
@@ -17,8 +16,8 @@ import { connect, schemaDialect } from '../lib/dialects/index.js'
 import { resolveLimits } from '../lib/limits.js'
 import { sqliteFilename } from '../lib/dialects/sqlite-connection.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE, SCHEMA_TABLE, migrate, migrationStatus, type MigrationDatabase, type MigrationLog } from '../lib/db/migrations.js'
-import databasePlugin from '../plugins/database.js'
-import type { Fastbase } from '../plugins/types.js'
+import { openDatabase } from '../lib/kernel/database.js'
+import { Lifecycle } from '../lib/kernel/lifecycle.js'
 import { buildApp, forEachDialect, freshDir, openTestDatabase, sharedDatabase } from './helper.js'
 
 const quietLog: MigrationLog = { info: () => {}, warn: () => {} }
@@ -432,21 +431,18 @@ t.test('FASTBASE_SQLITE_BUSY_TIMEOUT', async (t) => {
 
 // ---- the plugin ----
 
-t.test('database plugin', (t) => forEachDialect(t, 'database plugin', async (t, dialect) => {
+t.test('kernel database', (t) => forEachDialect(t, 'kernel database', async (t, dialect) => {
   const databaseUrl = sharedDatabase(t, dialect)
-  const app = Fastify()
-  // Stands in for plugins/config.ts: the database plugin only needs the decoration.
-  app.register(fp(async (app) => {
-    app.decorate('fastbase', { config, limits: resolveLimits(config), options: { databaseUrl, dataDir: freshDir(t), exposeErrors: true } } as unknown as Fastbase)
-  }, { name: 'fastbase-config' }))
-  app.register(databasePlugin)
-  await app.ready()
-  t.equal(app.fastbase.dialect.name, dialect)
-  t.notOk(await app.fastbase.db.schema.hasTable('things'), 'connecting changes nothing: plugins/schema.ts migrates once the config is compiled')
-  t.same((await app.fastbase.schema.migrate('start')).applied.map((m) => m.name), [INITIAL_MIGRATION])
-  t.ok(await app.fastbase.db.schema.hasTable('things'), 'the schema service created the tables')
-  const knex = app.fastbase.db
-  await app.close()
+  const life = new Lifecycle()
+  // Only what the database step reads of the loaded config.
+  const loaded = { config, limits: resolveLimits(config), options: { databaseUrl, dataDir: freshDir(t), exposeErrors: true, origins: [] } }
+  const { connection, dialect: opened, schema } = await openDatabase(loaded, Fastify().log, life)
+  t.equal(opened.name, dialect)
+  const knex = connection.knex
+  t.notOk(await knex.schema.hasTable('things'), 'connecting changes nothing: the kernel migrates once the config is compiled')
+  t.same((await schema.migrate('start')).applied.map((m) => m.name), [INITIAL_MIGRATION])
+  t.ok(await knex.schema.hasTable('things'), 'the schema service created the tables')
+  await life.close()
   await t.rejects(knex.raw('SELECT 1'), 'knex is destroyed on close')
 }))
 

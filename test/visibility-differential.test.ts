@@ -151,10 +151,16 @@ async function battery (app: FastifyInstance, who: Observer): Promise<Record<str
     ['POST', 'comments/delete', { where: "post_id.title ~ '%zebra%' | id == 30", returning: 'id' }],
     ['DELETE', 'comments/delete/11', undefined],
     ['DELETE', 'posts/delete/20', undefined],
-    // A reference to a hidden row that exists in both databases. (One that exists in only one is not
-    // probed: the database's foreign key tells it from a missing row; see decision D95, "Not closed".)
+    // A reference to a hidden row that exists in both databases.
     ['POST', 'bookmarks/insert', { values: { id: 95, post_id: 2 }, returning: 'id, post_id.title as t' }],
-    ['POST', 'bookmarks/insert', { values: { id: 96, post_id: 3 }, returning: 'id, post_id.owner_id.email as e' }]
+    ['POST', 'bookmarks/insert', { values: { id: 96, post_id: 3 }, returning: 'id, post_id.owner_id.email as e' }],
+    // One to a hidden row that exists in only one of them answers as one to a missing row (decision D200).
+    ['POST', 'bookmarks/insert', { values: { id: 85, post_id: 20 }, returning: 'id' }],
+    ['POST', 'bookmarks/insert', { values: [{ id: 86, post_id: 1 }, { id: 87, post_id: 22 }] }],
+    ['POST', 'bookmarks/insert', { values: { id: 88, post_id: 21 }, or: 'REPLACE' }],
+    ['POST', 'comments/insert', { values: { id: 89, body: 'hi', author_id: who.auth.uid, post_id: 21 }, returning: 'id' }],
+    ['POST', 'comments/edit/10', { post_id: 22 }],
+    ['POST', 'comments/update', { where: 'id == 10', setValues: { post_id: 20 } }]
   ]
   for (const [method, url, payload] of writes) {
     const res = await app.inject({ method: method as 'POST', url: `/api/v1/table/${url}`, payload: payload as Record<string, unknown>, headers: who.headers })

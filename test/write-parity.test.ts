@@ -293,7 +293,9 @@ forEachDialect(t, 'every write path enforces the same field rules', async (t, di
 
 // A comment may only be written onto a post its author may see (`new.post_id.public`, decision
 // D95): every path that writes a comment must refuse bob's comment on alice's private post and
-// accept it on a public one, and refuse moving his comment there.
+// accept it on a public one, and refuse moving his comment there. And refuse it exactly as it refuses
+// a comment on a post that does not exist (decision D200): 400 `foreign_key`, the same answer, or the
+// write would tell bob which hidden posts exist.
 const relationConfig: DatabaseSettings = {
   jwtSecret: 'parity-relations',
   appUrl: 'https://app.example.com',
@@ -347,62 +349,78 @@ forEachDialect(t, 'every write path enforces a rule that follows a relation (new
     await db('comments').del()
     await db('comments').insert({ id: 10, author_id: 'bob', post_id: 1 })
   }
-  const http = async (url: string, payload: object): Promise<number> => {
+  const http = async (url: string, payload: object): Promise<Answer> => {
     const res = await app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: { 'x-bob': '1' } })
     if (res.statusCode >= 500) throw new Error(`${url}: ${res.body}`)
-    return res.statusCode
+    return { status: res.statusCode, body: res.body }
   }
-  const inProcess = async (action: string, params: Row): Promise<number> => {
+  const answerOf = async (call: () => Promise<unknown>): Promise<Answer> => {
     try {
-      await app.fastbase.runAction(action, params, { auth: bob })
-      return 200
+      return { status: 200, body: JSON.stringify(await call()) }
     } catch (error) {
-      if (error instanceof FastbaseError) return error.statusCode
+      if (error instanceof FastbaseError) return { status: error.statusCode, body: JSON.stringify({ code: error.errorCode, message: error.message, data: error.data }) }
       throw error
     }
   }
-  const inserts: Array<[string, (post: number) => Promise<number>]> = [
+  const inProcess = async (action: string, params: Row): Promise<Answer> => await answerOf(async () => await app.fastbase.runAction(action, params, { auth: bob }))
+  // A private post of another, and a post no row has: one answer.
+  const refusedAsMissing = async (name: string, run: (post: number) => Promise<Answer>, unchanged: () => Promise<unknown>) => {
+    await reset()
+    const hidden = await run(2)
+    await unchanged()
+    await reset()
+    const missing = await run(99)
+    await unchanged()
+    t.same(hidden, missing, `${name}: a private post of another answers as a post that does not exist`)
+    t.equal(hidden.status, 400, `${name}: 400`)
+    t.match(hidden.body, /"post_id":\{"code":"foreign_key"/, `${name}: foreign_key under post_id`)
+  }
+  const inserts: Array<[string, (post: number) => Promise<Answer>]> = [
     ['insert', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post } })],
     ['insert or=IGNORE', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post }, or: 'IGNORE' })],
     ['insert or=REPLACE', (post) => http('/table/comments/insert', { values: { id: 20, author_id: 'bob', post_id: post }, or: 'REPLACE' })],
     ['edit?or=INSERT', (post) => http('/table/comments/edit/20?or=INSERT', { author_id: 'bob', post_id: post })],
     ['action INSERT step', (post) => http('/action/comment', { id: 20, post })],
     ['runAction INSERT step', (post) => inProcess('comment', { id: 20, post })],
-    ['in-process insert', async (post) => {
-      try {
-        await app.fastbase.tables.comments.insert({ values: { id: 20, author_id: 'bob', post_id: post } }, { as: bob })
-        return 200
-      } catch (error) {
-        if (error instanceof FastbaseError) return error.statusCode
-        throw error
-      }
-    }]
+    ['in-process insert', async (post) => await answerOf(async () => await app.fastbase.tables.comments.insert({ values: { id: 20, author_id: 'bob', post_id: post } }, { as: bob }))]
   ]
   for (const [name, run] of inserts) {
+    await refusedAsMissing(name, run, async () => t.equal((await db('comments').where({ id: 20 })).length, 0, `${name}: not written`))
     await reset()
-    t.equal(await run(2), 403, `${name}: a comment on a private post of another is refused`)
-    t.equal((await db('comments').where({ id: 20 })).length, 0, `${name}: and not written`)
-    await reset()
-    t.equal(await run(1), 200, `${name}: a comment on a public post is written`)
+    t.equal((await run(1)).status, 200, `${name}: a comment on a public post is written`)
     t.equal((await db('comments').where({ id: 20 })).length, 1, `${name}: and there`)
     await reset()
-    t.equal(await run(3), 200, `${name}: a comment on the author's own private post is written`)
+    t.equal((await run(3)).status, 200, `${name}: a comment on the author's own private post is written`)
   }
-  const updates: Array<[string, number, (post: number) => Promise<number>]> = [
-    ['update', 200, (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post } })],
-    ['update or=REPLACE', 200, (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post }, or: 'REPLACE' })],
-    ['edit', 404, (post) => http('/table/comments/edit/10', { post_id: post })],
-    ['edit?or=INSERT (its id)', 404, (post) => http('/table/comments/edit/10?or=INSERT', { post_id: post })],
-    ['insert or=REPLACE (its id)', 403, (post) => http('/table/comments/insert', { values: { id: 10, author_id: 'bob', post_id: post }, or: 'REPLACE' })],
-    ['action UPDATE step', 200, (post) => http('/action/move', { id: 10, post })],
-    ['runAction UPDATE step', 200, (post) => inProcess('move', { id: 10, post })]
+  const updates: Array<[string, (post: number) => Promise<Answer>]> = [
+    ['update', (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post } })],
+    ['update with set', (post) => http('/table/comments/update', { where: 'id == 10', set: { post_id: String(post) } })],
+    ['update or=REPLACE', (post) => http('/table/comments/update', { where: 'id == 10', setValues: { post_id: post }, or: 'REPLACE' })],
+    ['edit', (post) => http('/table/comments/edit/10', { post_id: post })],
+    ['edit?or=INSERT (its id)', (post) => http('/table/comments/edit/10?or=INSERT', { post_id: post })],
+    ['insert or=REPLACE (its id)', (post) => http('/table/comments/insert', { values: { id: 10, author_id: 'bob', post_id: post }, or: 'REPLACE' })],
+    ['action UPDATE step', (post) => http('/action/move', { id: 10, post })],
+    ['runAction UPDATE step', (post) => inProcess('move', { id: 10, post })],
+    ['in-process update', async (post) => await answerOf(async () => await app.fastbase.tables.comments.update({ where: 'id == 10', setValues: { post_id: post } }, { as: bob }))]
   ]
-  for (const [name, refused, run] of updates) {
+  for (const [name, run] of updates) {
+    await refusedAsMissing(name, run, async () => t.same((await db('comments').where({ id: 10 }).first()).post_id, 1, `${name}: the comment stays where it was`))
     await reset()
-    t.equal(await run(2), refused, `${name}: moving a comment onto a private post of another is refused`)
-    t.same((await db('comments').where({ id: 10 }).first()).post_id, 1, `${name}: the comment stays where it was`)
-    await reset()
-    t.equal(await run(3), 200, `${name}: moving it onto the author's own post is written`)
+    t.equal((await run(3)).status, 200, `${name}: moving it onto the author's own post is written`)
     t.same((await db('comments').where({ id: 10 }).first()).post_id, 3, `${name}: and moved`)
   }
+  // Where the row it references is only known once the statement runs, a caller cannot write it.
+  await reset()
+  const computed = await http('/table/comments/update', { where: 'id == 10', set: { post_id: 'id - 7' } })
+  t.equal(computed.status, 400, 'a foreign key set from the row itself is refused for a caller the rules apply to')
+  t.match(computed.body, /Invalid post_id: a foreign key field is given a value/)
+  t.same((await db('comments').where({ id: 10 }).first()).post_id, 1, 'and nothing moved')
+  // An admin writes as before: the database alone tells a missing post.
+  const asAdmin = async (post: number) => (await app.inject({ method: 'POST', url: '/api/v1/table/comments/update', headers: { authorization: `Bearer ${adminToken}` }, payload: { where: 'id == 10', set: { post_id: String(post) } } })).statusCode
+  await reset()
+  t.equal(await asAdmin(2), 200, 'an admin moves a comment onto any post')
+  t.equal(await asAdmin(99), 400, 'but not onto a post that does not exist')
 })
+
+/** A write's answer: its status and body. */
+interface Answer { status: number, body: string }

@@ -1,4 +1,4 @@
-// Where a project's config, `.env` and database are: one rule for the server (plugins/config.ts,
+// Where a project's config, `.env` and database are: one rule for the server (lib/kernel/config.ts,
 // scripts/start.mjs) and the CLI (lib/cli/), so that `npm start` and `npx fastbase migrate` in the same
 // folder always work on the same config and the same database, and each says which it used.
 //

@@ -1,5 +1,5 @@
 // Every check a start runs on a config before it opens the database, in one function: the server
-// (plugins/config.ts) and `fastbase check` (lib/cli/check.ts) both call it, so a config `check`
+// (lib/kernel/config.ts) and `fastbase check` (lib/cli/check.ts) both call it, so a config `check`
 // passes never fails a start for a reason the config holds, and both word each problem the same.
 // What remains for the start alone depends on the database itself (reachable, its recorded schema,
 // its own refusal of an SQL text the config passes through: a trigger body, a default expression).

@@ -23,6 +23,12 @@ export interface Change {
   /** Every column of each changed row, decoded, in the order of `keys`: as the statement left it (a delete: as it was). */
   rows: Row[]
   /**
+   * An update's rows as they were, in the order of `keys`, where the write captured them (null where
+   * it did not): realtime sends a subscriber an update only when what it sees of the row changed
+   * (decision D201). Captured only for an update that changes no column every subscriber could see.
+   */
+  before?: Array<Row | null>
+  /**
    * Who made it: the writer's AuthContext, which record hooks hand their after-hooks; nothing here
    * reads it. Unset for fastbase's own bookkeeping writes.
    */

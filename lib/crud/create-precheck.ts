@@ -21,7 +21,8 @@ const IN_MEMORY_OPS = new Set(['==', '!=', '=', '&', '|', '~', '!~', 'in'])
 const DECISIONS_PER_TABLE = 1024
 const MAX_KEY = 1024
 
-function precheckable (field: TableField, value: unknown): boolean {
+/** A value whose equality in memory is SQL's (also lib/crud/references.ts). */
+export function precheckable (field: TableField, value: unknown): value is string | boolean {
   if (field.type === 'bool') return typeof value === 'boolean'
   // A collation (NOCASE) changes what equal means in SQL.
   return PRECHECKED_TEXT.has(field.type) && field.sqlType === 'text' && field.collate === undefined && typeof value === 'string'
@@ -67,7 +68,7 @@ export function decidedBeforeWriting (ctx: CrudContext, rows: Row[]): boolean | 
       const field = ctx.table.fields.get(name)
       // An empty autoSetUid id is replaced by a generated one: not the value written.
       const generated = field === ctx.table.uid && ctx.table.data.autoSetUid === true
-      if (field !== undefined && !generated && precheckable(field, value)) known.set(name, value as string | boolean)
+      if (field !== undefined && !generated && precheckable(field, value)) known.set(name, value)
     }
     const decided = rowDecision(ctx, rule, known)
     if (decided === undefined) return undefined

@@ -95,10 +95,13 @@ const CHANGE_EVENTS: Record<ChangeAction, AfterEvent> = { insert: 'afterInsert',
 export class RecordHooks implements ChangeSink {
   private readonly hooks = new Map<string, Map<HookEvent, readonly Hook[]>>()
   private readonly sqlWrites: SqlWrite[] = []
-  /** The in-process API inside a transaction, for before-hooks' `tables` (set by plugins/table-api.ts). */
-  tablesWithin: (trx: Knex.Transaction) => unknown = () => undefined
-
-  constructor (private readonly tableNames: ReadonlySet<string>, private readonly authTables: ReadonlySet<string>, private readonly log: HookLog) {}
+  constructor (
+    private readonly tableNames: ReadonlySet<string>,
+    private readonly authTables: ReadonlySet<string>,
+    private readonly log: HookLog,
+    /** The in-process API inside a transaction, for before-hooks' `tables` (lib/kernel/table-api.ts, built after this registry). */
+    readonly tablesWithin: (trx: Knex.Transaction) => unknown = () => undefined
+  ) {}
 
   /** Registers `fn` for `event` on `table`; returns a function that removes it. Unknown names throw at once. */
   on<E extends HookEvent> (table: string, event: E, fn: HookOf<E>): () => void {
@@ -121,7 +124,7 @@ export class RecordHooks implements ChangeSink {
   }
 
   /**
-   * The SQL-mode actions' writes (plugins/actions.ts, while the plugin loads: before any host code can
+   * The SQL-mode actions' writes (lib/kernel/index.ts, while the kernel builds: before any host code can
    * reach `on`). A before-hook on a table one of them writes could not be handed its values, so `on`
    * refuses it (decision D69).
    */

@@ -8,7 +8,7 @@ import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
-import { recordChange, recordUncaptured, type ChangeAction } from './changes-port.js'
+import { recordChange, recordUncaptured, type Change, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
 
@@ -40,6 +40,24 @@ export function captureColumns (ctx: CrudContext, planned = false): CapturedColu
 }
 
 /**
+ * Does an update that assigns `assigned` need the rows as they were (Change#before, decision D201)?
+ * When every column it assigns (the `updated` timestamp too) is one some subscriber may not read (a
+ * noSelect field, a field with a field rule), its event could tell of nothing but a hidden change:
+ * realtime compares what each subscriber saw before with what it sees after. Any other update
+ * changes what everyone sees of the row, and is sent as it is.
+ */
+export function capturesBefore (ctx: CrudContext, assigned: Iterable<string>): boolean {
+  const table = ctx.table
+  if (table.key.length === 0 || ctx.changes === undefined || !ctx.changes.wants(table.name)) return false
+  const names = new Set(assigned)
+  if (table.updated !== undefined) names.add(table.updated.name)
+  for (const name of names) {
+    if (table.fields.get(name)?.noSelect !== true && !table.fieldRules.has(name)) return false
+  }
+  return names.size > 0
+}
+
+/**
  * The rows a statement answers its caller: none when the caller asked for no column. A statement
  * that captures a change for realtime returns its rows anyway (one per changed row, holding only the
  * capture columns), which must not show as `[{}, ...]` where an uncaptured statement answers `[]`.
@@ -48,8 +66,11 @@ export function answered (columns: OutputColumn[], rows: Row[]): Row[] {
   return columns.length === 0 ? [] : rows
 }
 
-/** Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture columns. */
-export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, capture: CapturedColumn[], rows: Row[]): void {
+/**
+ * Reports the rows a statement on `db` changed (published after commit); `rows` carry the capture
+ * columns, and so do `before`, an update's rows as they were (any order; matched by key).
+ */
+export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, capture: CapturedColumn[], rows: Row[], before?: Row[]): void {
   const sink = ctx.changes
   if (capture.length === 0 && ctx.table.key.length > 0) recordUncaptured(sink, db, ctx.table.name)
   // Columns are captured only for a sink that wants them (captureColumns).
@@ -57,8 +78,14 @@ export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, 
   const decoded = rows.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key])))
   const keyAt = ctx.table.key.map((k) => capture.findIndex((c) => c.field === k))
   const keys = decoded.map((values) => keyAt.map((i) => values[i]))
-  const records = decoded.map((values) => Object.fromEntries(capture.map((c, i) => [c.field.name, values[i]])))
-  recordChange(sink, db, { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId })
+  const record = (values: unknown[]): Row => Object.fromEntries(capture.map((c, i) => [c.field.name, values[i]]))
+  const records = decoded.map(record)
+  const change: Change = { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId }
+  if (before !== undefined) {
+    const was = new Map(before.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key]))).map((values) => [JSON.stringify(keyAt.map((i) => values[i])), record(values)]))
+    change.before = keys.map((key) => was.get(JSON.stringify(key)) ?? null)
+  }
+  recordChange(sink, db, change)
 }
 
 
@@ -245,8 +272,12 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
   if (condition !== true) bindings.push(...condition.bindings)
   const capture = captureColumns(ctx)
+  // In the statement's transaction (lib/crud/write.ts#update opens one for it).
+  const before = capture.length > 0 && capturesBefore(ctx, set.keys())
+    ? ctx.dialect.rawRows(await trx.raw(`SELECT ${capture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')} FROM ${ctx.table.quoted}${where}`, condition === true ? [] : condition.bindings))
+    : undefined
   const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
-  reportChange(ctx, trx, 'update', capture, rows)
+  reportChange(ctx, trx, 'update', capture, rows, before)
   return answered(columns, rows)
 }
 

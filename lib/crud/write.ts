@@ -13,11 +13,12 @@ import type { HookContext } from '../table/descriptor.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
 import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
-import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, reportChange, type Conflict } from './statements.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
 import { decidedBeforeWriting } from './create-precheck.js'
 import { runWriteStatement } from '../db/statement.js'
+import { assertReferencesViewable, checkedReferences, COMPUTED } from './references.js'
 
 export type { Conflict } from './statements.js'
 
@@ -140,20 +141,28 @@ function generatesUid (ctx: CrudContext, input: Row): boolean {
   return uid !== undefined && ctx.table.data.autoSetUid === true && (input[uid.name] === undefined || input[uid.name] === null || input[uid.name] === '')
 }
 
-/** Expression-valued columns of an inserted row (no row to read yet: constants, `auth.*`, `params.*`). */
-function exprColumns (ctx: CrudContext, db: Knex, exprs: Record<string, string> | undefined, fieldErrors: FieldErrors): Record<string, Knex.Raw> {
+/**
+ * Expression-valued columns of an inserted row (no row to read yet: constants, `auth.*`, `params.*`);
+ * what each writes is recorded in `written` (its value, or COMPUTED) for the reference check.
+ */
+function exprColumns (ctx: CrudContext, db: Knex, exprs: Record<string, string> | undefined, fieldErrors: FieldErrors, written: Row): Record<string, Knex.Raw> {
   const row: Record<string, Knex.Raw> = {}
   for (const [name, text] of Object.entries(exprs ?? {})) {
     const field = writableField(ctx, name, 'insert', fieldErrors)
-    if (field !== undefined) row[name] = raw(db, compiledValue(ctx, `expr.${name}`, text, field))
+    if (field === undefined) continue
+    const value = compiledValue(ctx, `expr.${name}`, text, field)
+    row[name] = raw(db, value)
+    written[name] = value.constant ? value.value : COMPUTED
   }
   return row
 }
 
-/** An expression written to `field`, as SQL; a constant is encoded for the column. */
-function compiledValue (ctx: CrudContext, what: string, text: string, field: TableField): Fragment {
+/** An expression written to `field`, as SQL (a constant is encoded for the column), and the constant it is, if one. */
+function compiledValue (ctx: CrudContext, what: string, text: string, field: TableField): Fragment & ({ constant: true, value: unknown } | { constant: false }) {
   try {
-    return toFragment(compileCaller(ctx, what, text), scopeOf(ctx), field)
+    const node = compileCaller(ctx, what, text)
+    const fragment = toFragment(node, scopeOf(ctx), field)
+    return node.kind === 'lit' ? { ...fragment, constant: true, value: node.value } : { ...fragment, constant: false }
   } catch (error) {
     if (error instanceof ExpressionError) throw errors.expression(what, error.message)
     throw error
@@ -179,12 +188,14 @@ export async function insert (ctx: CrudContext, params: InsertParams): Promise<R
   const hooks = ctx.table.writeHooks
   const given = await beforeInsert(ctx, inputs) ?? inputs.map((values) => ({ values, system: {} }))
   const prepared = hooks === undefined ? given : withSystem(given, await hooks.beforeInsert(hookContext(ctx), given.map((g) => g.values)))
-  const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors) }))
+  const written = prepared.map((p) => ({ ...p.values }))
+  const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors, written[i]) }))
   throwIfErrors(fieldErrors)
   const createRule = sqlRule === true || params.expr !== undefined ? sqlRule : decidedBeforeWriting(ctx, prepared.map((p) => p.values)) ?? sqlRule
   if (createRule === false) throw errors.forbidden()
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   checkCells(ctx, rows.length, columnWidth(columns))
+  await assertReferencesViewable(ctx, db, checkedReferences(ctx, written.flatMap(Object.keys)), written)
   const keys = keyColumns(ctx)
   const batches = statementBatches(rows)
   const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
@@ -256,6 +267,7 @@ async function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: Insert
     : decidedBeforeWriting(ctx, inputs) ?? { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) }
   if (createRule === false) throw errors.forbidden()
   checkCells(ctx, inputs.length, plan.width)
+  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, plan.fields.map((f) => f.name)), inputs)
   const returned = await transaction(ctx, inputs, async (trx) => {
     const captured = captureColumns(ctx)
     const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
@@ -364,7 +376,12 @@ async function checkReturningCells (ctx: CrudContext, trx: Knex.Transaction, con
 
 // ---------------------------------------------------------------- update
 
-interface UpdatePlan { set: Map<string, Fragment>, newValues: Map<string, Compiled> }
+interface UpdatePlan {
+  set: Map<string, Fragment>
+  newValues: Map<string, Compiled>
+  /** What the caller's set and setValues write (a value, or COMPUTED), for the reference check. */
+  written: Row
+}
 
 /** The extension hooks' rows, with the values the record hooks wrote past the field flags kept. */
 function withSystem (given: HookedValues[], hooked: HookedValues[]): HookedValues[] {
@@ -379,6 +396,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
   const newValues = new Map<string, Compiled>()
+  const written: Row = {}
   for (const [name, value] of Object.entries(system)) {
     const field = ctx.table.fields.get(name)!
     set.set(name, valueFragment(ctx, field, value, fieldErrors))
@@ -391,6 +409,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
     const fragment = valueFragment(ctx, field, value, fieldErrors)
     set.set(name, fragment)
     newValues.set(name, { kind: 'sql', ...fragment, field })
+    written[name] = value
   }
   for (const [name, text] of Object.entries(params.set ?? {})) {
     const field = writableField(ctx, name, 'update', fieldErrors)
@@ -403,9 +422,11 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
       addFieldError(fieldErrors, name, 'Given in both set and setValues')
       continue
     }
-    const fragment = compiledValue(ctx, `set.${name}`, text, field)
+    const compiled = compiledValue(ctx, `set.${name}`, text, field)
+    const fragment = { sql: compiled.sql, bindings: compiled.bindings }
     set.set(name, fragment)
     newValues.set(name, { kind: 'sql', ...fragment, field })
+    written[name] = compiled.constant ? compiled.value : COMPUTED
   }
   throwIfErrors(fieldErrors)
   if (set.size === 0) throw errors.badRequest('Nothing to update: give at least one field in set or setValues')
@@ -413,7 +434,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   resetDependents(ctx, set)
   const updated = ctx.table.updated
   if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
-  return { set, newValues }
+  return { set, newValues, written }
 }
 
 /** A column given a different value resets the columns that vouched for the old one (WriteHooks.resets). */
@@ -461,6 +482,7 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   const writtenFiles = ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name))
   // edit (`extra` = one id) changes one row at most.
   const countFirst = extra === undefined && columns.length > 0
+  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, Object.keys(a.written)), [a.written])
   const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
     if (countFirst) await checkReturningCells(ctx, trx, condition, columnWidth(columns))
     await releaseFiles(ctx, trx, condition, writtenFiles)
@@ -468,7 +490,7 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
     if (params.mustChange === true && changed.length === 0) throw errors.forbidden()
     await after?.(trx, changed.map((row) => String(row[UID_ALIAS])))
     return changed
-  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined)
+  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined || capturesBefore(ctx, a.set.keys()))
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
 
@@ -538,6 +560,8 @@ async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, re
     const field = ctx.table.fields.get(name)
     if (field === undefined || field.type === 'file') return undefined
   }
+  // An edit whose event needs the rows as they were reads them first (lib/crud/statements.ts#runUpdate).
+  if (capturesBefore(ctx, names)) return undefined
   const plan = editPlan(ctx, names, returning)
   if (plan === UNPLANNED) return undefined
   const fieldErrors: FieldErrors = {}
@@ -545,6 +569,7 @@ async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, re
   for (const field of plan.fields) values[field.name] = encoded(ctx, field, body[field.name], fieldErrors)
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
+  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, names), [body])
   const statement = plan.statement
   const rows = await transaction(ctx, [body], async (db) => {
     const captured = captureColumns(ctx)

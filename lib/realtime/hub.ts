@@ -559,23 +559,25 @@ export class RealtimeHub implements ChangeSink {
       // The classes as they are now: one that left since the last run gets nothing more.
       const classes = [...(this.byTable.get(change.table)?.values() ?? [])]
       if (classes.length === 0) return
-      await this.deliverRows(table, change.action, part.keys, part.rows, classes)
+      await this.deliverRows(table, change.action, part, classes)
     }
   }
 
-  /** Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the class's clients. */
-  private async deliverRows (table: TableDescriptor, action: ChangeAction, keys: unknown[][], records: Row[], classes: SubscriberClass[]): Promise<void> {
+  /**
+   * Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the
+   * class's clients; an update whose rows as they were are known, only to the classes that see a
+   * change (decision D201).
+   */
+  private async deliverRows (table: TableDescriptor, action: ChangeAction, part: RowRun, classes: SubscriberClass[]): Promise<void> {
+    const { keys, rows: records } = part
     const always = classes.filter((c) => c.condition === true)
     const judged = classes.filter(isJudged)
-    const found = await this.evaluator.matches({ table, keys, rows: records }, judged)
-    // Which rows each caller may read each ruled field of (decision D96), judged like the classes.
-    const fieldJudges = [...new Set(classes.flatMap((c) => c.fields.flatMap((f) => typeof f.judge === 'boolean' ? [] : [f.judge])))]
-    const readable = fieldJudges.length === 0 ? undefined : (await this.evaluator.matches({ table, keys, rows: records }, fieldJudges)).map((hits) => new Set(hits))
+    const now = await this.seenBy(table, keys, records, judged, classes)
+    const was = action === 'update' ? await this.seenBefore(table, part, judged, classes) : undefined
     // While the rows were evaluated, a client may have moved to an equal class (re-subscribed, or
     // re-grouped after its user record changed): the events go to the class now holding that key.
     const current = this.byTable.get(table.name)
     const live = (c: SubscriberClass): SubscriberClass => (c.clients.size > 0 ? c : current?.get(c.key) ?? c)
-    const matches = found.map((classes) => classes.map(live))
     // In the order the rows were written. Each client's events of this round go out in one write
     // (one syscall per client, not per event).
     this.round++
@@ -583,11 +585,16 @@ export class RealtimeHub implements ChangeSink {
     for (let index = 0; index < keys.length; index++) {
       // One frame per set of fields hidden from its readers: admins, users who read every field, ...
       const frames = new Map<string, string>()
-      for (const c of [...always.map(live), ...matches[index]]) {
-        const hidden = c.fields.filter((f) => f.judge === false || (f.judge !== true && readable?.[index].has(f.judge) !== true)).map((f) => f.name)
+      const before = was?.get(index)
+      for (const judgedClass of [...always, ...now.found[index]]) {
+        const hidden = hiddenFrom(judgedClass, now.readable?.[index])
+        const record = visible(table, records[index], judgedClass.admin, hidden)
+        // What this class saw of the row before, the same: an event would tell of a hidden change only.
+        if (before !== undefined && seesNoChange(table, judgedClass, before, record)) continue
+        const c = live(judgedClass)
         const kind = `${c.admin ? 'admin' : 'user'}\u0000${hidden.join('\u0000')}`
         let chunk = frames.get(kind)
-        if (chunk === undefined) frames.set(kind, chunk = frame('change', { action, table: table.name, record: visible(table, records[index], c.admin, hidden) }))
+        if (chunk === undefined) frames.set(kind, chunk = frame('change', { action, table: table.name, record }))
         for (const client of c.clients) {
           let parts = outbox.get(client)
           if (parts === undefined) outbox.set(client, parts = [])
@@ -599,6 +606,31 @@ export class RealtimeHub implements ChangeSink {
       client.send(parts.length === 1 ? parts[0] : parts.join(''))
       this.stats.delivered += parts.length
     }
+  }
+
+  /** Per row, the judged classes whose condition holds on it, and the field rules that let their callers read a field (decision D96). */
+  private async seenBy (table: TableDescriptor, keys: unknown[][], rows: Row[], judged: Array<SubscriberClass & { condition: Fragment }>, classes: SubscriberClass[]): Promise<Seen> {
+    const found = await this.evaluator.matches({ table, keys, rows }, judged)
+    const fieldJudges = [...new Set(classes.flatMap((c) => c.fields.flatMap((f) => typeof f.judge === 'boolean' ? [] : [f.judge])))]
+    const readable = fieldJudges.length === 0 ? undefined : (await this.evaluator.matches({ table, keys, rows }, fieldJudges)).map((hits) => new Set(hits))
+    return { found, readable }
+  }
+
+  /**
+   * For the rows of an update whose rows as they were were captured (Change#before): which classes
+   * saw each, and what they saw of it, by the row's index in the run.
+   */
+  private async seenBefore (table: TableDescriptor, part: RowRun, judged: Array<SubscriberClass & { condition: Fragment }>, classes: SubscriberClass[]): Promise<Map<number, Before> | undefined> {
+    const at: number[] = []
+    const rows: Row[] = []
+    part.before.forEach((row, i) => {
+      if (row === null) return
+      at.push(i)
+      rows.push(row)
+    })
+    if (at.length === 0) return undefined
+    const seen = await this.seenBy(table, at.map((i) => part.keys[i]), rows, judged, classes)
+    return new Map(at.map((index, j) => [index, { row: rows[j], classes: new Set(seen.found[j]), readable: seen.readable?.[j] }]))
   }
 
   /** Ends every stream (`event: error`, reason `shutdown`) and stops the timers. */
@@ -627,6 +659,24 @@ function searches (expr: Expr): boolean {
   }
 }
 
+/** Who saw a row before an update, and what of it (hub.ts#seenBefore). */
+interface Before { row: Row, classes: Set<SubscriberClass>, readable?: Set<Judged> }
+/** Per row, the judged classes it matches, and the field judges that hold on it. */
+interface Seen { found: SubscriberClass[][], readable?: Array<Set<Judged>> }
+/** A run of a change's rows with distinct keys, and (null where unknown) the rows as they were. */
+interface RowRun { keys: unknown[][], rows: Row[], before: Array<Row | null> }
+
+/** The fields with a field rule that this class's callers may not read on a row (decision D96). */
+function hiddenFrom (c: SubscriberClass, readable: Set<Judged> | undefined): string[] {
+  return c.fields.filter((f) => f.judge === false || (f.judge !== true && readable?.has(f.judge) !== true)).map((f) => f.name)
+}
+
+/** Did class `c` see the row before the update, exactly as it sees `record` now? */
+function seesNoChange (table: TableDescriptor, c: SubscriberClass, before: Before, record: Row): boolean {
+  if (c.condition !== true && !before.classes.has(c)) return false
+  return JSON.stringify(visible(table, before.row, c.admin, hiddenFrom(c, before.readable))) === JSON.stringify(record)
+}
+
 function visible (table: TableDescriptor, record: Row, admin: boolean, hidden: string[]): Row {
   if (admin && hidden.length === 0) return record
   const out: Row = {}
@@ -644,14 +694,15 @@ function fieldJudge (ctx: CrudContext, rule: Expr): boolean | Judged {
  * The change's rows in runs of at most `size`, each with distinct keys (a row changed twice in one
  * batch is evaluated and sent twice, in order, each time with the values that change gave it).
  */
-function distinctRuns (change: Change, size: number): Array<{ keys: unknown[][], rows: Row[] }> {
-  const runs: Array<{ keys: unknown[][], rows: Row[], seen: Set<string> }> = []
+function distinctRuns (change: Change, size: number): RowRun[] {
+  const runs: Array<RowRun & { seen: Set<string> }> = []
   let run: (typeof runs)[number] | undefined
   change.keys.forEach((key, i) => {
     const id = JSON.stringify(key)
-    if (run === undefined || run.keys.length >= size || run.seen.has(id)) runs.push(run = { keys: [], rows: [], seen: new Set() })
+    if (run === undefined || run.keys.length >= size || run.seen.has(id)) runs.push(run = { keys: [], rows: [], before: [], seen: new Set() })
     run.keys.push(key)
     run.rows.push(change.rows[i])
+    run.before.push(change.before?.[i] ?? null)
     run.seen.add(id)
   })
   return runs
@@ -663,6 +714,8 @@ function merged (changes: Change[]): Change[] {
   for (const c of changes) {
     const last = out[out.length - 1]
     if (last !== undefined && last.table === c.table && last.action === c.action) {
+      // Rows as they were, where either change has them (null where unknown).
+      if (last.before !== undefined || c.before !== undefined) last.before = [...(last.before ?? last.keys.map(() => null)), ...(c.before ?? c.keys.map(() => null))]
       last.keys = [...last.keys, ...c.keys]
       last.rows = [...last.rows, ...c.rows]
     } else {

@@ -1,7 +1,7 @@
 // sign-up, login-password, refresh-token and logout of one auth table (the flows: lib/auth/account-flows.ts;
 // sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { insertRecordSchema } from '../../schemas/http/record.js'

@@ -4,7 +4,7 @@
 // are verified, is lib/auth/id-tokens.ts; who they sign in is lib/auth/external-users.ts.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { secretEquals } from '../../lib/auth/secret-compare.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/http/tables.js'

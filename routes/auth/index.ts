@@ -3,7 +3,7 @@
 // teenybase does (decision D36): each route reads only its own keys, and sign-up, the one route that
 // writes its body, keeps only the table's fields.
 import type { FastifyRequest } from 'fastify'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { crudContext, type CrudContext } from '../../lib/crud/context.js'
 import { accountRoutes } from './account-routes.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'

@@ -1,7 +1,7 @@
 // What every auth route module shares: the per-table registration kit and the auth cookie. Its own
 // file, so route modules never import routes/auth/index.ts (which imports them).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import type { CrudContext } from '../../lib/crud/context.js'
 import type { AuthDocument } from './document.js'
 

@@ -3,7 +3,7 @@
 // routes compute the callback URL, keep the state cookie and turn results into redirects.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
 import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth-flow.js'

@@ -1,7 +1,7 @@
 // request-verification and confirm-verification of one auth table (the flows:
 // lib/auth/verification-flows.ts).
 import { Type } from '@sinclair/typebox'
-import type { AuthTable } from '../../plugins/auth.js'
+import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'

@@ -1,0 +1,111 @@
+// The kernel's auth services, shared by the auth-context hook and the auth routes: one token key per
+// auth table (global jwtSecret + table jwtSecret) and one per admin role, sessions and one-time
+// tokens in the database, the mailer, the cookie's settings and the rate limits' settings. The
+// tables' password write hooks are set here, while the descriptors are still being built.
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { Knex } from 'knex'
+import type { DatabaseSettings } from '../../schemas/config.js'
+import type { Dialect } from '../dialects/types.js'
+import type { TableDescriptor } from '../table/descriptor.js'
+import type { Executor } from '../crud/context.js'
+import { authFieldsOf } from '../auth/fields.js'
+import type { AuthTable, TokenKey } from '../auth/types.js'
+import { actionEmailSender } from '../auth/action-emails.js'
+import { RemoteKeySets } from '../auth/key-sets.js'
+import { ownIssuerOf } from '../auth/id-tokens.js'
+import { passwordWriteHooks } from '../auth/password-writes.js'
+import { SessionStore, sha256 } from '../auth/sessions.js'
+import { OneTimeTokens } from '../auth/one-time-tokens.js'
+import { createMailer, type Mailer } from '../auth/mailer.js'
+import { FILE_TOKEN_KEY_SUFFIX } from '../auth/file-tokens.js'
+import { schedulePurge } from '../auth/purge-schedule.js'
+import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from '../auth/admin-tokens.js'
+import { tokenKey } from '../auth/token-keys.js'
+import type { AdminRole } from '../auth-context.js'
+import { authCookieOf } from '../auth/auth-cookie.js'
+import type { Lifecycle } from './lifecycle.js'
+import type { AuthServices, FastbaseRuntimeOptions, KernelLog } from './types.js'
+
+const DEFAULT_TOKEN_DURATION = 3600
+const DEFAULT_RATE_MAX = 20
+const DEFAULT_RATE_WINDOW_MS = 60_000
+
+interface AuthInput {
+  config: DatabaseSettings
+  options: FastbaseRuntimeOptions
+  db: Knex
+  dialect: Dialect
+  descriptors: ReadonlyMap<string, TableDescriptor>
+  /** The executor writes go through: its change sink and record hooks hear the flows' own writes. */
+  executor: Executor
+  log: KernelLog
+}
+
+export function authServices ({ config, options, db, dialect, descriptors, executor, log }: AuthInput, life: Lifecycle): AuthServices {
+  const algorithm = config.jwtAlgorithm ?? 'HS256'
+  const tables = new Map<string, AuthTable>()
+  const sessions = new SessionStore(db)
+  for (const table of descriptors.values()) {
+    if (table.auth === undefined) continue
+    const fields = authFieldsOf(table.data, table.auth)
+    // Table writes (insert/update/edit, and sign-up through insert) hash passwords, and a password
+    // changed by one ends the user's other sessions.
+    table.writeHooks = passwordWriteHooks(table.name, fields, sessions)
+    tables.set(table.name, {
+      table,
+      ext: table.auth,
+      fields,
+      key: tokenKey(config.jwtSecret + table.auth.jwtSecret, algorithm),
+      // File tokens get a key of their own: neither kind of token verifies as the other (decision D252).
+      fileKey: tokenKey(config.jwtSecret + table.auth.jwtSecret + FILE_TOKEN_KEY_SUFFIX, algorithm),
+      tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
+    })
+  }
+  // Admin tokens have no `cid`; their key never equals a table's (the suffix differs), so neither verifies as the other.
+  // With an empty jwtSecret (allowed when no table signs users in) a suffix derived from it would be
+  // public: admin tokens then use a random per-process key instead, and a warning says so.
+  if (options.adminJwtSecret === undefined && config.jwtSecret === '') {
+    log.warn('jwtSecret is empty: admin panel tokens are signed with a random per-process key (they end with a restart and are not shared by other instances); set jwtSecret or ADMIN_JWT_SECRET')
+  }
+  const adminSuffix = options.adminJwtSecret ?? (config.jwtSecret === '' ? randomBytes(32).toString('base64url') : sha256(`fastbase-admin:${config.jwtSecret}`))
+  const adminSecrets: AdminSecrets = { superadmin: options.adminServiceToken, editor: config.admin?.editorPassword, viewer: config.admin?.viewerPassword }
+  const adminKeys = new Map<AdminRole, TokenKey>()
+  for (const [role, secret] of configuredAdminSecrets(adminSecrets)) {
+    adminKeys.set(role, tokenKey(config.jwtSecret + adminSuffix + adminRoleKeyMaterial(role, secret), algorithm))
+  }
+
+  let mailer: Mailer | undefined
+  const mailerOnce = (): Mailer => (mailer ??= createMailer({
+    smtpUrl: config.email?.smtp ?? options.smtpUrl,
+    outboxDir: join(options.dataDir, 'outbox'),
+    from: config.email?.from ?? `${config.appName ?? 'fastbase'} <no-reply@${new URL(config.appUrl).hostname}>`,
+    log
+  }))
+  const limits = config.rateLimit
+  const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
+  // Started once the app is ready: an app that fails to start has nothing to purge with.
+  let stopPurge: (() => Promise<void>) | undefined
+  life.onReady(() => { stopPurge = schedulePurge(db, (err) => log.warn({ err }, 'purging expired auth rows failed')) })
+  life.onClose(async () => {
+    mailer?.close()
+    await stopPurge?.()
+  })
+  return {
+    tables,
+    db,
+    dialect,
+    issuer: ownIssuerOf(config),
+    adminSecrets,
+    adminKeys,
+    keySets: new RemoteKeySets(),
+    sessions,
+    changes: () => executor.changes,
+    hooks: executor.hooks,
+    oneTimeTokens: new OneTimeTokens(db),
+    mailer: mailerOnce,
+    sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
+    cookie: authCookieOf(config.appUrl, config.authCookie),
+    rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
+  }
+}
