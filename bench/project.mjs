@@ -159,3 +159,28 @@ export async function seed (databaseUrl, dataDir) {
     await app.close()
   }
 }
+
+/**
+ * The items scenario set's project (bench/items.mjs, decision D215): one table in teenybase's shape with
+ * every rule 'true', no auth table, no rate limit. Plain JSON: `npm start` reads it from its working
+ * directory as fastbase.config.json.
+ */
+export function itemsConfig () {
+  return {
+    appName: 'fastbase items bench',
+    appUrl: 'http://127.0.0.1',
+    jwtSecret: 'fastbase-items-bench-jwt-secret-0123456789',
+    rateLimit: false,
+    tables: [{
+      name: 'items',
+      fields: [
+        { name: 'id', type: 'integer', sqlType: 'integer', usage: 'record_uid', primary: true, autoIncrement: true, noUpdate: true },
+        { name: 'title', type: 'text', sqlType: 'text' },
+        { name: 'body', type: 'text', sqlType: 'text' },
+        { name: 'n', type: 'integer', sqlType: 'integer' },
+        { name: 'created', type: 'text', sqlType: 'text', default: { q: 'CURRENT_TIMESTAMP' } }
+      ],
+      extensions: [rules({ listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' })]
+    }]
+  }
+}

@@ -8,6 +8,7 @@
 //   npm run bench -- --worst-only          only the worst requests the limits accept (bench/search.mjs, same table)
 //   npm run bench -- --expand-only         only the expand scenario (bench/expand.mjs), on its own data
 //   npm run bench -- --relations-only      only the relation-path scenario (bench/relations.mjs), on its own data
+//   npm run bench -- --items-only          only the items scenario set (bench/items.mjs: npm start, trivial rules, anonymous, small rows)
 //   npm run bench -- --realtime-only       only the realtime measures; --filters-only: only the many-filters one
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
@@ -42,6 +43,7 @@ import { SEARCH_RUNS, measureSearch, measureWorstAccepted, reportSearch, reportW
 import { measureExpand, expandReport } from './expand.mjs'
 import { measureRelations, relationsReport } from './relations.mjs'
 import { startNodeFlags } from './start-flags.mjs'
+import { measureItems, itemsReport } from './items.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -77,7 +79,9 @@ const { values: flags } = parseArgs({
     // Only the many-filters measure (bench/realtime.mjs#measureRealtimeFilters).
     'filters-only': { type: 'boolean', default: false },
     // Only the relation-path scenario (bench/relations.mjs).
-    'relations-only': { type: 'boolean', default: false }
+    'relations-only': { type: 'boolean', default: false },
+    // Only the items scenario set (bench/items.mjs).
+    'items-only': { type: 'boolean', default: false }
   }
 })
 
@@ -442,7 +446,45 @@ async function relationsScenario () {
   }
 }
 
+/** The items scenario set (decision D215) on a database of its own, fastbase started as `npm start` starts it. */
+async function itemsScenario () {
+  const own = freshDatabase(work, 'items')
+  try {
+    const result = await measureItems({
+      databaseUrl: own.url,
+      adminUrl: options.dialect === 'postgres' ? (process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL) : undefined,
+      work: join(work, 'items'),
+      connections: options.connections,
+      seconds: options.duration,
+      warmup: options.warmup,
+      heapSeconds: quick ? 2 : Math.max(options.duration, 5),
+      // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
+      only: options.only,
+      extraFlags: flags['fastbase-node-option']
+    })
+    console.log(itemsReport(options.dialect, result))
+    return result
+  } finally {
+    await own.drop()
+  }
+}
+
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))
+if (flags['items-only']) {
+  try {
+    const items = await itemsScenario()
+    if (!quick) {
+      const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}-items.json`)
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }, items }, null, 2) + '\n')
+      console.log(`Results written to ${relative(process.cwd(), file)}`)
+      if (items.problems.length > 0) process.exitCode = 1
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  process.exit()
+}
 if (flags['relations-only']) {
   try {
     const relations = await relationsScenario()
@@ -540,11 +582,13 @@ if (flags['search-only'] || flags['worst-only']) {
     const startup = options.only === undefined ? await measureStartup(work) : undefined
     const expand = options.only === undefined ? await expandScenario() : undefined
     const relations = options.only === undefined ? await relationsScenario() : undefined
+    const items = options.only === undefined ? await itemsScenario() : undefined
 
     const problems = [
       ...results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].rounds.flatMap((run, i) =>
         run.non2xx + run.errors + run.timeouts === 0 ? [] : [`${r.scenario}, ${name}, round ${i + 1}: ${run.non2xx} non-2xx answers, ${run.errors} errors, ${run.timeouts} timeouts`]))),
-      ...Object.entries(memory).flatMap(([name, { mixed }]) => mixed.non2xx + mixed.errors === 0 ? [] : [`memory scenario, ${name}: ${mixed.non2xx} non-2xx answers, ${mixed.errors} errors`])
+      ...Object.entries(memory).flatMap(([name, { mixed }]) => mixed.non2xx + mixed.errors === 0 ? [] : [`memory scenario, ${name}: ${mixed.non2xx} non-2xx answers, ${mixed.errors} errors`]),
+      ...(items?.problems ?? [])
     ]
     report(results, memory, startup, problems)
     // A partial run (--only) is for comparing two builds by hand; it does not replace the day's results.
@@ -552,7 +596,7 @@ if (flags['search-only'] || flags['worst-only']) {
       const file = join(here, 'results', `${new Date().toISOString().slice(0, 10)}-${options.dialect}.json`)
       mkdirSync(dirname(file), { recursive: true })
       const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model }
-      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, expand, relations, problems }, null, 2) + '\n')
+      writeFileSync(file, JSON.stringify({ date: new Date().toISOString(), options, machine, data: { users: USER_COUNT, posts: POST_COUNT }, results, memory, startup, realtime, search: searchCost, expand, relations, items, problems }, null, 2) + '\n')
       console.log(`Results written to ${relative(process.cwd(), file)}`)
       if (problems.length > 0) process.exitCode = 1
     }

@@ -20,16 +20,21 @@ export interface AuthContext {
   meta: Record<string, unknown>
   /** Fields of the user's record that rules may use as `auth.<field>`. */
   record: Record<string, unknown>
+  /**
+   * Authenticator assurance level (`auth.aal`, decision D243): 0 anonymous, 1 signed in with one
+   * factor, 2 with a second factor (TOTP) too. A user's is their session's.
+   */
+  aal: number
 }
 
 export const ANONYMOUS: Readonly<AuthContext> = Object.freeze({
   uid: null, sid: null, cid: null, email: null, verified: false, role: null,
-  admin: false, superadmin: false, adminRole: null, jwt: {}, meta: {}, record: {}
+  admin: false, superadmin: false, adminRole: null, jwt: {}, meta: {}, record: {}, aal: 0
 })
 
 /** Admins have a uid (as in teenybase), so `auth.uid != null` guards and requireAuth let them through. */
-export function adminContext (role: AdminRole, uid: string = role): AuthContext {
-  return { ...ANONYMOUS, uid, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {} }
+export function adminContext (role: AdminRole, uid: string = role, aal = 1): AuthContext {
+  return { ...ANONYMOUS, uid, role, admin: true, superadmin: role === 'superadmin', adminRole: role, verified: true, jwt: {}, meta: {}, record: {}, aal }
 }
 
 const authGlobalsCache = new WeakMap<AuthContext, Record<string, unknown>>()
@@ -41,7 +46,7 @@ export function authGlobals (auth: AuthContext): Record<string, unknown> {
     // Assigned key by key: object rest/spread is several times slower, and this runs per request.
     const g: Record<string, unknown> = Object.assign({}, auth.record)
     g.uid = auth.uid; g.sid = auth.sid; g.cid = auth.cid; g.email = auth.email; g.verified = auth.verified; g.role = auth.role
-    g.admin = auth.admin; g.superadmin = auth.superadmin; g.adminRole = auth.adminRole; g.jwt = auth.jwt; g.meta = auth.meta
+    g.admin = auth.admin; g.superadmin = auth.superadmin; g.adminRole = auth.adminRole; g.jwt = auth.jwt; g.meta = auth.meta; g.aal = auth.aal
     globals = g
     authGlobalsCache.set(auth, globals)
   }

@@ -47,9 +47,9 @@ export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
 
 /** Every code the table below raises, by the statuses it is answered with (the API document lists them per status). */
 export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> = {
-  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY', 'FB_ERR_BAD_ARCHIVE', 'FB_ERR_THUMB_SIZE'],
+  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_OTP_INVALID', 'FB_ERR_MFA_INVALID', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY', 'FB_ERR_BAD_ARCHIVE', 'FB_ERR_THUMB_SIZE'],
   401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_FILE_TOKEN'],
-  403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN'],
+  403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN', 'FB_ERR_MFA_REQUIRED'],
   404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'FB_ERR_BACKUP_NOT_FOUND'],
   409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED', 'FB_ERR_CONFIG_OUTDATED', 'FB_ERR_SCHEMA_MISMATCH', 'FB_ERR_BACKUP_RUNNING', 'FB_ERR_RESTORE_REFUSED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
@@ -119,6 +119,10 @@ export const errors = {
   oauthFailed: (message: string, status: 400 | 401 = 400) => new FastbaseError(status, 'FB_ERR_OAUTH_FAILED', message),
   oauthRefused: (message: string, providerError: string) => new FastbaseError(400, 'FB_ERR_OAUTH_PROVIDER', message, { error: providerError }),
   providerUnavailable: (message: string) => new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', message),
+  // Email codes and second factors (lib/auth/email-codes.ts, mfa-store.ts): one message whatever was wrong.
+  otpInvalid: () => new FastbaseError(400, 'FB_ERR_OTP_INVALID', 'Invalid or expired code'),
+  mfaInvalid: (message = 'Invalid code') => new FastbaseError(400, 'FB_ERR_MFA_INVALID', message),
+  mfaRequired: (message = 'This needs a sign-in with a second factor (TOTP)') => new FastbaseError(403, 'FB_ERR_MFA_REQUIRED', message),
   /** The shared rate-limit counters could not be read: refused rather than let through. */
   rateLimitUnavailable: () => new FastbaseError(503, 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'Rate limiting is unavailable, try again'),
   rangeNotSatisfiable: () => new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable'),

@@ -42,6 +42,7 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
   const serviceLooksLikeJwt = serviceToken !== undefined && JWT_SHAPE.test(serviceToken)
   const cookieName = auth.cookie?.name
   const origins = originPolicy(config.appUrl, options.origins)
+  const requireAdminMfa = config.admin?.requireMfa === true
 
   function headerToken (request: FastifyRequest): string | undefined {
     for (const name of AUTHORIZATION_HEADERS) {
@@ -93,28 +94,39 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
     return claims
   }
 
+  /**
+   * Under `admin.requireMfa` an admin credential without a second factor (the raw service token, an
+   * admin token from a sign-in that proved none) reaches only the admin MFA routes (decision D245):
+   * otherwise whoever holds the service token would not need the factor at all.
+   */
+  function admitted (request: FastifyRequest, context: AuthContext): AuthContext {
+    if (requireAdminMfa && context.aal < 2 && request.routeOptions.config?.adminMfa !== true) throw errors.mfaRequired('Admin sign-in needs a second factor here (admin.requireMfa): sign in at /admin/login and complete /admin/mfa/verify')
+    return context
+  }
+
   async function resolve (request: FastifyRequest, token: string): Promise<AuthContext> {
-    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && matchesDigest(token, serviceDigest)) return adminContext('superadmin')
+    if (serviceDigest !== undefined && (serviceLooksLikeJwt || !JWT_SHAPE.test(token)) && matchesDigest(token, serviceDigest)) return admitted(request, adminContext('superadmin'))
     const { table: authTable, payload } = claimsOf(request, token)
     if (authTable === undefined) {
       const role = payload.aud as AdminRole
       if (payload.admin !== true || !ADMIN_ROLES.has(role)) throw errors.invalidToken()
-      return { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role), jwt: payload }
+      // The level is the token's own claim: signed with the role's key, and issued at 2 only by /admin/mfa/verify.
+      return admitted(request, { ...adminContext(role, typeof payload.id === 'string' ? payload.id : role, payload.aal === 2 ? 2 : 1), jwt: payload })
     }
     const context = await userContext(executor, authTable, payload)
     if (context === undefined) throw errors.invalidToken()
     return context
   }
 
-  /** The caller a request's credentials prove. */
+  /** The caller a request's credentials prove: anonymous without any; an invalid one is an error (401, or 403 cross-origin). */
   return function callerFrom (request: FastifyRequest): AuthContext | Promise<AuthContext> {
-    if (request.routeOptions.config?.externalCredential === true) return ANONYMOUS
-    let token = headerToken(request)
-    if (token === undefined) {
-      token = cookieToken(request)
-      if (token === undefined) return ANONYMOUS
-      if (!fromAllowedPage(request)) throw errors.crossOrigin(request.method)
-    }
+    const header = headerToken(request)
+    const token = header ?? cookieToken(request)
+    // No credential: anonymous, at the cost of two header reads. Fastify builds a new object for
+    // every read of `routeOptions`, so the route's config is read only for a request that has one
+    // (decision D214).
+    if (token === undefined || request.routeOptions.config?.externalCredential === true) return ANONYMOUS
+    if (header === undefined && !fromAllowedPage(request)) throw errors.crossOrigin(request.method)
     return resolve(request, token)
   }
 }

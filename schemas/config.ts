@@ -92,7 +92,9 @@ export const RulesExtensionSchema = Type.Object({
   fieldRules: Type.Optional(Type.Record(Type.String({ pattern: '^[a-zA-Z_][a-zA-Z0-9_]*$' }), Type.String({ minLength: 1, maxLength: 1000 }), {
     additionalProperties: false,
     description: 'Per field, an expression that must hold for a caller to read it; elsewhere the field reads as null (admins read every field)'
-  }))
+  })),
+  /** fastbase addition (decision D244): writes need a session that proved a second factor (`auth.aal == 2`). */
+  mfaForWrites: Type.Optional(Type.Boolean({ description: 'Inserts, updates and deletes by users need a session signed in with a second factor (TOTP); admins are not users here (see mfa.requireForAdmins)' }))
 }, { additionalProperties: false })
 
 export const EmailTemplateSchema = Type.Object({
@@ -122,7 +124,17 @@ export const AuthExtensionSchema = Type.Object({
   autoSendVerificationEmail: Type.Optional(Type.Boolean()),
   normalizeEmail: Type.Optional(Type.Boolean()),
   saveIdentities: Type.Optional(Type.Boolean()),
-  emailTemplates: Type.Optional(Type.Record(Type.String(), EmailTemplateSchema))
+  emailTemplates: Type.Optional(Type.Record(Type.String(), EmailTemplateSchema)),
+  /** fastbase addition (decision D240): sign-in by a code or link mailed to the address; absent, the routes do not exist. */
+  emailOtp: Type.Optional(Type.Object({
+    signUp: Type.Optional(Type.Boolean({ description: 'An address with no account gets one (verified) by signing in with a code; default false' })),
+    codeLength: Type.Optional(Type.Integer({ minimum: 6, maximum: 8, description: 'Digits of the code (default 6)' })),
+    codeDuration: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400, description: 'Seconds a code and its link live (default 600)' })),
+    maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Wrong codes one code survives (default 5)' })),
+    perAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Codes mailed to one address per 15 minutes, for the fleet (default 5)' }))
+  }, { additionalProperties: false })),
+  /** fastbase addition (decision D242): the TOTP second factor's routes; `issuer` names the app in authenticator apps (default appName). */
+  totp: Type.Optional(Type.Union([Type.Boolean(), Type.Object({ issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false })]))
 }, { additionalProperties: false })
 
 export const ExtensionSchema = Type.Union([RulesExtensionSchema, AuthExtensionSchema])
@@ -369,7 +381,9 @@ export const DatabaseSettingsSchema = Type.Object({
   }, { additionalProperties: false })),
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),
-    editorPassword: Type.Optional(Type.String())
+    editorPassword: Type.Optional(Type.String()),
+    /** fastbase addition (decision D245): admin tokens need a second factor (TOTP) at /admin/login, except on the admin MFA routes. */
+    requireMfa: Type.Optional(Type.Boolean({ description: 'Admin tokens work only once /admin/login proved a TOTP code (the raw service token, a machine credential, is not an admin token)' }))
   }, { additionalProperties: false })),
   /** Apply additive schema changes on start (decision D21); default true. */
   autoMigrate: Type.Optional(Type.Boolean()),

@@ -1,50 +1,13 @@
 // Per-table auth on both dialects: accounts, tokens, sessions, email flows through a real SMTP server,
 // cookies, rules that read the caller, admin sign-in, rate limits, and two instances sharing a database.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import type { AddressInfo } from 'node:net'
-import { SMTPServer } from 'smtp-server'
 import { simpleParser, type ParsedMail } from 'mailparser'
+import { mailbox } from './fixtures/mailbox.js'
 import { createHash } from 'node:crypto'
 import { buildApp, forEachDialect, adminToken, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-
-/** A real SMTP server on loopback; `next()` resolves with the next message received. */
-async function mailbox (t: Test): Promise<{ url: string, next: () => Promise<ParsedMail>, count: () => number }> {
-  const inbox: ParsedMail[] = []
-  const waiting: Array<(m: ParsedMail) => void> = []
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData (stream, _session, cb) {
-      simpleParser(stream).then((mail) => {
-        const waiter = waiting.shift()
-        if (waiter !== undefined) waiter(mail)
-        else inbox.push(mail)
-        cb()
-      }, cb)
-    }
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>((resolve) => server.close(resolve)))
-  const { port } = server.server.address() as AddressInfo
-  let received = 0
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    count: () => received + inbox.length,
-    next: async () => {
-      received++
-      const ready = inbox.shift()
-      if (ready !== undefined) return ready
-      return await new Promise<ParsedMail>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no email within 5 s')), 5000)
-        waiting.push((m) => { clearTimeout(timer); resolve(m) })
-      })
-    }
-  }
-}
 
 function configWith (smtpUrl: string, extra: Partial<DatabaseSettings> = {}): DatabaseSettings {
   return {

@@ -23,7 +23,7 @@ t.test('tables come after the tables their foreign keys name; a cycle keeps the 
   t.same(parentsFirst(tables).map((x) => x.name), ['users', 'posts', 'comments', 'b', 'a'])
   t.same(tablesToCopy({ tables: [tables[2]] }).map((x) => x.data.name), ['users'], 'no auth table: no auth state')
   const withAuth = tablesToCopy({ tables: [{ ...tables[2], extensions: [{ name: 'auth', jwtSecret: 'users-secret' }] }] }).map((x) => x.data.name)
-  t.same(withAuth, ['users', '_fastbase_sessions', '_fastbase_refresh_tokens', '_fastbase_tokens', '_fastbase_identities', '_fastbase_oauth_states'])
+  t.same(withAuth, ['users', '_fastbase_sessions', '_fastbase_refresh_tokens', '_fastbase_tokens', '_fastbase_identities', '_fastbase_oauth_states', '_fastbase_email_codes', '_fastbase_mfa_factors', '_fastbase_mfa_recovery_codes', '_fastbase_mfa_challenges'])
   t.throws(() => tablesToCopy({ tables: [{ name: 'bare', fields: [{ name: 'x', type: 'text', sqlType: 'text' }] }] }), /table bare has no one-column primary key/)
   const table = tablesToCopy({ tables: [tables[2]] })[0]
   t.equal(keyValue({ id: 'k' }, table), 'k')

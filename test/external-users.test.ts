@@ -6,6 +6,7 @@ import { buildApp, forEachDialect } from './helper.js'
 import { baseFields, authFields, sqlValue } from '../lib/config/helpers.js'
 import { signInExternal, type ExternalIdentity } from '../lib/auth/external-users.js'
 import { IDENTITIES } from '../lib/auth/store-tables.js'
+import { isChallenge, type SessionResponse, type SignInResponse } from '../lib/auth/session-service.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 const config: DatabaseSettings = {
@@ -14,6 +15,12 @@ const config: DatabaseSettings = {
     name: 'users', autoSetUid: true, fields: [...baseFields, ...authFields],
     extensions: [{ name: 'auth', jwtSecret: 'users-key' }, { name: 'rules', listRule: 'auth.uid == id', viewRule: 'auth.uid == id', createRule: 'true', updateRule: 'auth.uid == id' }]
   }]
+}
+
+/** The session a sign-in answered (none of these users has a second factor on). */
+function sessionOf (answer: SignInResponse): SessionResponse {
+  if (isChallenge(answer)) throw new Error('a challenge where a session was expected')
+  return answer
 }
 
 /** The status of the error a sign-in was refused with (0: it was not refused). */
@@ -26,7 +33,7 @@ forEachDialect(t, 'find or create by identity and verified email', async (t, dia
   const app = await buildApp(t, config, { dialect })
   const at = app.fastbase.auth.tables.get('users')!
   const services = app.fastbase.auth
-  const signIn = async (identity: ExternalIdentity) => await signInExternal(services, at, identity, 'auth:oauth')
+  const signIn = async (identity: ExternalIdentity) => sessionOf(await signInExternal(services, at, identity, 'auth:oauth'))
   const db = app.fastbase.db
 
   const first = await signIn(google('g-1', 'Ada.Lovelace@Example.com', true, 'Ada Lovelace'))
@@ -71,7 +78,7 @@ forEachDialect(t, 'an account whose address nobody proved is taken over, not joi
   const app = await buildApp(t, config, { dialect })
   const at = app.fastbase.auth.tables.get('users')!
   const services = app.fastbase.auth
-  const signIn = async (identity: ExternalIdentity) => await signInExternal(services, at, identity, 'auth:oauth')
+  const signIn = async (identity: ExternalIdentity) => sessionOf(await signInExternal(services, at, identity, 'auth:oauth'))
   const db = app.fastbase.db
   const view = async (session: { token: string, record: Record<string, unknown> }) =>
     (await app.inject({ method: 'GET', url: `/api/v1/table/users/view/${String(session.record.id)}`, headers: { authorization: `Bearer ${session.token}` } })).statusCode
@@ -144,7 +151,7 @@ forEachDialect(t, 'a takeover resets what the squatter set', async (t, dialect) 
   const note = await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { authorization: `Bearer ${squatter.token as string}` }, payload: { values: { owner: squatter.record.id, body: 'planted note' } } })
   t.equal(note.statusCode, 200, note.body)
 
-  const owner = await signInExternal(app.fastbase.auth, at, google('g-owner', 'owner@example.com', true, 'Owner Name'), 'auth:one-tap')
+  const owner = sessionOf(await signInExternal(app.fastbase.auth, at, google('g-owner', 'owner@example.com', true, 'Owner Name'), 'auth:one-tap'))
   t.equal(owner.record.id, squatter.record.id, 'taken over')
   t.match(owner.record, {
     email: 'owner@example.com',

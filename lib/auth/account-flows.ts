@@ -3,7 +3,7 @@ import { errors } from '../errors.js'
 import { findById, findByIdentity, publicRecord } from './accounts.js'
 import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
-import { openSession, sessionBody, type SessionResponse } from './session-service.js'
+import { openSession, sessionBody, type SessionResponse, type SignInResponse } from './session-service.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import type { AuthTableWith } from './table-with.js'
 import { hookedUpdate } from './flow-hooks.js'
@@ -11,7 +11,7 @@ import { ANONYMOUS } from '../auth-context.js'
 import { reportUserWrite } from './user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
-export async function loginWithPassword (services: SessionServices, at: AuthTableWith<'password'>, identity: string, password: string): Promise<SessionResponse> {
+export async function loginWithPassword (services: SessionServices, at: AuthTableWith<'password'>, identity: string, password: string): Promise<SignInResponse> {
   const { fields } = at
   const row = await findByIdentity(services.db, at, identity)
   // verifyPassword spends the same time on a missing user: no account enumeration by timing.
@@ -39,5 +39,5 @@ export async function refreshSession (services: SessionServices, at: AuthTable, 
   if (callerSid !== null && callerSid !== refreshed.sid) throw errors.unauthorized('Invalid session')
   const row = await findById(services.db, at, refreshed.userId)
   if (row === undefined) throw errors.unauthorized('Invalid session')
-  return sessionBody(services, at, publicRecord(services.dialect, at, row), refreshed.sid, refreshed.refreshToken)
+  return sessionBody(services, at, publicRecord(services.dialect, at, row), refreshed.sid, refreshed.refreshToken, refreshed.aal)
 }

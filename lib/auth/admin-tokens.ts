@@ -39,14 +39,25 @@ function refusal (roles: AdminRole[]): string {
   return roles.includes('superadmin') ? 'Invalid credentials' : `Invalid credentials (no service token is configured on this server: ${set} to sign in with one)`
 }
 
-/** An admin token for whoever `password` is; 401 when it is none of the configured secrets. */
-export function adminSignIn (secrets: AdminSecrets, password: string, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string): AdminToken {
+/** The role whose secret `password` is; 401 when it is none of the configured secrets. */
+export function adminRoleOf (secrets: AdminSecrets, password: string): AdminRole {
   // Every candidate is compared (constant time each), so the answer's timing does not say which matched.
   const configured = configuredAdminSecrets(secrets)
   const matches = configured.filter(([, secret]) => secretEquals(password, secret))
   const role = matches[0]?.[0]
-  const key = role === undefined ? undefined : keys.get(role)
-  if (role === undefined || key === undefined) throw errors.unauthorized(refusal(configured.map(([r]) => r)))
-  const token = key.sign({ sub: `${role}@${appHost}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, iss: issuer }, ADMIN_TOKEN_DURATION)
+  if (role === undefined) throw errors.unauthorized(refusal(configured.map(([r]) => r)))
+  return role
+}
+
+/** A token for `role` at assurance level `aal` (2 once its second factor was proven: decision D245). */
+export function adminToken (role: AdminRole, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string, aal: number): AdminToken {
+  const key = keys.get(role)
+  if (key === undefined) throw errors.unauthorized()
+  const token = key.sign({ sub: `${role}@${appHost}`, id: newUid(), aud: role, admin: true, verified: true, meta: {}, aal, iss: issuer }, ADMIN_TOKEN_DURATION)
   return { token, role, expiresIn: ADMIN_TOKEN_DURATION }
+}
+
+/** An admin token for whoever `password` is; 401 when it is none of the configured secrets. */
+export function adminSignIn (secrets: AdminSecrets, password: string, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string): AdminToken {
+  return adminToken(adminRoleOf(secrets, password), keys, issuer, appHost, 1)
 }

@@ -15,7 +15,7 @@ import { passwordColumns } from './password-writes.js'
 import { fieldsHave } from './table-with.js'
 import { nowSeconds } from './sessions.js'
 import { IDENTITIES } from './store-tables.js'
-import { openSession, type SessionResponse } from './session-service.js'
+import { openSession, type SignInResponse } from './session-service.js'
 import { publicRecord } from './accounts.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import { reportUserWrite } from './user-changes.js'
@@ -46,16 +46,16 @@ const USERNAME_MAX = 32
 const USERNAME_TRIES = 5
 
 /** The sign-in that vouches for the identity (record hooks' `event.source`). */
-export type ExternalSource = Extract<AuthSource, 'auth:oauth' | 'auth:one-tap' | 'auth:login-token'>
+export type ExternalSource = Extract<AuthSource, 'auth:oauth' | 'auth:one-tap' | 'auth:login-token' | 'auth:otp'>
 
 /**
  * Finds or creates the user for `identity`, records the link and opens a session. The account it
  * creates or takes over meets the table's before-hooks (lib/auth/flow-hooks.ts), as anonymous.
  */
-export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity, source: ExternalSource): Promise<SessionResponse> {
+export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity, source: ExternalSource): Promise<SignInResponse> {
   if (identity.provider === '' || identity.subject === '') throw errors.unauthorized('The identity has no subject')
   const flow: FlowWrite = { source, caller: ANONYMOUS }
-  const attempt = async (): Promise<SessionResponse> => await services.db.transaction(async (trx) => {
+  const attempt = async (): Promise<SignInResponse> => await services.db.transaction(async (trx) => {
     const row = await linkedUser(trx, at, identity) ?? await userByEmail(services, trx, at, identity, flow) ?? await createUser(services, trx, at, identity, flow)
     await recordLink(trx, at, identity, String(row[at.fields.uid.name]))
     return await openSession(services, at, row, trx)
@@ -91,7 +91,7 @@ async function linkedUser (trx: Knex.Transaction, at: AuthTable, identity: Exter
  * existing account; an unverified one that names an existing account is refused rather than given
  * a second account (the email column is unique) or, worse, someone else's.
  */
-async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row | undefined> {
+export async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row | undefined> {
   const email = emailOf(identity)
   if (email === undefined || at.fields.email === undefined) return undefined
   const row: Row | undefined = await trx(at.table.name).where(at.fields.email.name, email).first()
@@ -165,7 +165,7 @@ function emailOf (identity: ExternalIdentity): string | undefined {
   return identity.email === undefined || identity.email === '' ? undefined : normalizeEmail(identity.email)
 }
 
-async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row> {
+export async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row> {
   const { fields } = at
   const email = emailOf(identity)
   if (email === undefined && fields.email?.notNull === true) throw errors.badRequest('The provider did not share an email address, which this app needs to create an account')

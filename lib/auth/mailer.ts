@@ -112,13 +112,15 @@ export function renderTemplate (template: string, vars: Record<string, string>, 
 
 // ---- action-link emails -------------------------------------------------------------------
 
-export type ActionEmailKind = 'verification' | 'passwordReset'
+export type ActionEmailKind = 'verification' | 'passwordReset' | 'otp'
 
 export interface ActionEmailVars {
   appName: string
   appUrl: string
   token: string
   email: string
+  /** The sign-in code of an `otp` email (`{{CODE}}`). */
+  code?: string
   /** Config `email.variables` (company_name, support_email, ...): usable in templates. */
   variables?: Record<string, string>
 }
@@ -159,6 +161,16 @@ const KIND_DEFAULTS: Record<ActionEmailKind, { path: string, subject: string, va
       message_footer: 'If you did not request this, you can safely ignore this email.',
       action_text: 'Reset Password'
     }
+  },
+  otp: {
+    path: 'login-otp',
+    subject: 'Your {{APP_NAME}} sign-in code: {{CODE}}',
+    vars: {
+      message_title: 'Sign in',
+      message_description: 'Your {{APP_NAME}} sign-in code is {{CODE}}. Enter it where you asked for it, or click the button below. It works once, for a few minutes.',
+      message_footer: 'If you did not ask to sign in, you can safely ignore this email.',
+      action_text: 'Sign In'
+    }
   }
 }
 
@@ -190,7 +202,7 @@ const DEFAULT_LAYOUT_HTML = `<!doctype html>
 `
 
 /**
- * The link the email's button opens: `<appUrl>/verify-email/<token>` (or `reset-password`), or the
+ * The link the email's button opens: `<appUrl>/verify-email/<token>` (or `reset-password`, `login-otp`), or the
  * template's `action_link` as teenybase reads it (`{{APP_URL}}/#/verify/{{TOKEN}}`: an app whose
  * pages live on other routes), its values URL-encoded. A config-wide `email.variables.action_link`
  * does not move it, as in teenybase (the per-email default comes after it).
@@ -205,7 +217,7 @@ function actionLink (kind: ActionEmailKind, appUrl: string, vars: ActionEmailVar
 function actionVariables (kind: ActionEmailKind, vars: ActionEmailVars, template: ActionEmailTemplate): Record<string, string> {
   const appUrl = vars.appUrl.replace(/\/+$/, '')
   const link = actionLink(kind, appUrl, vars, template.variables?.action_link)
-  const fixed = { APP_NAME: vars.appName, APP_URL: appUrl, TOKEN: vars.token, EMAIL: vars.email, ACTION_LINK: link, action_link: link }
+  const fixed = { APP_NAME: vars.appName, APP_URL: appUrl, TOKEN: vars.token, EMAIL: vars.email, CODE: vars.code ?? '', ACTION_LINK: link, action_link: link }
   // Author-written values may mention the fixed ones ("Welcome to {{APP_NAME}}"): expand them
   // once here, so the final render can stay single-pass and user data is never re-scanned.
   const authored = { ...vars.variables, ...KIND_DEFAULTS[kind].vars, ...template.variables }
@@ -232,7 +244,7 @@ function renderHtml (vars: Record<string, string>, template: ActionEmailTemplate
   })
 }
 
-/** Subject, plain text and HTML of a verification or password-reset email. */
+/** Subject, plain text and HTML of a verification, password-reset or sign-in code email. */
 export function actionEmail (kind: ActionEmailKind, vars: ActionEmailVars, template: ActionEmailTemplate = {}): RenderedEmail {
   const all = actionVariables(kind, vars, template)
   return {

@@ -7,7 +7,7 @@ import type { AuthorizationTokenConfig } from 'simple-oauth2'
 import { FastbaseError, errors } from '../errors.js'
 import { isObject } from '../plain.js'
 import { signInExternal, type ExternalIdentity } from './external-users.js'
-import type { SessionResponse } from './session-service.js'
+import type { SignInResponse } from './session-service.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 import { checkRedirect, type RedirectPolicy } from './redirects.js'
 import { idTokenNonce, nonceMatches, pkceVerifier, readState, startState, type OAuthState } from './oauth-state.js'
@@ -101,7 +101,7 @@ export class OAuthCallbackError extends Error {
  * 400s and a state cookie that is missing or from another flow a 403, as thrown FastbaseErrors; once
  * the state holds, any refusal is an OAuthCallbackError carrying the flow's redirect.
  */
-export async function finishFlow (ctx: FlowContext, providerName: string, query: CallbackQuery, cookieNonce: string | undefined): Promise<{ session: SessionResponse, redirect: string }> {
+export async function finishFlow (ctx: FlowContext, providerName: string, query: CallbackQuery, cookieNonce: string | undefined): Promise<{ session: SignInResponse, redirect: string }> {
   const provider = await providerOf(ctx, providerName)
   const { claims, nonce } = await verifiedState(ctx, provider, query.state, cookieNonce)
   try {

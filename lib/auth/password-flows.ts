@@ -5,7 +5,7 @@ import { INVALID_TOKEN } from './one-time-tokens.js'
 import { findById, findByIdentity } from './accounts.js'
 import { normalizeEmail, teenybaseEmail } from './email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from './password-writes.js'
-import { openSession, type SessionResponse } from './session-service.js'
+import { openSession, type SignInResponse } from './session-service.js'
 import type { AccountServices, Row } from './types.js'
 import type { AuthTableWith } from './table-with.js'
 import { reportUserWrite } from './user-changes.js'
@@ -57,7 +57,7 @@ export async function requestPasswordReset (services: AccountServices, at: AuthT
 }
 
 /** Sets the password in `body` (with its confirm field) that the reset `token` allows, revokes every session and opens a new one. */
-export async function confirmPasswordReset (services: AccountServices, at: AuthTableWith<'password' | 'email'>, token: string, body: Row): Promise<SessionResponse> {
+export async function confirmPasswordReset (services: AccountServices, at: AuthTableWith<'password' | 'email'>, token: string, body: Row): Promise<SignInResponse> {
   const { fields } = at
   // Checked before the token is consumed, so a typo does not burn the token.
   const password = checkedPassword(at, body)

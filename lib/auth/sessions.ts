@@ -13,8 +13,8 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex')
 const newRefreshToken = (): string => randomBytes(32).toString('base64url')
 
-export interface IssuedSession { sid: string, refreshToken: string }
-export interface Session { id: string, table_name: string, user_id: string, refresh_count: number, expires_at: number, revoked_at: number | null }
+export interface IssuedSession { sid: string, refreshToken: string, aal: number }
+export interface Session { id: string, table_name: string, user_id: string, refresh_count: number, aal: number, expires_at: number, revoked_at: number | null }
 
 /** Sessions that were just revoked: one, or every session of a user but `keep`. */
 export type RevokedSessions = { sid: string } | { table: string, userId: string, keep?: string }
@@ -34,13 +34,19 @@ export class SessionStore {
     afterCommit(db, () => { for (const listener of this.revokedListeners) listener(revoked) })
   }
 
-  async create (table: string, userId: string, db: Knex | Knex.Transaction = this.db): Promise<IssuedSession> {
+  /** A new session; `aal` 2 when the sign-in proved a second factor (decision D243). */
+  async create (table: string, userId: string, db: Knex | Knex.Transaction = this.db, aal = 1): Promise<IssuedSession> {
     const sid = newUid()
     const refreshToken = newRefreshToken()
     const now = nowSeconds()
-    await db(SESSIONS).insert({ id: sid, table_name: table, user_id: userId, refresh_count: 0, created_at: now, expires_at: now + SESSION_LIFETIME })
+    await db(SESSIONS).insert({ id: sid, table_name: table, user_id: userId, refresh_count: 0, aal, created_at: now, expires_at: now + SESSION_LIFETIME })
     await db(REFRESH_TOKENS).insert({ hash: sha256(refreshToken), session_id: sid, created_at: now })
-    return { sid, refreshToken }
+    return { sid, refreshToken, aal }
+  }
+
+  /** Raises a live session to `aal` (a user who just turned a second factor on, proving it). */
+  async raise (sid: string, aal: number, db: Knex | Knex.Transaction = this.db): Promise<void> {
+    await db(SESSIONS).where({ id: sid }).whereNull('revoked_at').update({ aal })
   }
 
   /**
@@ -62,7 +68,8 @@ export class SessionStore {
       await trx(SESSIONS).where({ id: session.id }).update({ refresh_count: session.refresh_count + 1, expires_at: now + SESSION_LIFETIME })
       const next = newRefreshToken()
       await trx(REFRESH_TOKENS).insert({ hash: sha256(next), session_id: session.id, created_at: now })
-      return { sid: session.id, refreshToken: next, userId: session.user_id }
+      // A refresh keeps the level the session was signed in at: it proves no factor of its own.
+      return { sid: session.id, refreshToken: next, userId: session.user_id, aal: Number(session.aal) }
     })
     if (outcome !== undefined && 'replayed' in outcome) {
       // Outside the refresh transaction, so the revocation sticks.

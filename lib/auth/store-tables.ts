@@ -8,6 +8,13 @@ export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
 export const ONE_TIME_TOKENS = '_fastbase_tokens'
 export const IDENTITIES = '_fastbase_identities'
 export const OAUTH_STATES = '_fastbase_oauth_states'
+export const EMAIL_CODES = '_fastbase_email_codes'
+export const MFA_FACTORS = '_fastbase_mfa_factors'
+export const MFA_RECOVERY_CODES = '_fastbase_mfa_recovery_codes'
+export const MFA_CHALLENGES = '_fastbase_mfa_challenges'
+
+/** The `table_name` of the panel's admins in the MFA tables (their `user_id` is the role): no table's name starts with `_`. */
+export const ADMIN_PRINCIPALS = '_admin'
 
 export const authStoreTables: TableData[] = [
   {
@@ -17,6 +24,8 @@ export const authStoreTables: TableData[] = [
       text('table_name', { notNull: true }),
       text('user_id', { notNull: true }),
       { name: 'refresh_count', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
+      // Authenticator assurance level (decision D243): 1 signed in with one factor, 2 with a second one too.
+      { name: 'aal', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 1 } },
       epoch('created_at'),
       epoch('expires_at'),
       epoch('revoked_at', false)
@@ -71,6 +80,55 @@ export const authStoreTables: TableData[] = [
     // expiry, so only its id is kept, until the purge.
     name: OAUTH_STATES,
     fields: [text('id', { primary: true, notNull: true }), epoch('expires_at')],
+    indexes: [{ fields: ['expires_at'] }]
+  },
+  {
+    // Email sign-in codes and links (lib/auth/email-codes.ts): one live row per address, keyed by the
+    // link token's hash; the code is kept as an HMAC, with the attempts spent on it.
+    name: EMAIL_CODES,
+    fields: [
+      text('hash', { primary: true, notNull: true }),
+      text('table_name', { notNull: true }),
+      text('email', { notNull: true }),
+      text('code_hash', { notNull: true }),
+      { name: 'attempts', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
+      epoch('created_at'),
+      epoch('expires_at')
+    ],
+    indexes: [{ fields: ['table_name', 'email'] }, { fields: ['expires_at'] }]
+  },
+  {
+    // A user's (or an admin role's) TOTP secret (lib/auth/mfa-store.ts): on once enabled_at is set;
+    // last_step is the last time step a code was accepted for, so no code works twice.
+    name: MFA_FACTORS,
+    fields: [
+      text('id', { primary: true, notNull: true }),
+      text('table_name', { notNull: true }),
+      text('user_id', { notNull: true }),
+      text('secret', { notNull: true }),
+      epoch('enabled_at', false),
+      epoch('last_step', false),
+      epoch('created_at')
+    ],
+    indexes: [{ fields: ['table_name', 'user_id'], unique: true }]
+  },
+  {
+    // One-time recovery codes, by hash; a used one is deleted.
+    name: MFA_RECOVERY_CODES,
+    fields: [text('hash', { primary: true, notNull: true }), text('table_name', { notNull: true }), text('user_id', { notNull: true }), epoch('created_at')],
+    indexes: [{ fields: ['table_name', 'user_id'] }]
+  },
+  {
+    // A sign-in waiting for its second factor (mfa/verify), by the challenge's hash: single use, short-lived, a few attempts.
+    name: MFA_CHALLENGES,
+    fields: [
+      text('hash', { primary: true, notNull: true }),
+      text('table_name', { notNull: true }),
+      text('user_id', { notNull: true }),
+      { name: 'attempts', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
+      epoch('created_at'),
+      epoch('expires_at')
+    ],
     indexes: [{ fields: ['expires_at'] }]
   }
 ]

@@ -7,6 +7,7 @@ import type { Dialect } from '../dialects/types.js'
 import type { AuthFields } from './fields.js'
 import type { SessionStore } from './sessions.js'
 import type { OneTimeTokens } from './one-time-tokens.js'
+import type { MfaStore } from './mfa-store.js'
 import type { ActionEmailKind } from './mailer.js'
 import type { ChangeSink } from '../crud/changes-port.js'
 import type { RecordHooks } from '../crud/record-hooks.js'
@@ -37,6 +38,8 @@ export interface SessionServices {
   db: Knex
   dialect: Dialect
   sessions: SessionStore
+  /** Second factors: a user with one on gets a challenge instead of a session (lib/auth/session-service.ts). */
+  mfa: MfaStore
   /** `iss` of every token this deployment signs. */
   issuer: string
   /** Where the flows' own writes to user rows are reported (realtime), when anyone listens. */
@@ -49,5 +52,5 @@ export interface SessionServices {
 export interface AccountServices extends SessionServices {
   oneTimeTokens: OneTimeTokens
   /** Renders the table's template for `kind` and sends it (lib/auth/action-emails.ts). */
-  sendActionEmail: (at: AuthTable, kind: ActionEmailKind, to: string, token: string) => Promise<void>
+  sendActionEmail: (at: AuthTable, kind: ActionEmailKind, to: string, token: string, code?: string) => Promise<void>
 }

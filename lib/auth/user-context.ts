@@ -21,7 +21,7 @@ export function roleOf (at: AuthTable, record: Row): string | string[] | null {
 }
 
 /** The context of a user whose record is known (after login, or loaded per request). */
-export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt: Row): AuthContext {
+export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt: Row, aal: number): AuthContext {
   const { fields } = at
   const verified = fields.verified === undefined ? false : record[fields.verified.name] === true
   const meta = fields.meta === undefined ? {} : record[fields.meta.name]
@@ -35,7 +35,8 @@ export function contextFor (at: AuthTable, record: Row, sid: string | null, jwt:
     role: roleOf(at, record) as string | null,
     jwt,
     meta: meta !== null && typeof meta === 'object' ? meta as Record<string, unknown> : {},
-    record
+    record,
+    aal
   }
 }
 
@@ -56,7 +57,7 @@ function sessionCheck (db: Knex, at: AuthTable): SessionCheck {
       .andWhere('s.table_name', at.table.name)
       .whereNull('s.revoked_at')
       .andWhere('s.expires_at', '>', NOW)
-      .select(Object.fromEntries(at.table.visibleFields(false).map((f) => [`f_${f.name}`, `u.${f.name}`])))
+      .select({ ...Object.fromEntries(at.table.visibleFields(false).map((f) => [`f_${f.name}`, `u.${f.name}`])), s_aal: 's.aal' })
       .limit(1, { skipBinding: true }))
     checks.set(at, check)
   }
@@ -81,12 +82,13 @@ export async function userContext ({ db, direct, dialect }: Executor, at: AuthTa
   const now = nowSeconds()
   const [row]: Array<Row | undefined> = await runStatement(db, direct, check.statement, check.bindings.map((b) => (b === SID ? sid : b === NOW ? now : b)))
   if (row === undefined) return undefined
-  const columns = visible.map((f) => row[`f_${f.name}`])
+  // The session's level last: a session raised to 2 (a second factor turned on) is a new context.
+  const columns = [...visible.map((f) => row[`f_${f.name}`]), row.s_aal]
   const last = remembered.get(payload)
   if (last !== undefined && sameColumns(last.columns, columns)) return last.context
   const record = Object.fromEntries(visible.map((f, i) => [f.name, dialect.decode(f, columns[i])]))
   if (String(record[at.fields.uid.name]) !== id) return undefined
-  const context = contextFor(at, record, sid, payload)
+  const context = contextFor(at, record, sid, payload, Number(row.s_aal))
   remembered.set(payload, { columns, context })
   return context
 }
@@ -98,12 +100,13 @@ function sameColumns (a: unknown[], b: unknown[]): boolean {
 
 /**
  * The caller a user of `at` is, for server code acting on their behalf (`app.fastbase.callerFor`):
- * the context a token of theirs gives, without a session. Undefined when no such user exists.
+ * the context a token of theirs gives, without a session. Undefined when no such user exists. Its
+ * level is 1: server code has proven no second factor for the user (decision D243).
  */
 export async function callerForUser ({ db, dialect }: Executor, at: AuthTable, uid: string | number): Promise<AuthContext | undefined> {
   const visible = at.table.visibleFields(false)
   const row: Row | undefined = await db(at.table.name).select(visible.map((f) => f.name)).where(at.fields.uid.name, uid).first()
   if (row === undefined) return undefined
   const record = Object.fromEntries(visible.map((f) => [f.name, dialect.decode(f, row[f.name])]))
-  return contextFor(at, record, null, {})
+  return contextFor(at, record, null, {}, 1)
 }

@@ -2,7 +2,7 @@
 import { errors } from '../errors.js'
 import { INVALID_TOKEN } from './one-time-tokens.js'
 import { findById, isVerified, publicRecord } from './accounts.js'
-import { openSession, type SessionResponse } from './session-service.js'
+import { openSession, type SignInResponse } from './session-service.js'
 import type { AccountServices, Row } from './types.js'
 import type { AuthTableWith } from './table-with.js'
 import { reportUserWrite } from './user-changes.js'
@@ -29,7 +29,7 @@ export async function requestVerification (services: AccountServices, at: AuthTa
  * Marks the address verified (with what the table's beforeUpdate hooks add: decision D69). The
  * signed-in owner gets the record; a click from the email, with no session, gets a session.
  */
-export async function confirmVerification (services: AccountServices, at: AuthTableWith<'email' | 'verified'>, token: string, caller: AuthContext): Promise<{ record: Row } | SessionResponse> {
+export async function confirmVerification (services: AccountServices, at: AuthTableWith<'email' | 'verified'>, token: string, caller: AuthContext): Promise<{ record: Row } | SignInResponse> {
   const { fields } = at
   const owner = await services.oneTimeTokens.consume('verify_email', at.table.name, token)
   if (typeof owner === 'string') throw errors.badRequest(owner)

@@ -21,8 +21,11 @@ export interface CrudContext {
   dialect: Dialect
   table: TableDescriptor
   auth: AuthContext
-  /** Extra expression globals (`request`, `params`). */
-  globals?: Record<string, unknown>
+  /**
+   * Extra expression globals (`request`, `params`), or what makes them when first read: a route's
+   * `request.*` is built only for a plan that reads it (decision D210).
+   */
+  globals?: Record<string, unknown> | (() => Record<string, unknown>)
   /** Bounds on one request: page size, columns, answer size (decisions D7, D38). */
   limits: Limits
   /** false for action steps with applyTableRules: false. */
@@ -93,7 +96,8 @@ const globalsCache = new WeakMap<CrudContext, Record<string, unknown>>()
 export function globalsOf (ctx: CrudContext): Record<string, unknown> {
   let globals = globalsCache.get(ctx)
   if (globals === undefined) {
-    globals = { request: {}, params: {}, ...ctx.globals, auth: authGlobals(ctx.auth) }
+    const extra = typeof ctx.globals === 'function' ? ctx.globals() : ctx.globals
+    globals = { request: {}, params: {}, ...extra, auth: authGlobals(ctx.auth) }
     globalsCache.set(ctx, globals)
   }
   return globals

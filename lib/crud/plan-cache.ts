@@ -40,10 +40,11 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   let tableId = tableIds.get(ctx.table)
   if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
   const key = `${tableId}${ctx.auth.superadmin ? 'S' : ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
-  const globals = globalsOf(ctx)
   const shape = shapes.get(key)
   if (shape !== undefined) {
-    const cached = shape.plans.get(signature(shape.reads, globals))
+    // A shape whose plans read no global (trivial rules, an anonymous caller's public read) has one
+    // class: its hit builds no globals object at all (decision D210).
+    const cached = shape.plans.get(shape.reads.size === 0 ? '' : signature(shape.reads, globalsOf(ctx)))
     if (cached !== undefined) {
       planCacheCounts.hits++
       return cached.plan as P
@@ -63,7 +64,7 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
     heldBytes -= evicted.bytes
     entry.plans.delete(oldest)
   }
-  entry.plans.set(signature(entry.reads, globals), { plan, bytes })
+  entry.plans.set(signature(entry.reads, globalsOf(ctx)), { plan, bytes })
   entry.bytes += bytes
   heldBytes += bytes
   if (shape !== undefined && shape !== entry) heldBytes -= shape.bytes

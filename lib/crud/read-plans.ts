@@ -7,6 +7,7 @@ import { compileStatement, runStatement, type Statement } from '../db/statement.
 import type { OutputColumn } from './columns.js'
 import type { CrudContext } from './context.js'
 import { cachedPlan, fillSlots } from './plan-cache.js'
+import type { MaybePromise } from '../maybe-async.js'
 
 export { planCacheSize } from './plan-cache.js'
 
@@ -17,6 +18,8 @@ export interface PlannedStatement { statement: Statement, bindings: readonly Bin
 
 export interface ReadPlan {
   columns: OutputColumn[]
+  /** Every column is answered as the driver reads it (Dialect#readsAsIs): rows need no decoding, set by readPlan. */
+  asIs?: boolean
   /** undefined: the condition folded to false, nothing can match. */
   items?: PlannedStatement
   total?: PlannedStatement
@@ -32,18 +35,24 @@ export interface PrepareOptions extends Pick<Statement, 'planEachRun' | 'offThre
   wrap?: (sql: string) => string
 }
 
+const noWrap = (sql: string): string => sql
+
 /** The plan for this caller: from the cache, or built now and kept for its class. */
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
   return cachedPlan(ctx, shapeKey, (c) => {
     const trace = c.trace
-    const prepare = (query: Knex.QueryBuilder, { wrap = (sql: string) => sql, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
+    const prepare = (query: Knex.QueryBuilder, { wrap = noWrap, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
       const { statement, bindings } = compileStatement(query)
       const wrapped: Statement = { sql: wrap(statement.sql), native: wrap(statement.native) }
-      if (planEachRun === true) wrapped.planEachRun = true
+      // A plan for each run's values beats the generic one only when there are values: a statement
+      // without any (a count under a trivial rule) is planned once, named (decision D211).
+      if (planEachRun === true && (bindings.length > 0 || wrap !== noWrap)) wrapped.planEachRun = true
       if (offThread === true) wrapped.offThread = true
       return { statement: wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
     }
-    return build(c, prepare)
+    const plan = build(c, prepare)
+    plan.asIs = plan.columns.every((col) => col.nested === undefined && col.field !== undefined && c.dialect.readsAsIs(col.field))
+    return plan
   }, planBytes)
 }
 
@@ -52,6 +61,6 @@ function planBytes (plan: ReadPlan): number {
 }
 
 /** Runs a planned statement for this caller: slots take the caller's values, encoded for their column. */
-export async function runPlanned (ctx: CrudContext, planned: PlannedStatement, id?: string | number): Promise<Row[]> {
-  return await runStatement(ctx.db, ctx.direct, planned.statement, fillSlots(ctx, planned.bindings, id))
+export function runPlanned (ctx: CrudContext, planned: PlannedStatement, id?: string | number): MaybePromise<Row[]> {
+  return runStatement(ctx.db, ctx.direct, planned.statement, fillSlots(ctx, planned.bindings, id))
 }

@@ -6,6 +6,7 @@ import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
 import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
+import { andThen, type MaybePromise } from '../maybe-async.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
 export interface ReadParams {
@@ -215,18 +216,23 @@ function shapeOf (op: string, params: ReadParams): string {
   return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset, op === 'list' && params.estimateTotal === true])
 }
 
-async function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): Promise<Row[]> {
+function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): MaybePromise<Row[]> {
   if (planned === undefined) return []
-  const rows = await runPlanned(ctx, planned, id)
-  return rows.map((row) => decodeRow(ctx, plan.columns, row))
+  // The driver's rows hold the answer's keys in the answer's order (the select list names them):
+  // columns read as they are need no second object per row (decision D212).
+  if (plan.asIs === true) return runPlanned(ctx, planned, id)
+  return andThen(runPlanned(ctx, planned, id), (rows) => rows.map((row) => decodeRow(ctx, plan.columns, row)))
 }
 
-export async function select (ctx: CrudContext, params: ReadParams): Promise<Row[]> {
+// select, list and view answer at once when the database does (SQLite), without a promise
+// (decision D213); their callers await them either way. A failure may then be thrown rather than
+// rejected: every caller awaits them inside an async function, where both become a rejection.
+export function select (ctx: CrudContext, params: ReadParams): MaybePromise<Row[]> {
   const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {
     const p = planOf(c, params)
     return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }) }
   })
-  return await rowsOf(ctx, plan, plan.items)
+  return rowsOf(ctx, plan, plan.items)
 }
 
 /**
@@ -234,7 +240,7 @@ export async function select (ctx: CrudContext, params: ReadParams): Promise<Row
  * offset; with `skipTotal` nothing is counted and total is -1 (counting a large table costs more
  * than the page).
  */
-export async function list (ctx: CrudContext, params: ReadParams): Promise<{ items: Row[], total: number }> {
+export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ items: Row[], total: number }> {
   const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
     const p = planOf(c, params)
     if (p.condition === false) return { columns: p.columns }
@@ -253,9 +259,11 @@ export async function list (ctx: CrudContext, params: ReadParams): Promise<{ ite
     }
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
-  if (params.skipTotal === true) return { items: await rowsOf(ctx, plan, plan.items), total: -1 }
-  const [items, total] = await Promise.all([rowsOf(ctx, plan, plan.items), totalOf(ctx, plan, plan.total)])
-  return { items, total }
+  if (params.skipTotal === true) return andThen(rowsOf(ctx, plan, plan.items), (items) => ({ items, total: -1 }))
+  const items = rowsOf(ctx, plan, plan.items)
+  const total = totalOf(ctx, plan, plan.total)
+  if (!(items instanceof Promise) && !(total instanceof Promise)) return { items, total }
+  return Promise.all([items, total]).then(([rows, count]) => ({ items: rows, total: count }))
 }
 
 /**
@@ -271,16 +279,19 @@ function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan):
 }
 
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
-async function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): Promise<number> {
-  if (plan.estimate !== undefined && ctx.dialect.rowEstimate !== undefined) {
-    const estimated = ctx.dialect.rowEstimate.rows(await runPlanned(ctx, plan.estimate))
-    if (estimated >= ESTIMATE_EXACT_BELOW) return estimated
-  }
-  return Number((await runPlanned(ctx, total))[0].total)
+function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): MaybePromise<number> {
+  const exact = (): MaybePromise<number> => andThen(runPlanned(ctx, total), (rows) => Number(rows[0].total))
+  const estimator = ctx.dialect.rowEstimate
+  if (plan.estimate === undefined || estimator === undefined) return exact()
+  const estimate = plan.estimate
+  return (async () => {
+    const estimated = estimator.rows(await runPlanned(ctx, estimate))
+    return estimated >= ESTIMATE_EXACT_BELOW ? estimated : await exact()
+  })()
 }
 
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
-export async function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'select' | 'where'>): Promise<Row> {
+export function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'select' | 'where'>): MaybePromise<Row> {
   const value = idValue(ctx, id)
   const plan = readPlan(ctx, shapeOf('view', params), (c, prepare) => {
     const condition = and(idCondition(c, id), ruleFirst(ruleCondition(c, 'viewRule'), whereOf(c, params.where)))
@@ -289,7 +300,8 @@ export async function view (ctx: CrudContext, id: string, params: Pick<ReadParam
     const db = c.db
     return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true }), { offThread: c.budget.costly }) }
   })
-  const rows = await rowsOf(ctx, plan, plan.items, value)
-  if (rows.length === 0) throw errors.recordNotFound()
-  return rows[0]
+  return andThen(rowsOf(ctx, plan, plan.items, value), (rows) => {
+    if (rows.length === 0) throw errors.recordNotFound()
+    return rows[0]
+  })
 }

@@ -29,9 +29,10 @@ export type HookEvent = BeforeEvent | AfterEvent | AuthEvent
 /**
  * The auth flow making a write: its sign-up (the table's insert), a password changed, reset or
  * rehashed at login, an email verified, and the external sign-ins (a first one creates the account,
- * one proving an address nobody had proven takes the account over). Undefined for every other write.
+ * one proving an address nobody had proven takes the account over), and an email code's sign-in (which
+ * creates, takes over or verifies the same way). Undefined for every other write.
  */
-export type AuthSource = 'auth:sign-up' | 'auth:password-change' | 'auth:password-reset' | 'auth:password-rehash' | 'auth:verify-email' | 'auth:oauth' | 'auth:one-tap' | 'auth:login-token'
+export type AuthSource = 'auth:sign-up' | 'auth:password-change' | 'auth:password-reset' | 'auth:password-rehash' | 'auth:verify-email' | 'auth:oauth' | 'auth:one-tap' | 'auth:login-token' | 'auth:otp'
 
 interface WriteEventBase<Tables> {
   table: string

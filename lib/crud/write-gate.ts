@@ -13,6 +13,7 @@ import { cachedPlan } from './plan-cache.js'
  * caller (`auth.uid != null` when anonymous), is a 403 now rather than after the upload.
  */
 export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
+  assertAssurance(ctx)
   if (ctx.auth.admin || !ctx.applyRules) return
   const possible = cachedPlan(ctx, `mayWrite:${rules.join(',')}`, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
     ruleCondition(traced, rule, { newValues: rule === 'createRule' ? 'row' : new Map() }) !== false), NOTHING_HELD)
@@ -25,10 +26,20 @@ export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
  * update or delete rule that folds to false is not: such a write narrows to no rows, as in teenybase.
  */
 export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
+  assertAssurance(ctx)
   if (ctx.auth.admin || !ctx.applyRules) return
   const possible = cachedPlan(ctx, `mayTry:${rules.join(',')}`, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
     (rule !== 'createRule' || ruleCondition(traced, rule, { newValues: 'row' }) !== false)), NOTHING_HELD)
   if (!possible) throw errors.forbidden()
+}
+
+/**
+ * A table whose writes need a second factor (rules `mfaForWrites`, decision D244): a caller the rules
+ * apply to, below level 2, is refused whatever the rules say; an auth flow's own write (sign-up) is
+ * the flow's. Admins meet `admin.requireMfa` at sign-in instead. Every write path calls it (lib/crud/write.ts).
+ */
+export function assertAssurance (ctx: CrudContext): void {
+  if (ctx.table.mfaForWrites && ctx.applyRules && !ctx.auth.admin && ctx.auth.aal < 2 && ctx.source === undefined) throw errors.mfaRequired()
 }
 
 /** A decision holds no SQL text: it counts nothing against the cache's bound on text held. */

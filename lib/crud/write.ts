@@ -16,6 +16,7 @@ import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransact
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
+import { assertAssurance } from './write-gate.js'
 import { decidedBeforeWriting } from './create-precheck.js'
 import { runWriteStatement } from '../db/statement.js'
 import { assertReferencesViewable, checkedReferences, COMPUTED } from './references.js'
@@ -170,6 +171,7 @@ function compiledValue (ctx: CrudContext, what: string, text: string, field: Tab
 }
 
 export async function insert (ctx: CrudContext, params: InsertParams): Promise<Row[]> {
+  assertAssurance(ctx)
   const expr = Array.isArray(params.expr) ? params.expr : params.expr === undefined ? [] : [params.expr]
   const inputs = Array.isArray(params.values) ? [...params.values] : [params.values]
   // Rows given only by expressions still need one (empty) values object each.
@@ -462,6 +464,7 @@ function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | un
 }
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
+  assertAssurance(ctx)
   const hooks = ctx.table.writeHooks
   refuseLocked(ctx, [...Object.keys(params.setValues ?? {}), ...Object.keys(params.set ?? {})], 'update')
   if (needsHookTransaction(ctx, 'beforeUpdate')) return await inHookTransaction(ctx, async (tctx) => await update(tctx, params, extra))
@@ -524,6 +527,7 @@ const SHOWN_ALIAS = 'fb_shown'
 
 /** Update one record by id (404 when missing or hidden); `or=INSERT` creates it when it does not exist. */
 export async function edit (ctx: CrudContext, id: string, body: Row, query: EditQuery): Promise<Row> {
+  assertAssurance(ctx)
   const uid = ctx.table.uid
   if (uid === undefined) throw errors.recordNotFound()
   if (Object.keys(body).length === 0) throw errors.badRequest('Nothing to update: the body names no field')
@@ -591,6 +595,7 @@ async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, return
 // ---------------------------------------------------------------- delete
 
 export async function remove (ctx: CrudContext, params: DeleteParams): Promise<Row[]> {
+  assertAssurance(ctx)
   // Before the where is compiled: compiled twice, its searches would count twice (decision D85).
   if (needsHookTransaction(ctx, 'beforeDelete')) return await inHookTransaction(ctx, async (tctx) => await remove(tctx, params))
   const condition = ruleFirst(ruleCondition(ctx, 'deleteRule'), whereOf(ctx, params.where))

@@ -14,10 +14,17 @@ export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statem
   return { statement: { sql: compiled.sql, native: native.sql }, bindings: native.bindings }
 }
 
-/** Rows of a read: on the direct runner outside transactions when it takes it, else through Knex. */
-export async function runStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, statement: Statement, bindings: readonly Binding[]): Promise<Row[]> {
+/**
+ * Rows of a read: on the direct runner outside transactions when it takes it, else through Knex.
+ * SQLite's direct runner answers at once, and so does this (decision D213).
+ */
+export function runStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, statement: Statement, bindings: readonly Binding[]): Row[] | Promise<Row[]> {
   const rows = db.isTransaction === true ? undefined : direct?.read(statement, bindings)
-  return rows ?? rowsOf(await db.raw(statement.sql, bindings))
+  return rows ?? knexRows(db.raw(statement.sql, bindings))
+}
+
+async function knexRows (query: Knex.Raw): Promise<Row[]> {
+  return rowsOf(await query)
 }
 
 /** A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause. */

@@ -73,6 +73,14 @@ function decode (field: TableField | undefined, value: unknown): unknown {
   return value
 }
 
+/**
+ * Dates and booleans may be decoded, and so may any column whose SQL type pg reads as a Date (date,
+ * timestamp); every other value arrives as the answer has it.
+ */
+function readsAsIs (field: TableField): boolean {
+  return field.type !== 'date' && field.type !== 'bool' && !/date|time/i.test(field.sqlType ?? '')
+}
+
 /** Parameter type for a constant whose column is unknown: PostgreSQL cannot infer `unknown` inside functions. */
 function castFor (value: unknown): string {
   if (typeof value === 'string') return 'text'
@@ -150,6 +158,7 @@ export const postgres: Dialect = {
   search: postgresSearch,
   encode,
   decode,
+  readsAsIs,
   rawRows: (result) => (result as { rows?: Record<string, unknown>[] }).rows ?? [],
   constraintViolation (error, table) {
     const e = fieldsOf(error)

@@ -53,6 +53,11 @@ function decode (field: TableField | undefined, value: unknown): unknown {
   }
 }
 
+/** Booleans (0/1), json (text) and dates (stored text) are decoded; every other value is answered as read. */
+function readsAsIs (field: TableField): boolean {
+  return field.type !== 'bool' && field.type !== 'json' && field.type !== 'date'
+}
+
 /** SQLite's affinity rules on a declared type, where CAST gives the same storage class: TEXT, INTEGER or REAL. */
 function affinityOf (field: TableField): string | undefined {
   const type = sqliteDdl.columnType(field)
@@ -119,6 +124,7 @@ export const sqlite: Dialect = {
   search: sqliteSearch,
   encode,
   decode,
+  readsAsIs,
   rawRows: (result) => (Array.isArray(result) ? result : []),
   constraintViolation (error, table) {
     const code = errorCode(error)

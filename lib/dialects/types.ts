@@ -132,6 +132,8 @@ export interface Dialect extends DdlDialect {
   encode(field: TableField, value: unknown): Binding
   /** Value read from the driver -> JSON value for responses (decision D1). */
   decode(field: TableField | undefined, value: unknown): unknown
+  /** True when `decode(field, v)` is `v` for every value the driver reads from this column: rows of such columns are answered as read. */
+  readsAsIs(field: TableField): boolean
   /** Rows of a `knex.raw` result (drivers shape them differently). */
   rawRows(result: unknown): Record<string, unknown>[]
 

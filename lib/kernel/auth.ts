@@ -17,6 +17,10 @@ import { ownIssuerOf } from '../auth/id-tokens.js'
 import { passwordWriteHooks } from '../auth/password-writes.js'
 import { SessionStore, sha256 } from '../auth/sessions.js'
 import { OneTimeTokens } from '../auth/one-time-tokens.js'
+import { MfaStore } from '../auth/mfa-store.js'
+import { EmailCodes } from '../auth/email-codes.js'
+import { DatabaseRateLimitStore } from '../auth/rate-limit-store.js'
+import { memoryAddressLimit, sharedAddressLimit, unlimited } from '../auth/address-limit.js'
 import { createMailer, type Mailer } from '../auth/mailer.js'
 import { FILE_TOKEN_KEY_SUFFIX } from '../auth/file-tokens.js'
 import { schedulePurge } from '../auth/purge-schedule.js'
@@ -84,6 +88,10 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
   }))
   const limits = config.rateLimit
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
+  // Per-address counters of the email-code flows (decision D240): the fleet's store where instances share the database.
+  const addressLimit = limits === false
+    ? unlimited
+    : dialect.sharedByInstances ? sharedAddressLimit(new DatabaseRateLimitStore(db, (err) => log.warn({ err }, 'rate limit store failed'), 'address ')) : memoryAddressLimit()
   // Started once the app is ready: an app that fails to start has nothing to purge with.
   let stopPurge: (() => Promise<void>) | undefined
   life.onReady(() => { stopPurge = schedulePurge(db, (err) => log.warn({ err }, 'purging expired auth rows failed')) })
@@ -103,6 +111,10 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
     changes: () => executor.changes,
     hooks: executor.hooks,
     oneTimeTokens: new OneTimeTokens(db),
+    mfa: new MfaStore(db),
+    // A table's email codes are hashed with its token secret: a copy of the database alone cannot test guesses.
+    emailCodes: new EmailCodes(db, (name) => sha256(`fastbase-email-code:${config.jwtSecret}${tables.get(name)?.ext.jwtSecret ?? ''}`)),
+    addressLimit,
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
     cookie: authCookieOf(config.appUrl, config.authCookie),

@@ -19,7 +19,8 @@ import type { RealtimeHub } from '../realtime/hub.js'
 import type { PgBus } from '../realtime/pg-bus.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { ProvenCallers } from '../auth/proven-callers.js'
-import type { AccountServices, AuthTable, TokenKey } from '../auth/types.js'
+import type { AuthTable, TokenKey } from '../auth/types.js'
+import type { OtpServices } from '../auth/otp-flows.js'
 import type { AdminSecrets } from '../auth/admin-tokens.js'
 import type { AdminRole } from '../auth-context.js'
 import type { RemoteKeySets } from '../auth/key-sets.js'
@@ -144,7 +145,7 @@ export interface KernelServices {
 }
 
 /** The auth services (lib/kernel/auth.ts builds them). */
-export interface AuthServices extends AccountServices {
+export interface AuthServices extends OtpServices {
   tables: Map<string, AuthTable>
   /** Who signs in as which admin role (lib/auth/admin-tokens.ts). */
   adminSecrets: AdminSecrets

@@ -31,6 +31,8 @@ export interface TableDescriptor {
   /** Parsed field rules: who may read each field (decision D96). */
   fieldRules: ReadonlyMap<string, Expr>
   hasRulesExtension: boolean
+  /** Writes by users need a session with a second factor (rules `mfaForWrites`, decision D244). */
+  mfaForWrites: boolean
   auth?: AuthExtension
   /** Fields a caller may see, in config order. */
   visibleFields: (seesHidden: boolean) => TableField[]
@@ -141,6 +143,7 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
     rules,
     fieldRules: parseFieldRules(table, rulesExt?.fieldRules, problems),
     hasRulesExtension: rulesExt !== undefined,
+    mfaForWrites: rulesExt?.mfaForWrites === true,
     auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
     visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
     search: searchIndexOf(table),

@@ -10,7 +10,7 @@ import { insert } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 import { findById, publicRecord } from '../../lib/auth/accounts.js'
 import { loginWithPassword, refreshSession } from '../../lib/auth/account-flows.js'
-import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SessionResponseSchema, SignInResponseSchema, SuccessSchema } from './session-response.js'
 import { openSession } from '../../lib/auth/session-service.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
@@ -37,7 +37,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
     const signUpBody = Type.Object(insertRecordSchema(at.table.data).properties, { title: `${at.table.name} sign-up` })
     app.post(`${base}/sign-up`, {
       config: limited(),
-      schema: { tags, summary: `Create a ${at.table.name} account`, ...doc.signUp(), body: signUpBody, response: { 200: SessionResponseSchema, ...errorResponses } }
+      schema: { tags, summary: `Create a ${at.table.name} account`, ...doc.signUp(), body: signUpBody, response: { 200: SignInResponseSchema, ...errorResponses } }
     }, async (request) => {
       // The ordinary insert path: createRule, noInsert, validation and password hashing all apply.
       const values = Object.fromEntries(Object.entries(request.body).filter(([key]) => Object.hasOwn(signUpBody.properties, key)))
@@ -55,7 +55,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
         summary: 'Log in with an email or username and a password',
         ...doc.loginPassword(),
         body: LoginBody,
-        response: { 200: SessionResponseSchema, ...errorResponses }
+        response: { 200: SignInResponseSchema, ...errorResponses }
       }
     }, async (request) => {
       const { body } = request

@@ -16,7 +16,9 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
   const fields = view.auth?.fields
   const password = fields?.password?.name ?? 'password'
   const confirm = fields?.confirmName === undefined ? {} : { [fields.confirmName]: EXAMPLE_PASSWORD }
-  const session = (description: string) => ({ 200: { description, content: json(b.session(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view) }) } })
+  const session = (description: string) => ({ 200: { description, content: json(b.session(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
+  // A sign-in that a second factor can stop answers its challenge instead (decision D242).
+  const signIn = (description: string) => ({ 200: { description: `${description}, or the challenge of the second factor when the user has TOTP on (complete it with mfa/verify)`, content: json(b.signIn(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
   const success = (description: string) => ({ 200: { description, content: { 'application/json': { schema: { type: 'object', required: ['success'], properties: { success: { type: 'boolean' } } }, example: { success: true } } } } })
   const id = (name: string) => `${t}_auth_${name}`
   // Functions: a component exists once a route refers to it.
@@ -32,7 +34,7 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
       'x-document': {
         errors: [...BODIED, ...limited],
         bodyExample: { identity: exampleValue(table, fields?.email ?? fields?.username ?? table.fieldList[0], undefined, 1), password: EXAMPLE_PASSWORD },
-        responses: session('A new session')
+        responses: signIn('A new session')
       }
     }),
     refreshToken: (): Declared => ({
@@ -58,7 +60,7 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
     }),
     confirmPasswordReset: (): Declared => ({
       operationId: id('confirm_password_reset'),
-      'x-document': { errors: [...BODIED, ...limited], bodyExample: { token: 'the token from the reset email', [password]: EXAMPLE_PASSWORD, ...confirm }, responses: session('A new session (every other session is revoked)') }
+      'x-document': { errors: [...BODIED, ...limited], bodyExample: { token: 'the token from the reset email', [password]: EXAMPLE_PASSWORD, ...confirm }, responses: signIn('A new session (every other session is revoked)') }
     }),
     requestVerification: (): Declared => ({ operationId: id('request_verification'), 'x-document': { errors: [...BODIED, ...limited], responses: success('Sent') } }),
     confirmVerification: (): Declared => ({
@@ -66,13 +68,13 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
       'x-document': {
         errors: [...BODIED, ...limited],
         bodyExample: { token: 'the token from the verification email' },
-        responses: { 200: { description: 'The verified account (with a new session when the caller was not signed in as it)', content: json({ anyOf: [b.session(view), { type: 'object', required: ['record'], properties: { record: b.record(view) } }] }) } }
+        responses: { 200: { description: 'The verified account (with a new session when the caller was not signed in as it)', content: json({ anyOf: [b.session(view), b.mfaChallenge(), { type: 'object', required: ['record'], properties: { record: b.record(view) } }] }) } }
       }
     }),
-    loginToken: (): Declared => ({ operationId: id('login_token'), 'x-document': { errors: [400, 401, 403, 500, 503, ...limited], responses: session('A session for the external token\'s user (found by verified email, or created)') } }),
+    loginToken: (): Declared => ({ operationId: id('login_token'), 'x-document': { errors: [400, 401, 403, 500, 503, ...limited], responses: signIn('A session for the external token\'s user (found by verified email, or created)') } }),
     oneTap: (provider: string): Declared => ({
       operationId: id(`${provider}-login`.replace(/[^A-Za-z0-9]+/g, '_')),
-      'x-document': { errors: [...BODIED, 403, ...limited], responses: session('The session (the auth cookie is set when authCookie is configured)') }
+      'x-document': { errors: [...BODIED, 403, ...limited], responses: signIn('The session (the auth cookie is set when authCookie is configured)') }
     }),
     oauth: (): Declared => ({
       operationId: id('oauth'),
@@ -90,12 +92,43 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
       'x-document': {
         errors: [400, 401, 403, 404, 500, 502, 503, ...limited],
         responses: {
-          ...session('The session, when no authCookie is configured'),
-          302: { description: 'With authCookie configured: the cookie is set and the browser sent to the flow\'s redirect (with `error` and `error_description` on a refusal)', headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } } }
+          ...signIn('The session, when no authCookie is configured'),
+          302: { description: 'With authCookie configured: the cookie is set and the browser sent to the flow\'s redirect (with `error` and `error_description` on a refusal, with `mfa_challenge` and no cookie when a second factor is due)', headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } } }
         }
       }
     })
   }
 }
 
+/** The API document's part for the email-code and second-factor routes of one auth table. */
+export function otpMfaDocument (b: DocumentComponents, table: TableDescriptor) {
+  const view = b.view(table)
+  const t = table.name
+  const limited = b.rateLimited ? [429] : []
+  const email = view.auth?.fields.email
+  const emailExample = email === undefined ? 'ada@example.com' : exampleValue(table, email, undefined, 1)
+  const ok = ok200('Accepted (a code is sent when the address may sign in)')
+  const signIn = { 200: { description: 'A new session, or the challenge of the second factor when the user has TOTP on', content: json(b.signIn(view)) } }
+  const id = (name: string) => `${t}_auth_${name}`
+  return {
+    requestOtp: (): Declared => ({ operationId: id('request_otp'), 'x-document': { errors: [...BODIED, ...limited], bodyExample: { email: emailExample }, responses: ok } }),
+    loginOtp: (): Declared => ({ operationId: id('login_otp'), 'x-document': { errors: [...BODIED, 403, ...limited], bodyExample: { email: emailExample, code: '123456' }, responses: signIn } }),
+    mfaEnroll: (): Declared => ({
+      operationId: id('mfa_totp_enroll'),
+      'x-document': { errors: [...BODIED, 403, ...limited], responses: { 200: { description: 'A new secret, on once confirmed', content: json(TOTP_ENROLLMENT, { secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP', uri: 'otpauth://totp/Acme:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Acme&algorithm=SHA1&digits=6&period=30' }) } } }
+    }),
+    mfaConfirm: (): Declared => ({
+      operationId: id('mfa_totp_confirm'),
+      'x-document': { errors: [...BODIED, 403, ...limited], bodyExample: { code: '123456' }, responses: { 200: { description: 'TOTP is on; the recovery codes are shown this once', content: json(RECOVERY_CODES) } } }
+    }),
+    mfaDisable: (): Declared => ({ operationId: id('mfa_totp_disable'), 'x-document': { errors: [...BODIED, 403, ...limited], bodyExample: { code: '123456' }, responses: ok200('TOTP is off') } }),
+    mfaVerify: (): Declared => ({ operationId: id('mfa_verify'), 'x-document': { errors: [...BODIED, ...limited], bodyExample: { challenge: 'the challenge of the sign-in', code: '123456' }, responses: { 200: { description: 'The session, at level 2', content: json(b.session(view)) } } } })
+  }
+}
+
+export const TOTP_ENROLLMENT = { type: 'object', required: ['secret', 'uri'], properties: { secret: { type: 'string', description: 'Base32 TOTP secret' }, uri: { type: 'string', description: 'otpauth:// URI for an authenticator app (a QR code)' } } }
+export const RECOVERY_CODES = { type: 'object', required: ['recovery_codes'], properties: { recovery_codes: { type: 'array', items: { type: 'string' }, description: 'One-time codes, each usable once instead of a TOTP code' } } }
+const ok200 = (description: string) => ({ 200: { description, content: json({ type: 'object', required: ['success'], properties: { success: { type: 'boolean' } } }, { success: true }) } })
+
 export type AuthDocument = ReturnType<typeof authDocument>
+export type OtpMfaDocument = ReturnType<typeof otpMfaDocument>

@@ -12,7 +12,8 @@ import { errors } from '../../lib/errors.js'
 import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/id-tokens.js'
 import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
 import { originVerdict, originsOf } from '../../lib/auth/request-origin.js'
-import { SessionResponseSchema } from './session-response.js'
+import { SignInResponseSchema } from './session-response.js'
+import { isChallenge } from '../../lib/auth/session-service.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
@@ -55,7 +56,7 @@ export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: Route
       ...doc.loginToken(),
       description: 'The issuer must be configured in authProviders with a secret (HS256) or a jwksUrl; exp is required, aud must name the clientId when one is configured.',
       security: [{ bearerAuth: [] }],
-      response: { 200: SessionResponseSchema, ...errorResponses }
+      response: { 200: SignInResponseSchema, ...errorResponses }
     }
   }, async (request) => {
     const token = bearerOf(request)
@@ -92,7 +93,7 @@ function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: I
         'A browser\'s post must come from appUrl\'s origin, an allowedRedirectUrls origin or the provider\'s (Origin, else Sec-Fetch-Site: same-origin); a form post that states neither is refused too.',
       consumes: [FORM, 'application/json'],
       body: OneTapBody,
-      response: { 200: SessionResponseSchema, ...errorResponses }
+      response: { 200: SignInResponseSchema, ...errorResponses }
     }
   }, async (request, reply) => {
     const body: Static<typeof OneTapBody> = request.body ?? {}
@@ -116,7 +117,8 @@ function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: I
       token = body.token
     }
     const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)), 'auth:one-tap')
-    setAuthCookie(app, reply, session.token, at.tokenDuration)
+    // A challenge sets no cookie: the second factor is still to come (decision D242).
+    if (!isChallenge(session)) setAuthCookie(app, reply, session.token, at.tokenDuration)
     return session
   })
 }

@@ -1,4 +1,4 @@
-// Auth routes: per auth table under /table/{table}/auth/, plus POST /auth/logout and POST /admin/login.
+// Auth routes: per auth table under /table/{table}/auth/, plus POST /auth/logout, POST /admin/login and /admin/mfa/.
 // Registered with Fastify's `prefix` option (/api/v1). Body keys a route does not name are ignored, as
 // teenybase does (decision D36): each route reads only its own keys, and sign-up, the one route that
 // writes its body, keeps only the table's fields.
@@ -16,7 +16,10 @@ import { SuccessSchema } from './session-response.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { documentComponents } from '../../schemas/openapi/components.js'
-import { authDocument } from './document.js'
+import { authDocument, otpMfaDocument } from './document.js'
+import { otpRoutes } from './otp-routes.js'
+import { mfaRoutes } from './mfa-routes.js'
+import { authTablesFor } from '../../lib/internal/tables.js'
 
 export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   const { auth } = app.fastbase
@@ -26,12 +29,15 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
   }
   const contextOf = (request: FastifyRequest, at: AuthTable): CrudContext => crudContext(app.fastbase.executor, at.table, callerOf(request), { requestId: request.id })
   for (const at of auth.tables.values()) {
-    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf, doc: authDocument(documentComponents(app.fastbase), at.table) }
+    const components = documentComponents(app.fastbase)
+    const kit: RouteKit = { base: `/table/${at.table.name}/auth`, tags: [`${at.table.name} auth`], limited, crudContext: contextOf, doc: authDocument(components, at.table), otpDoc: otpMfaDocument(components, at.table) }
     accountRoutes(app, at, kit)
     passwordRoutes(app, at, kit)
     verificationRoutes(app, at, kit)
     await externalRoutes(app, at, kit)
     oauthRoutes(app, at, kit)
+    otpRoutes(app, at, kit)
+    mfaRoutes(app, at, kit)
   }
 
   app.post('/auth/logout', {
@@ -40,5 +46,6 @@ export default async function authRoutes (app: TypeBoxApp): Promise<void> {
     clearAuthCookie(app, reply)
     return { success: true }
   })
-  adminLoginRoute(app, limited)
+  // The admin roles' second factor lives in the auth state's tables, which exist only where they are made.
+  adminLoginRoute(app, limited, authTablesFor(app.fastbase.config).length > 0)
 }

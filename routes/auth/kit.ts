@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
 import type { CrudContext } from '../../lib/crud/context.js'
-import type { AuthDocument } from './document.js'
+import type { AuthDocument, OtpMfaDocument } from './document.js'
 
 export interface RouteKit {
   base: string
@@ -13,6 +13,8 @@ export interface RouteKit {
   crudContext: (request: FastifyRequest, at: AuthTable) => CrudContext
   /** What the API document says of this table's auth routes. */
   doc: AuthDocument
+  /** ... and of its email-code and second-factor routes. */
+  otpDoc: OtpMfaDocument
 }
 
 /**

@@ -9,7 +9,8 @@ import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
 import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth-flow.js'
 import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth-state.js'
 import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/redirects.js'
-import { SessionResponseSchema } from './session-response.js'
+import { SignInResponseSchema } from './session-response.js'
+import { isChallenge } from '../../lib/auth/session-service.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
@@ -112,7 +113,7 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
         error_description: Type.Optional(Type.String({ maxLength: 2048 })),
         iss: Type.Optional(Type.String({ maxLength: 2048 }))
       }),
-      response: { 200: SessionResponseSchema, 302: RedirectSchema, ...errorResponses }
+      response: { 200: SignInResponseSchema, 302: RedirectSchema, ...errorResponses }
     }
   }, async (request, reply) => {
     const { provider } = request.params
@@ -125,7 +126,14 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
     try {
       const { session, redirect } = await finishFlow(ctx, provider, request.query, nonce)
       clearState()
-      if (!setAuthCookie(app, reply, session.token, at.tokenDuration)) return session
+      if (config.authCookie === undefined) return session
+      if (isChallenge(session)) {
+        // A second factor is due: no cookie yet; the app's page finishes with mfa/verify (decision D242).
+        const target = new URL(redirect, publicUrl)
+        target.searchParams.set('mfa_challenge', session.challenge)
+        return await reply.redirect(target.href, 302)
+      }
+      setAuthCookie(app, reply, session.token, at.tokenDuration)
       return await reply.redirect(redirect, 302)
     } catch (err) {
       if (!(err instanceof OAuthCallbackError)) throw err

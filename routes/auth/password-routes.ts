@@ -7,7 +7,7 @@ import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
 import { changePassword, confirmPasswordReset, requestPasswordReset } from '../../lib/auth/password-flows.js'
-import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
@@ -66,7 +66,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
       summary: 'Set a new password with a reset token; every session is revoked and a new one returned',
       ...doc.confirmPasswordReset(),
       body: passwordBody({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
-      response: { 200: SessionResponseSchema, ...errorResponses }
+      response: { 200: SignInResponseSchema, ...errorResponses }
     }
   }, async (request) => await confirmPasswordReset(services, at, request.body.token, request.body))
 }

@@ -7,7 +7,7 @@ import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
 import { confirmVerification, requestVerification } from '../../lib/auth/verification-flows.js'
-import { SessionResponseSchema, SuccessSchema } from './session-response.js'
+import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 
@@ -36,7 +36,7 @@ export function verificationRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKi
       summary: 'Confirm an email address with a verification token',
       ...doc.confirmVerification(),
       body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 255 }) }),
-      response: { 200: Type.Union([SessionResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
+      response: { 200: Type.Union([SignInResponseSchema, Type.Object({ record: Type.Record(Type.String(), Type.Unknown()) })]), ...errorResponses }
     }
   }, async (request) => {
     return await confirmVerification(services, at, request.body.token, callerOf(request))

@@ -44,6 +44,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 // Registered with Fastify's `prefix` option (e.g. /api/v1), which Fastify adds to every path here.
 export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
   const { descriptors: tables, limits } = app.fastbase
+  const appUrl = app.fastbase.config.appUrl
   const q = querySchemas(limits)
   // Writes (and select/list) may come as forms, as teenybase clients send them (decision D36).
   urlencodedBodies(app)
@@ -52,7 +53,8 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     // A viewer admin may read everything and write nothing (decision D15).
     if (write && callerOf(request).adminRole === 'viewer') throw errors.forbidden()
     return crudContext(app.fastbase.executor, table, callerOf(request), {
-      globals: { request: requestGlobals(request, app.fastbase.config.appUrl) },
+      // Built when a plan reads `request.*` (a plan hit that reads no global never does).
+      globals: () => ({ request: requestGlobals(request, appUrl) }),
       files: request.fileTracker,
       requestId: request.id
     })
@@ -77,7 +79,9 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     const consumes = { consumes: ['application/json', FORM, 'multipart/form-data'] }
 
     // select and list take the same parameters as a query string (GET, which has no body) or as a
-    // body (POST: JSON or a form; validated, so always there).
+    // body (POST: JSON or a form; validated, so always there). The read handlers are not async:
+    // a SQLite read answers at once and Fastify sends it with no promise (decision D213); Fastify
+    // catches what they throw as it catches a rejection.
     const reads = [
       ['select', `Select ${table.name} records`, s.records, select, doc.select],
       ['list', `List ${table.name} records with the total`, s.list, list, doc.list]
@@ -85,17 +89,17 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     for (const [op, summary, response, run, declared] of reads) {
       app.get(`${base}/${op}`, {
         schema: { ...read(summary, response), ...declared('get'), querystring: q.read }
-      }, async (request, reply) => {
+      }, (request, reply) => {
         inListOrder(reply, request.query.select)
-        return await run(context(request, table, false), request.query)
+        return run(context(request, table, false), request.query)
       })
     }
     for (const [op, summary, response, run, declared] of reads) {
       app.post(`${base}/${op}`, {
         schema: { ...read(summary, response), ...declared('post'), body: q.read, consumes: ['application/json', FORM] }
-      }, async (request, reply) => {
+      }, (request, reply) => {
         inListOrder(reply, request.body.select)
-        return await run(context(request, table, false), request.body)
+        return run(context(request, table, false), request.body)
       })
     }
     app.post(`${base}/insert`, {
@@ -123,9 +127,9 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
       schema: { ...read(`View one ${table.name} record`, s.record), ...doc.view(), params: IdParamsSchema, querystring: q.view }
-    }, async (request, reply) => {
+    }, (request, reply) => {
       inListOrder(reply, request.query.select)
-      return await view(context(request, table, false), request.params.id, request.query)
+      return view(context(request, table, false), request.params.id, request.query)
     })
     app.post(`${base}/edit/:id`, {
       ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),

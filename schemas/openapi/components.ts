@@ -352,12 +352,36 @@ export class DocumentComponents {
     const name = `${view.table.name}.session`
     this.schemas[name] ??= {
       type: 'object',
-      required: ['token', 'refresh_token', 'record'],
+      required: ['token', 'refresh_token', 'record', 'aal'],
       properties: {
         token: { type: 'string', description: 'Access token (JWT): send it as `Authorization: Bearer <token>`' },
         refresh_token: { type: 'string', description: 'Single-use refresh token (rotated by refresh-token)' },
         record: { ...this.record(view), description: 'The signed-in account (noSelect fields omitted)' },
-        verified: { type: 'boolean', description: 'Whether the email address is verified' }
+        verified: { type: 'boolean', description: 'Whether the email address is verified' },
+        aal: { type: 'integer', enum: [1, 2], description: 'Authenticator assurance level: 2 when the sign-in proved a second factor (rules read it as `auth.aal`)' }
+      }
+    }
+    return this.ref(name)
+  }
+
+  /** What a sign-in answers: the session, or the challenge of the second factor (decision D242). */
+  signIn (view: TableView): Json {
+    const name = `${view.table.name}.sign-in`
+    this.schemas[name] ??= { anyOf: [this.session(view), this.mfaChallenge()] }
+    return this.ref(name)
+  }
+
+  /** What a sign-in of a user with a second factor on answers instead of a session (mfa/verify completes it). */
+  mfaChallenge (): Json {
+    const name = 'MfaChallenge'
+    this.schemas[name] ??= {
+      type: 'object',
+      required: ['mfa_required', 'challenge', 'expires_in', 'methods'],
+      properties: {
+        mfa_required: { type: 'boolean', enum: [true] },
+        challenge: { type: 'string', description: 'Single use, for mfa/verify' },
+        expires_in: { type: 'integer', description: 'Seconds the challenge lives' },
+        methods: { type: 'array', items: { type: 'string', enum: ['totp', 'recovery_code'] } }
       }
     }
     return this.ref(name)

@@ -1,0 +1,372 @@
+// The items scenario set (decision D215): the most common public read and write of a small project, the
+// way an outside harness measures it. One table `items` in teenybase shape, every rule 'true',
+// anonymous callers, 10,000 small rows seeded through the API; fastbase started exactly as
+// `npm start` starts it (package.json's start script, NODE_ENV=production, the config in the working
+// directory, nothing else set); the ceiling (bench/items-ceiling.mjs) the same routes by hand on bare
+// Fastify with prepared statements. Answers are compared byte for byte first, then the two servers
+// take turns in short slices (0.5 s each, A B A B), so load from other jobs hits both alike.
+//
+// Per scenario it reports req/s, p99 over every response, and CPU time per request: of each server's
+// Node process (every thread's time on a CPU, from /proc/<pid>/task/*/schedstat, nanoseconds: the
+// figure process.cpuUsage() gives inside it, read from outside since `npm start` has no channel to
+// ask) and, on PostgreSQL, of the database backends serving that server's connections (found through
+// the server's sockets and pg_stat_activity.client_port). Then a steady-load check that the heap
+// after each scavenge stays level (nothing a request allocates outlives it), read from --trace-gc.
+import { spawn, fork } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { loadavg } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { itemsConfig } from './project.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, '..')
+export const ITEM_COUNT = 10_000
+const SEED_BATCH = 500
+const EDITED_ID = 5000
+const SLICE_SECONDS = 0.5
+const HEALTHY_WITHIN_MS = 60_000
+/** Bytes per request the heap may keep between scavenges before the check fails: D84's leak kept ~600; a loaded machine keeps more requests in flight across a scavenge, so some are promoted anyway. */
+const RETAINED_BYTES_LIMIT = 256
+/** Fewer scavenges than this in the heap check's run say nothing about a trend. */
+const MIN_SCAVENGES = 10
+const PREFIX = '/api/v1/table/items'
+const json = { 'content-type': 'application/json' }
+
+/** The scenarios, in the order they run: reads first (writes change what they answer). `--only` names them with or without `items-`. */
+export function itemScenarios () {
+  const insertBody = JSON.stringify({ values: { title: 'A new item', body: 'Inserted by the bench.', n: 7, created: '2026-01-01 00:00:00' }, returning: '*' })
+  return [
+    // select 20 rows, list 20 rows + total, view by id, insert one row returning *, edit one row by id.
+    { name: 'items-select', request: { method: 'GET', path: `${PREFIX}/select?limit=20&order=-id` } },
+    { name: 'items-list', request: { method: 'GET', path: `${PREFIX}/list?limit=20&order=-id` } },
+    { name: 'items-view', request: { method: 'GET', path: `${PREFIX}/view/${EDITED_ID}` } },
+    { name: 'items-insert', write: true, request: { method: 'POST', path: `${PREFIX}/insert`, headers: json, body: insertBody } },
+    { name: 'items-edit', write: true, request: { method: 'POST', path: `${PREFIX}/edit/${EDITED_ID}`, headers: json, body: JSON.stringify({ n: 0 }) } }
+  ]
+}
+
+// ------------------------------------------------------------------ servers
+
+async function freePort () {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address()
+  server.close()
+  return port
+}
+
+/** package.json's start script as words: `node <flags> scripts/start.mjs <arguments>`. */
+function startCommand () {
+  const start = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
+  const words = start.trim().split(/\s+/)
+  if (words[0] !== 'node' || !words.includes('scripts/start.mjs')) throw new Error(`bench: cannot read package.json's start script: ${start}`)
+  return words.slice(1)
+}
+
+/**
+ * fastbase as `npm start` runs it, in a folder of its own holding the config (fastbase.config.json)
+ * and links to the built package: the start script's command and flags, NODE_ENV=production, the
+ * database as DATABASE_URL, the port as PORT. `extraFlags` are more Node flags (the heap check's).
+ */
+export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdout } = {}) {
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'fastbase.config.json'), JSON.stringify(itemsConfig(), null, 2))
+  for (const name of ['package.json', 'dist', 'node_modules', 'scripts']) symlinkSync(join(root, name), join(dir, name))
+  const port = await freePort()
+  const [nodeFlags, rest] = ((words) => { const i = words.indexOf('scripts/start.mjs'); return [words.slice(0, i), words.slice(i)] })(startCommand())
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', DATABASE_URL: databaseUrl }
+  const child = spawn(process.execPath, [...nodeFlags, ...extraFlags, ...rest], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (d) => { if (onStdout !== undefined) onStdout(d.toString()); else if (output.length < 100_000) output += d })
+  child.stderr.on('data', (d) => { if (output.length < 100_000) output += d })
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + HEALTHY_WITHIN_MS
+  for (;;) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`fastbase (npm start) did not become healthy:\n${output}`)
+    }
+    try { if ((await fetch(`${url}/api/v1/health`)).ok) break } catch {}
+    await sleep(50)
+  }
+  return {
+    name: 'fastbase',
+    url,
+    pid: child.pid,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop () {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      child.kill('SIGTERM')
+      await once(child, 'exit')
+      clearTimeout(kill)
+    }
+  }
+}
+
+/** The ceiling in a forked process (bench/child.mjs's channel), with Node's default flags. */
+async function startCeiling (databaseUrl) {
+  const child = fork(join(here, 'items-ceiling.mjs'), [JSON.stringify({ databaseUrl })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] })
+  const ready = await new Promise((resolve, reject) => {
+    const early = (code) => reject(new Error(`the items ceiling exited (code ${code}) before it was ready`))
+    child.once('exit', early)
+    child.once('message', (message) => { child.off('exit', early); resolve(message) })
+  })
+  return {
+    name: 'ceiling',
+    url: `http://127.0.0.1:${ready.port}`,
+    pid: child.pid,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop () {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5000)
+      child.disconnect()
+      await once(child, 'exit')
+      clearTimeout(kill)
+    }
+  }
+}
+
+// ------------------------------------------------------------------ CPU time from /proc
+
+/** Nanoseconds every live thread of `pid` has run on a CPU (the first field of schedstat). */
+function cpuNanos (pid) {
+  let total = 0
+  let tasks
+  try { tasks = readdirSync(`/proc/${pid}/task`) } catch { return 0 }
+  for (const task of tasks) {
+    try { total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]) } catch {}
+  }
+  return total
+}
+
+/** Local ports of `pid`'s TCP connections to port `remotePort` (from its socket inodes and /proc/net/tcp*). */
+function connectedPorts (pid, remotePort) {
+  const inodes = new Set()
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`)
+      if (link.startsWith('socket:[')) inodes.add(link.slice(8, -1))
+    } catch {}
+  }
+  const ports = []
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = ''
+    try { text = readFileSync(table, 'utf8') } catch { continue }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/)
+      if (cols.length < 10 || !inodes.has(cols[9])) continue
+      if (parseInt(cols[2].split(':')[1], 16) === remotePort) ports.push(parseInt(cols[1].split(':')[1], 16))
+    }
+  }
+  return ports
+}
+
+/** What measures the PostgreSQL backends serving a server: their pids, found again before each slice. */
+function backendMeter (adminUrl) {
+  if (adminUrl === undefined) return undefined
+  const client = new pg.Client({ connectionString: adminUrl })
+  const connected = client.connect()
+  const port = Number(new URL(adminUrl).port || 5432)
+  return {
+    async pidsOf (server) {
+      await connected
+      const ports = connectedPorts(server.pid, port)
+      if (ports.length === 0) return []
+      const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE client_port = ANY($1::int[])', [ports])
+      return rows.map((r) => r.pid)
+    },
+    cpu: (pids) => pids.reduce((sum, pid) => sum + cpuNanos(pid), 0),
+    close: async () => { await connected; await client.end() }
+  }
+}
+
+// ------------------------------------------------------------------ seeding and checking
+
+/** 10,000 rows through fastbase's own insert route, as an anonymous caller (createRule 'true'). */
+export async function seedItems (url) {
+  for (let i = 0; i < ITEM_COUNT; i += SEED_BATCH) {
+    const values = Array.from({ length: Math.min(SEED_BATCH, ITEM_COUNT - i) }, (_, j) => ({ title: `Item ${i + j + 1}`, body: `The body of item ${i + j + 1}: a short text.`, n: i + j + 1 }))
+    const res = await fetch(`${url}${PREFIX}/insert`, { method: 'POST', headers: json, body: JSON.stringify({ values, returning: 'id' }) })
+    if (res.status !== 200) throw new Error(`seeding items: ${res.status} ${await res.text()}`)
+  }
+}
+
+async function send (server, request) {
+  const res = await fetch(server.url + request.path, { method: request.method, headers: request.headers, body: request.body })
+  return { status: res.status, body: await res.text() }
+}
+
+/** Byte-equal answers: reads as they are, an insert's with its new id masked (each server's row has its own). */
+async function verify (servers, list) {
+  for (const scenario of list) {
+    const [a, b] = await Promise.all(servers.map((server) => send(server, scenario.request)))
+    const comparable = (text) => scenario.name === 'items-insert' ? text.replace(/"id":\d+/g, '"id":0') : text
+    if (a.status !== 200 || b.status !== 200 || comparable(a.body) !== comparable(b.body)) {
+      throw new Error(`${scenario.name}: the servers answer differently\n  fastbase ${a.status}: ${a.body.slice(0, 600)}\n  ceiling  ${b.status}: ${b.body.slice(0, 600)}`)
+    }
+  }
+}
+
+// ------------------------------------------------------------------ measuring
+
+async function slice (server, scenario, seconds, connections, backends) {
+  const { path, ...request } = scenario.request
+  const pids = backends === undefined ? [] : await backends.pidsOf(server)
+  const latencies = []
+  const cpuBefore = cpuNanos(server.pid)
+  const dbBefore = backends?.cpu(pids) ?? 0
+  const run = autocannon({ url: server.url + path, ...request, connections, duration: seconds })
+  run.on('response', (_client, _status, _bytes, ms) => { latencies.push(ms) })
+  const result = await run
+  const cpu = cpuNanos(server.pid) - cpuBefore
+  const db = (backends?.cpu(pids) ?? 0) - dbBefore
+  if (!server.alive()) throw new Error(`the ${server.name} server died during ${scenario.name}`)
+  return { requests: result.requests.total, seconds: result.duration, latencies, cpuNanos: cpu, dbNanos: db, failures: result.non2xx + result.errors + result.timeouts }
+}
+
+const percentile = (sorted, share) => sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)]
+
+function summary (slices) {
+  const requests = slices.reduce((n, s) => n + s.requests, 0)
+  const seconds = slices.reduce((n, s) => n + s.seconds, 0)
+  const latencies = slices.flatMap((s) => s.latencies).sort((a, b) => a - b)
+  const per = (field) => requests === 0 ? 0 : slices.reduce((n, s) => n + s[field], 0) / requests / 1000
+  return {
+    requests,
+    reqPerSec: requests / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    cpuMicrosPerRequest: per('cpuNanos'),
+    dbMicrosPerRequest: per('dbNanos'),
+    failures: slices.reduce((n, s) => n + s.failures, 0)
+  }
+}
+
+/**
+ * The heap after each scavenge under steady load: `--trace-gc` lines of a fastbase started for this
+ * alone. Between two scavenges with no full collection between them, what the heap grew by is what
+ * the young generation promoted (or what was allocated straight in the old one): per request, the
+ * bytes a request leaves behind. Level means close to 0.
+ */
+async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
+  const lines = []
+  let pending = ''
+  const server = await startFastbase(dir, databaseUrl, {
+    extraFlags: ['--trace-gc'],
+    onStdout: (text) => {
+      pending += text
+      const parts = pending.split('\n')
+      pending = parts.pop()
+      lines.push(...parts.filter((l) => l.includes('Scavenge') || l.includes('Mark-Compact')))
+    }
+  })
+  try {
+    const { path, ...request } = scenario.request
+    await autocannon({ url: server.url + path, ...request, connections, duration: 2 })
+    const from = lines.length
+    const result = await autocannon({ url: server.url + path, ...request, connections, duration: seconds })
+    const events = lines.slice(from).map((line) => {
+      const m = /(Scavenge|Mark-Compact)[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/.exec(line)
+      return m === null ? undefined : { kind: m[1], after: Number(m[4]) * 1024 * 1024 }
+    }).filter((e) => e !== undefined)
+    let grown = 0
+    let scavenges = 0
+    let fullCollections = 0
+    for (let i = 1; i < events.length; i++) {
+      if (events[i].kind !== 'Scavenge') { fullCollections++; continue }
+      scavenges++
+      if (events[i - 1].kind === 'Scavenge') grown += events[i].after - events[i - 1].after
+    }
+    const afters = events.filter((e) => e.kind === 'Scavenge').map((e) => e.after)
+    return {
+      scenario: scenario.name,
+      requests: result.requests.total,
+      scavenges,
+      fullCollections,
+      firstAfterMiB: (afters[0] ?? 0) / 1024 / 1024,
+      lastAfterMiB: (afters.at(-1) ?? 0) / 1024 / 1024,
+      retainedBytesPerRequest: result.requests.total === 0 ? 0 : grown / result.requests.total
+    }
+  } finally {
+    await server.stop()
+  }
+}
+
+/**
+ * The whole set on `databaseUrl` (a fresh database), in `work`. `adminUrl`: a PostgreSQL URL to ask
+ * pg_stat_activity through (PostgreSQL only). Returns the results and the problems seen.
+ */
+export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, extraFlags = [], log = console.log }) {
+  const load = () => loadavg().map((n) => n.toFixed(2)).join(' ')
+  const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags })
+  let ceiling
+  const backends = backendMeter(adminUrl)
+  const loadBefore = load()
+  try {
+    log(`Seeding ${ITEM_COUNT} items through the API...`)
+    await seedItems(fastbase.url)
+    ceiling = await startCeiling(databaseUrl)
+    const servers = [fastbase, ceiling]
+    const list = itemScenarios().filter((s) => only === undefined || only.some((name) => s.name === name || s.name === `items-${name}`))
+    await verify(servers, list)
+    log('Both servers answer every items scenario with the same bytes. Measuring:')
+    const slices = Math.max(1, Math.round(seconds / SLICE_SECONDS))
+    const results = []
+    for (const scenario of list) {
+      const runs = { fastbase: [], ceiling: [] }
+      for (const server of servers) await slice(server, scenario, warmup, connections, undefined)
+      for (let i = 0; i < slices; i++) {
+        for (const server of servers) runs[server.name].push(await slice(server, scenario, SLICE_SECONDS, connections, backends))
+      }
+      const f = summary(runs.fastbase)
+      const c = summary(runs.ceiling)
+      const result = { scenario: scenario.name, fastbase: f, ceiling: c, ratio: { reqPerSec: f.reqPerSec / c.reqPerSec, p99: f.p99 / c.p99, cpu: f.cpuMicrosPerRequest / c.cpuMicrosPerRequest }, loadAverage: load() }
+      results.push(result)
+      log(`  ${scenario.name}: ratio ${result.ratio.reqPerSec.toFixed(2)}, p99 ratio ${result.ratio.p99.toFixed(2)}, CPU/request ${f.cpuMicrosPerRequest.toFixed(0)} / ${c.cpuMicrosPerRequest.toFixed(0)} µs` +
+        (backends === undefined ? '' : `, database ${f.dbMicrosPerRequest.toFixed(0)} / ${c.dbMicrosPerRequest.toFixed(0)} µs`) + ` (load ${result.loadAverage})`)
+    }
+    await fastbase.stop()
+    await ceiling.stop()
+    const heap = []
+    for (const scenario of list.filter((s) => s.write !== true)) {
+      const h = await heapLevel(join(work, `items-heap-${heap.length}`), databaseUrl, scenario, heapSeconds, connections)
+      heap.push(h)
+      log(`  heap after scavenges, ${scenario.name}: ${h.retainedBytesPerRequest.toFixed(1)} bytes left per request over ${h.requests} requests (${h.scavenges} scavenges, ${h.fullCollections} full collections, ${h.firstAfterMiB.toFixed(1)} -> ${h.lastAfterMiB.toFixed(1)} MiB)`)
+    }
+    const problems = [
+      ...results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].failures === 0 ? [] : [`${r.scenario}, ${name}: ${r[name].failures} failed requests`])),
+      ...heap.flatMap((h) => h.scavenges < MIN_SCAVENGES
+        ? [`${h.scenario}: ${h.scavenges} scavenges are too few to judge the heap (at least ${MIN_SCAVENGES}: a less loaded machine, or a longer --duration)`]
+        : h.retainedBytesPerRequest <= RETAINED_BYTES_LIMIT ? [] : [`${h.scenario}: the heap grew by ${h.retainedBytesPerRequest.toFixed(0)} bytes per request between scavenges (limit ${RETAINED_BYTES_LIMIT})`])
+    ]
+    return { connections, sliceSeconds: SLICE_SECONDS, slices, loadAverage: { before: loadBefore, after: load() }, results, heap, problems }
+  } finally {
+    await fastbase.stop()
+    await ceiling?.stop()
+    await backends?.close()
+  }
+}
+
+/** The report's table. */
+export function itemsReport (dialect, m) {
+  const rows = [['scenario', 'req/s ratio', 'p99 ratio', 'fastbase p99', 'ceiling p99', 'CPU µs/req fastbase', 'ceiling', ...(m.results.some((r) => r.fastbase.dbMicrosPerRequest > 0) ? ['DB µs/req fastbase', 'ceiling'] : []), 'load']]
+  for (const r of m.results) {
+    rows.push([
+      r.scenario, r.ratio.reqPerSec.toFixed(2), r.ratio.p99.toFixed(2), `${r.fastbase.p99.toFixed(2)} ms`, `${r.ceiling.p99.toFixed(2)} ms`,
+      r.fastbase.cpuMicrosPerRequest.toFixed(1), r.ceiling.cpuMicrosPerRequest.toFixed(1),
+      ...(rows[0].length > 8 ? [r.fastbase.dbMicrosPerRequest.toFixed(1), r.ceiling.dbMicrosPerRequest.toFixed(1)] : []),
+      r.loadAverage
+    ])
+  }
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
+  const text = rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
+  return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` +
+    m.problems.map((p) => `FAILED: ${p}\n`).join('')
+}
