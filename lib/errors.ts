@@ -47,18 +47,19 @@ export const ERROR_CODE_HEADER = 'Fastbase-Error-Code'
 
 /** Every code the table below raises, by the statuses it is answered with (the API document lists them per status). */
 export const ERROR_CODES_BY_STATUS: Readonly<Record<number, readonly string[]>> = {
-  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_OTP_INVALID', 'FB_ERR_MFA_INVALID', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY', 'FB_ERR_BAD_ARCHIVE'],
-  401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED'],
+  400: ['FB_ERR_VALIDATION', 'FB_ERR_BAD_REQUEST', 'FB_ERR_OTP_INVALID', 'FB_ERR_MFA_INVALID', 'FB_ERR_EXPRESSION', 'FB_ERR_CONSTRAINT', 'FB_ERR_OAUTH_STATE', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_OAUTH_PROVIDER', 'FB_ERR_BAD_KEY', 'FB_ERR_BAD_ARCHIVE', 'FB_ERR_THUMB_SIZE'],
+  401: ['FB_ERR_UNAUTHORIZED', 'FB_ERR_INVALID_TOKEN', 'FB_ERR_OAUTH_FAILED', 'FB_ERR_FILE_TOKEN'],
   403: ['FB_ERR_FORBIDDEN', 'FB_ERR_FIELD_READ_ONLY', 'FB_ERR_OAUTH_STATE', 'FB_ERR_CROSS_ORIGIN', 'FB_ERR_MFA_REQUIRED'],
   404: ['FB_ERR_NOT_FOUND', 'FB_ERR_TABLE_NOT_FOUND', 'FB_ERR_ROUTE_NOT_FOUND', 'FB_ERR_FILE_NOT_FOUND', 'FB_ERR_ACTION_NOT_FOUND', 'FB_ERR_PROVIDER_NOT_FOUND', 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'FB_ERR_BACKUP_NOT_FOUND'],
   409: ['FB_ERR_MIGRATION_FAILED', 'FB_ERR_MIGRATION_REFUSED', 'FB_ERR_CONFIG_OUTDATED', 'FB_ERR_SCHEMA_MISMATCH', 'FB_ERR_BACKUP_RUNNING', 'FB_ERR_RESTORE_REFUSED'],
   413: ['FB_ERR_PAYLOAD_TOO_LARGE'],
   415: ['FB_ERR_UNSUPPORTED_MEDIA_TYPE'],
   416: ['FB_ERR_RANGE', 'FB_ERR_BAD_RANGE'],
+  422: ['FB_ERR_THUMBNAIL_FAILED'],
   429: ['FB_ERR_RATE_LIMITED'],
   500: ['FB_ERR_INTERNAL', 'FB_ERR_ACTION_CONFIG'],
   502: ['FB_ERR_PROVIDER_UNAVAILABLE'],
-  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY']
+  503: ['FB_ERR_DATABASE_BUSY', 'FB_ERR_STATEMENT_TIMEOUT', 'FB_ERR_DATABASE_UNAVAILABLE', 'FB_ERR_RATE_LIMIT_UNAVAILABLE', 'FB_ERR_SHUTTING_DOWN', 'FB_ERR_REALTIME_STREAMS_FULL', 'FB_ERR_REALTIME_CLASSES_FULL', 'FB_ERR_NOT_READY', 'FB_ERR_THUMBNAIL_BUSY']
 }
 
 /** `data.<field>._errors`: the per-field messages shared by table validation and actions. */
@@ -102,6 +103,11 @@ export const errors = {
   internal: (message: string) => new FastbaseError(500, 'FB_ERR_INTERNAL', message),
   payloadTooLarge: (message = 'Request body is too large') => new FastbaseError(413, 'FB_ERR_PAYLOAD_TOO_LARGE', message),
   fileNotFound: () => new FastbaseError(404, 'FB_ERR_FILE_NOT_FOUND', 'File not found'),
+  thumbSize: (size: string, listed: readonly string[]) => new FastbaseError(400, 'FB_ERR_THUMB_SIZE',
+    `Thumbnail size ${JSON.stringify(size.slice(0, 32))} is not one this file field lists (${listed.length === 0 ? 'it lists none' : listed.join(', ')})`),
+  thumbnailFailed: (reason: string) => new FastbaseError(422, 'FB_ERR_THUMBNAIL_FAILED', `No thumbnail can be made of this file: ${reason}`),
+  thumbnailBusy: () => new FastbaseError(503, 'FB_ERR_THUMBNAIL_BUSY', 'This server is making as many thumbnails as it may; try again shortly'),
+  fileToken: () => new FastbaseError(401, 'FB_ERR_FILE_TOKEN', 'Invalid or expired file token'),
   realtimeClientNotFound: () => new FastbaseError(404, 'FB_ERR_REALTIME_CLIENT_NOT_FOUND', 'Realtime client not found (the stream has ended?)'),
   // Realtime's instance-wide bounds (lib/realtime/hub.ts): the server is full, not the caller at fault.
   realtimeStreamsFull: (max: number) => new FastbaseError(503, 'FB_ERR_REALTIME_STREAMS_FULL', `This server holds as many realtime streams as it may (${max}); try again later`),

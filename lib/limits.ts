@@ -39,6 +39,14 @@ export interface Limits {
    * request's body had arrived (decision D91); `lingerBytes` bounds what it reads meanwhile.
    */
   lingerTime: number
+  /** Thumbnails one instance makes at once (decision D251): each holds one of libuv's 4 threads while it runs. */
+  thumbnails: number
+  /** Thumbnails waiting for a turn; one more is `503`. */
+  thumbnailQueue: number
+  /** Pixels (as the image's header says) of an image a thumbnail is made of; more is refused before decoding. */
+  thumbnailPixels: number
+  /** Milliseconds making one thumbnail may take (rounded up to whole seconds: libvips counts seconds). */
+  thumbnailTimeout: number
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = {
@@ -61,7 +69,13 @@ export const DEFAULT_LIMITS: Readonly<Limits> = {
   // nginx's lingering_time: long enough for a client that reads only once it has sent everything
   // (browsers) to finish a body of `lingerBytes` over a slow uplink, and no longer than Fastify keeps
   // an idle connection open anyway (72 s).
-  lingerTime: 30_000
+  lingerTime: 30_000,
+  // Two of libuv's four threads: file reads and writes keep the other two.
+  thumbnails: 2,
+  thumbnailQueue: 64,
+  // A 24-megapixel camera photo fits; decoded it holds about 100 MB.
+  thumbnailPixels: 25_000_000,
+  thumbnailTimeout: 10_000
 }
 
 /**
@@ -77,7 +91,12 @@ export const LIMIT_CEILINGS: Readonly<Partial<Limits>> = {
   // PostgreSQL's statement_timeout is an int of milliseconds.
   statementTimeout: 2_147_483_647,
   // setTimeout's largest delay.
-  lingerTime: 2_147_483_647
+  lingerTime: 2_147_483_647,
+  thumbnailTimeout: 2_147_483_647,
+  // libuv's pool has 4 threads by default: past that, file reads wait behind thumbnails.
+  thumbnails: 16,
+  // 100 megapixels decode to about 400 MB.
+  thumbnailPixels: 100_000_000
 }
 
 /** Expression nesting the parser accepts (brackets, operators, calls): keeps recursion and SQL depth bounded. */

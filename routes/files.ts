@@ -1,6 +1,8 @@
 // GET /files/{table}/{record_id}/{path}: a stored file, only when the record exists, the path is the
 // value of one of its file fields, and the caller passes the table's viewRule (decision D20).
-// Conditional GET (ETag, Last-Modified) and single byte ranges are supported.
+// Conditional GET (ETag, Last-Modified) and single byte ranges are supported. `?thumb=` answers a
+// listed thumbnail size of an image (decision D251), `?token=` a file token's user as the caller
+// (decision D252); both are served down the same path as the file itself.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { view } from '../lib/crud/read.js'
@@ -11,6 +13,11 @@ import { ErrorSchema } from '../schemas/http/error.js'
 import type { StoredObject } from '../lib/storage/types.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
+import { Thumbnails } from '../lib/files/thumbnails.js'
+import { fileTokenCaller } from '../lib/auth/file-tokens.js'
+import type { TableDescriptor } from '../lib/table/descriptor.js'
+import type { TableField } from '../schemas/config.js'
+import { fileTokenRoute } from './file-token.js'
 import { documentComponents, exampleId, type DocumentComponents } from '../schemas/openapi/components.js'
 import type { OperationDocument } from '../schemas/openapi/operation.js'
 
@@ -52,10 +59,29 @@ const FileParams = Type.Object({
   '*': Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9_.\\-+=#]+$' })
 })
 
+const FileQuery = Type.Object({
+  thumb: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A thumbnail size the file field lists in `thumbs` (`100x100`, `400x0`, `80x80t`...): images (JPEG, PNG, WebP, GIF\'s first frame, AVIF) answer that variant, other files themselves; an unlisted size is 400 `FB_ERR_THUMB_SIZE`' })),
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'A file token from `POST /files/token`: the download is made as its user (for `<img src>`, which sends no Authorization header)' }))
+})
+
+/** The Cache-Control of files anyone may read, unless `files.publicCacheControl` says otherwise. */
+export const PUBLIC_CACHE_CONTROL = 'public, no-cache'
+const PRIVATE_CACHE_CONTROL = 'private, no-cache'
+
+/**
+ * Whether anyone may read `field`'s files: the table's viewRule is the literal `true` and the field
+ * is neither `noSelect` nor under a field rule. Anything else (any expression) counts as protected.
+ */
+function readableByAnyone (table: TableDescriptor, field: TableField): boolean {
+  const rule = table.rules.viewRule
+  return rule?.type === 'literal' && rule.value === true && field.noSelect !== true && !table.fieldRules.has(field.name)
+}
+
 const HEADERS = {
   ETag: { description: 'The file\'s entity tag', schema: { type: 'string' } },
   'Last-Modified': { description: 'When the file was stored', schema: { type: 'string' } },
-  'Content-Disposition': { description: '`inline` for images, PDF, plain text, audio and video; `attachment` otherwise', schema: { type: 'string' } }
+  'Content-Disposition': { description: '`inline` for images, PDF, plain text, audio and video; `attachment` otherwise', schema: { type: 'string' } },
+  'Cache-Control': { description: '`private, no-cache` for protected files and file-token downloads; `files.publicCacheControl` (default `public, no-cache`) for files anyone may read', schema: { type: 'string' } }
 }
 const BINARY = { '*/*': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The file, with its stored Content-Type' } } }
 
@@ -65,7 +91,7 @@ function fileDocument (b: DocumentComponents): OperationDocument {
   const tables = [...b.views.values()].filter((v) => v.hasFiles && v.table.uid !== undefined)
     .sort((x, y) => Number(x.auth !== undefined) - Number(y.auth !== undefined)).map((v) => v.table)
   return {
-    errors: [400, 401, 404, 416, 500, 503],
+    errors: [400, 401, 404, 416, 422, 500, 503],
     wildcard: 'path',
     parameters: {
       table: { description: 'A table with file fields', ...(tables.length > 0 ? { schema: { type: 'string', enum: tables.map((t) => t.name) }, example: tables[0].name } : {}) },
@@ -83,41 +109,63 @@ function fileDocument (b: DocumentComponents): OperationDocument {
 }
 
 export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
+  const { storage, limits, config, auth, executor } = app.fastbase
+  const thumbnails = new Thumbnails(storage, {
+    concurrency: limits.thumbnails,
+    queue: limits.thumbnailQueue,
+    pixels: limits.thumbnailPixels,
+    bytes: limits.uploadSize,
+    timeout: limits.thumbnailTimeout
+  })
+  const publicCacheControl = config.files?.publicCacheControl ?? PUBLIC_CACHE_CONTROL
+  fileTokenRoute(app)
+
   app.get('/files/:table/:rid/*', {
     schema: {
       tags: ['files'],
       operationId: 'files_download',
       summary: 'Download a file stored in a record\'s file field',
       description: 'A file stored in a record\'s file field: the record must exist, `path` must be the value of one of its file fields, and the caller must pass the table\'s viewRule. ' +
-        'Supports conditional GET (ETag, Last-Modified) and single byte ranges. Types a browser could run (HTML, SVG...) are sent as attachments.',
+        'Supports conditional GET (ETag, Last-Modified) and single byte ranges. Types a browser could run (HTML, SVG...) are sent as attachments. ' +
+        '`thumb` answers a thumbnail size the field lists (made on the first request, then stored); `token` (from `POST /files/token`) downloads as its user, checked against the viewRule now.',
       'x-document': fileDocument(documentComponents(app.fastbase)),
       params: FileParams,
-      response: { 200: Type.String({ format: 'binary' }), 206: Type.String({ format: 'binary' }), 304: Type.Null(), 404: ErrorSchema, 416: ErrorSchema }
+      querystring: FileQuery,
+      response: { 200: Type.String({ format: 'binary' }), 206: Type.String({ format: 'binary' }), 304: Type.Null(), 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 416: ErrorSchema, 422: ErrorSchema, 503: ErrorSchema }
     }
     // Typed here, not inferred from the schemas: the reply is a stream or a bodiless 304, which the
     // documented response schemas do not describe as TypeScript values.
-  }, async (request: FastifyRequest<{ Params: Static<typeof FileParams> }>, reply: FastifyReply) => {
+  }, async (request: FastifyRequest<{ Params: Static<typeof FileParams>, Querystring: Static<typeof FileQuery> }>, reply: FastifyReply) => {
     const { table: name, rid, '*': path } = request.params
+    const { thumb, token } = request.query
     const table = app.fastbase.descriptors.get(name)
     if (table === undefined) throw errors.tableNotFound(name)
     const fields = fileFields(table)
     if (fields.length === 0 || table.uid === undefined) throw errors.fileNotFound()
+    // A token's user meets the viewRule below like any caller: it never widens what they may see.
+    const caller = token === undefined ? callerOf(request) : await fileTokenCaller(executor, auth.tables, token, callerOf(request))
     let record: Record<string, unknown>
     try {
-      record = await view(crudContext(app.fastbase.executor, table, callerOf(request)), rid, { select: fields.map((f) => f.name) })
+      record = await view(crudContext(executor, table, caller), rid, { select: fields.map((f) => f.name) })
     } catch (error) {
       // Missing, hidden by the viewRule, or the rule is null: all look the same from outside.
       if (error instanceof FastbaseError && (error.statusCode === 404 || error.statusCode === 403)) throw errors.fileNotFound()
       throw error
     }
-    if (!fields.some((f) => record[f.name] === path)) throw errors.fileNotFound()
-    const object = await app.fastbase.storage.stat(fileKey(table, path))
+    const holding = fields.filter((f) => record[f.name] === path)
+    if (holding.length === 0) throw errors.fileNotFound()
+    // Only a size the config lists (checked at start) is ever made or read: caller text never reaches a key.
+    const sizes = holding.flatMap((f) => f.thumbs ?? [])
+    if (thumb !== undefined && !sizes.includes(thumb)) throw errors.thumbSize(thumb, sizes)
+    const key = fileKey(table, path)
+    const object = thumb === undefined ? await storage.stat(key) : await thumbnails.serve(key, thumb)
     if (object === undefined) throw errors.fileNotFound()
 
+    const shared = token === undefined && holding.every((f) => readableByAnyone(table, f))
     void reply.header('ETag', object.etag)
       .header('Last-Modified', object.lastModified.toUTCString())
       .header('Accept-Ranges', 'bytes')
-      .header('Cache-Control', 'private, no-cache')
+      .header('Cache-Control', shared ? publicCacheControl : PRIVATE_CACHE_CONTROL)
       .header('X-Content-Type-Options', 'nosniff')
       .header('Content-Security-Policy', 'sandbox; default-src \'none\'')
       .header('Content-Disposition', `${INLINE_TYPES.test(object.contentType) ? 'inline' : 'attachment'}; filename="${path}"`)
@@ -129,7 +177,7 @@ export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
     }
     void reply.type(object.contentType)
     // Deleted between stat and read (another instance replaced it): the same 404 as a missing file.
-    const body = await app.fastbase.storage.read(object.key, range).catch((error: { code?: string }) => {
+    const body = await storage.read(object.key, range).catch((error: { code?: string }) => {
       throw error.code === 'FB_ERR_NOT_FOUND' ? errors.fileNotFound() : error
     })
     if (range === undefined) return await reply.header('Content-Length', object.size).send(body)

@@ -49,6 +49,8 @@ export const FieldSchema = Type.Object({
   noSelect: Type.Optional(Type.Boolean()),
   noInsert: Type.Optional(Type.Boolean()),
   noUpdate: Type.Optional(Type.Boolean()),
+  /** Thumbnail sizes a `file` field serves with `?thumb=` (decision D251; lib/files/thumb-sizes.ts). */
+  thumbs: Type.Optional(Type.Array(Type.String({ maxLength: 16 }), { maxItems: 20 })),
   /** Allowed values of a `select` field (decision D26). */
   values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]), { minItems: 1 })),
   description: Type.Optional(Type.String()),
@@ -327,7 +329,11 @@ const LimitsSchema = Type.Object({
   files: limit('file parts of one multipart body'),
   fields: limit('non-file parts of one multipart body'),
   statementTimeout: limit('milliseconds a statement run for a caller may take (PostgreSQL: every statement; SQLite: searches and expansions, which run on reader threads)', LIMIT_CEILINGS.statementTimeout),
-  lingerTime: limit('milliseconds a connection keeps reading and discarding after an answer sent before its request body arrived', LIMIT_CEILINGS.lingerTime)
+  lingerTime: limit('milliseconds a connection keeps reading and discarding after an answer sent before its request body arrived', LIMIT_CEILINGS.lingerTime),
+  thumbnails: limit('thumbnails one instance makes at once', LIMIT_CEILINGS.thumbnails),
+  thumbnailQueue: limit('thumbnails waiting for a turn (one more is 503)'),
+  thumbnailPixels: limit('pixels of an image a thumbnail is made of (refused from its header, before decoding)', LIMIT_CEILINGS.thumbnailPixels),
+  thumbnailTimeout: limit('milliseconds making one thumbnail may take', LIMIT_CEILINGS.thumbnailTimeout)
 }, { additionalProperties: false })
 
 export const DatabaseSettingsSchema = Type.Object({
@@ -368,6 +374,11 @@ export const DatabaseSettingsSchema = Type.Object({
   /** Bounds on one request (decision D38); lib/limits.ts has the defaults. */
   limits: Type.Optional(LimitsSchema),
   storage: Type.Optional(StorageConfigSchema),
+  /** Downloads (decision D252): file tokens' lifetime, and the Cache-Control of files anyone may read. */
+  files: Type.Optional(Type.Object({
+    tokenDuration: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, description: 'Seconds a file token from POST /files/token lives (default 180)' })),
+    publicCacheControl: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x20-\\x7e]+$', description: 'Cache-Control of downloads anyone may read (default "public, no-cache"); others are always "private, no-cache"' }))
+  }, { additionalProperties: false })),
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),
     editorPassword: Type.Optional(Type.String()),

@@ -19,7 +19,7 @@ t.test('init, then check, then npm start', { skip }, async (t) => {
   t.equal(pkg.dependencies.fastbase, `file:vendor/fastbase-${version}.tgz`, 'depends on this checkout packed into the project (not installed from a registry)')
   t.ok(existsSync(join(dir, 'vendor', `fastbase-${version}.tgz`)), 'the tarball is there')
   t.ok(pkg.scripts.start, 'npm start')
-  t.same(pkg.allowScripts, { 'better-sqlite3': true }, 'npm 11 may build better-sqlite3 when fastbase comes from a registry or a tarball')
+  t.same(pkg.allowScripts, { 'better-sqlite3': true, sharp: true }, 'npm 11 may build better-sqlite3 (and sharp, where no prebuilt binary fits) when fastbase comes from a registry or a tarball')
   const example = readFileSync(join(dir, '.env.example'), 'utf8')
   for (const name of ['JWT_SECRET', 'JWT_SECRET_USERS', 'ADMIN_SERVICE_TOKEN', 'DATABASE_URL']) t.match(example, new RegExp(`^${name}=$`, 'm'), `.env.example lists ${name}`)
   const dotEnv = readFileSync(join(dir, '.env'), 'utf8')

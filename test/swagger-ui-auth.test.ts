@@ -25,6 +25,8 @@ t.test('account routes and health succeed with their default examples', async (t
   t.equal(login.record?.id, signUp.record?.id, 'login with the example credentials')
 
   await authorize(page, login.token)
+  const fileToken = JSON.parse(await run('files_token'))
+  t.type(fileToken.token, 'string', 'a signed-in user gets a file token')
   await run('users_auth_change_password')
   await run('users_auth_request_verification')
   await run('users_auth_request_password_reset')

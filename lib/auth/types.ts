@@ -27,6 +27,8 @@ export interface AuthTable {
   ext: AuthExtension
   fields: AuthFields
   key: TokenKey
+  /** Signs and verifies the table's file tokens only (lib/auth/file-tokens.ts, decision D252). */
+  fileKey: TokenKey
   /** Access-token lifetime, seconds. */
   tokenDuration: number
 }

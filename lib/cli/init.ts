@@ -100,7 +100,9 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     },
     // npm 11 runs no install script it was not told to: without this, a fastbase installed from the
     // registry or a tarball gets better-sqlite3 without its native binding, and nothing starts.
-    allowScripts: { 'better-sqlite3': true },
+    // sharp (thumbnails, decision D250) takes its binary from an @img/sharp-* package; 0.35 has no
+    // install script, earlier versions check or build the binary in one, so it is allowed too.
+    allowScripts: { 'better-sqlite3': true, sharp: true },
     // fastbase's own: a dependency's `overrides` do not reach the project that installs it, and
     // without them `npm install` warns EBADENGINE on Node 20 (decision D100).
     ...(ownPackage().overrides !== undefined ? { overrides: ownPackage().overrides } : {})

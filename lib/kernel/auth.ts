@@ -22,6 +22,7 @@ import { EmailCodes } from '../auth/email-codes.js'
 import { DatabaseRateLimitStore } from '../auth/rate-limit-store.js'
 import { memoryAddressLimit, sharedAddressLimit, unlimited } from '../auth/address-limit.js'
 import { createMailer, type Mailer } from '../auth/mailer.js'
+import { FILE_TOKEN_KEY_SUFFIX } from '../auth/file-tokens.js'
 import { schedulePurge } from '../auth/purge-schedule.js'
 import { adminRoleKeyMaterial, configuredAdminSecrets, type AdminSecrets } from '../auth/admin-tokens.js'
 import { tokenKey } from '../auth/token-keys.js'
@@ -60,6 +61,8 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
       ext: table.auth,
       fields,
       key: tokenKey(config.jwtSecret + table.auth.jwtSecret, algorithm),
+      // File tokens get a key of their own: neither kind of token verifies as the other (decision D252).
+      fileKey: tokenKey(config.jwtSecret + table.auth.jwtSecret + FILE_TOKEN_KEY_SUFFIX, algorithm),
       tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
     })
   }

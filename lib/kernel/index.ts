@@ -17,6 +17,7 @@ import type { Executor } from '../crud/context.js'
 import { compileActions, compileCodeActionsWith, runAction as runCompiled, sqlWritesOf, type CompiledAction, type RunOptions } from '../actions/run.js'
 import { createStorage } from '../storage/index.js'
 import { withDeletionHold } from '../storage/deletion-hold.js'
+import { withVariantCleanup } from '../files/variants.js'
 import { ProvenCallers } from '../auth/proven-callers.js'
 import { errors } from '../errors.js'
 import { Lifecycle } from './lifecycle.js'
@@ -65,7 +66,8 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   const actions: Map<string, CompiledAction> = new Map([...fromConfig, ...compileCodeActionsWith(codeActions, fromConfig, dialect)])
   // Before any host code can register a hook: `hooks.on` refuses a before-hook these could not run (decision D69).
   hooks.writtenBySql(sqlWritesOf(fromConfig))
-  const storage = withDeletionHold(await createStorage(config.storage, options.dataDir))
+  // A file's thumbnails go with it, whichever way it is deleted (decision D251).
+  const storage = withDeletionHold(withVariantCleanup(await createStorage(config.storage, options.dataDir)))
   life.onClose(async () => { await storage.close() })
 
   await schema.migrate('start')

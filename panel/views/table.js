@@ -2,7 +2,7 @@
 // "Previous" / "Next", and per row "Edit" / "Delete". Only the page on screen is ever in the DOM.
 import { api, apiUrl, ApiError } from '../api.js'
 import { announce, h, replace, uid } from '../dom.js'
-import { download } from '../download.js'
+import { download, smallestThumb, thumbnailImage } from '../download.js'
 import { formatValue } from '../format.js'
 import { whereRow } from '../schema.js'
 import { confirmDialog } from './dialog.js'
@@ -142,11 +142,13 @@ export function renderTable (root, { table, query, can, limit }) {
     const value = record[field.name]
     if (field.type === 'file' && typeof value === 'string' && value !== '' && table.uid !== undefined) {
       const path = `/files/${encodeURIComponent(table.name)}/${encodeURIComponent(String(record[table.uid.name]))}/${encodeURIComponent(value)}`
+      // A field that lists thumbnail sizes shows its smallest beside the name (decision D251).
+      const thumb = smallestThumb(field.thumbs)
       return h('td', { class: 't-file' }, h('a', {
         href: apiUrl(path),
         class: 'file-link',
         onclick: (event) => { event.preventDefault(); download(path, value, (m) => announce(alert, m)) }
-      }, value))
+      }, thumb === undefined ? [] : thumbnailImage(path, thumb, value), value))
     }
     return h('td', { class: `t-${field.type}` }, formatValue(value, field))
   }

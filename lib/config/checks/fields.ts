@@ -2,6 +2,7 @@
 // select field's values against its column's storage class.
 import type { DatabaseSettings, FieldType } from '../../../schemas/config.js'
 import { isObject } from '../../plain.js'
+import { thumbSizeProblem } from '../../files/thumb-sizes.js'
 import { fieldsOf, isFieldType, sqlBase, tablesOf, type SqlBase } from './common.js'
 
 /** `type`s each storage class can hold. `password` on text is a fastbase addition (teenybase allows it nowhere). */
@@ -70,6 +71,28 @@ export function checkSelectValues (c: DatabaseSettings): string[] {
       const { test, kind } = VALUE_KINDS[base]
       field.values.forEach((value, i) => {
         if (!test(value)) problems.push(`${path}.values[${i}]: must be ${kind} (sqlType ${String(field.sqlType)})`)
+      })
+    }
+  }
+  return problems
+}
+
+/** `thumbs` only on file fields, each a size this server makes (lib/files/thumb-sizes.ts), none twice. */
+export function checkThumbs (c: DatabaseSettings): string[] {
+  const problems: string[] = []
+  for (const t of tablesOf(c)) {
+    for (const { item: field, path } of fieldsOf(t)) {
+      if (!Array.isArray(field.thumbs)) continue
+      if (field.type !== 'file') {
+        problems.push(`${path}.thumbs: only fields of type file take thumbs`)
+        continue
+      }
+      const seen = new Set<unknown>()
+      field.thumbs.forEach((size: unknown, i) => {
+        const problem = thumbSizeProblem(size)
+        if (problem !== undefined) problems.push(`${path}.thumbs[${i}]: ${JSON.stringify(size)} ${problem}`)
+        else if (seen.has(size)) problems.push(`${path}.thumbs[${i}]: ${String(size)} is listed twice`)
+        seen.add(size)
       })
     }
   }

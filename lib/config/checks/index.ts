@@ -6,7 +6,7 @@ import { checkAppUrl } from './app.js'
 import { checkStorage } from './storage.js'
 import { checkOperations } from './operations.js'
 import { checkExtensions, checkProviders } from './auth.js'
-import { checkDefaults, checkSelectValues, checkTypes } from './fields.js'
+import { checkDefaults, checkSelectValues, checkThumbs, checkTypes } from './fields.js'
 import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
 import { oauthConfigProblems } from '../../auth/oauth-providers.js'
 import { listedOriginsProblems } from '../../auth/request-origin.js'
@@ -17,5 +17,5 @@ export type { Check } from './common.js'
 /** In this order (problems at one path keep it after sorting by path). */
 export const CROSS_CHECKS: Check[] = [
   checkAppUrl, checkTableNames, checkFieldNames, checkForeignKeys, checkTypes, checkRecordUsages, checkTableFlags,
-  checkExtensions, checkProviders, oauthConfigProblems, listedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkColumnRefs, checkFullTextSearch, checkActions, checkStorage, checkOperations
+  checkExtensions, checkProviders, oauthConfigProblems, listedOriginsProblems, authCookieProblems, checkDefaults, checkSelectValues, checkThumbs, checkColumnRefs, checkFullTextSearch, checkActions, checkStorage, checkOperations
 ]
