@@ -60,5 +60,5 @@ Exit codes: 0 stored, 1 config problems or the backup failed, 2 usage error.`,
 
 /** The backup storage, for the message: a folder, or a bucket (and prefix). */
 export function where (storage: ReturnType<typeof backupSettings>['storage'], dataDir: string): string {
-  return storage.driver === 's3' ? `bucket ${storage.bucket}${storage.prefix !== undefined ? `/${storage.prefix}` : ''}` : localStorageRoot(storage, dataDir)!
+  return storage.driver === 's3' ? `bucket ${storage.bucket}${storage.prefix !== undefined ? `/${storage.prefix}` : ''}` : localStorageRoot(storage, dataDir) ?? dataDir
 }

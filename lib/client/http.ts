@@ -51,7 +51,8 @@ function sendXhr (call: Call): Promise<Answer> {
     xhr.open(call.method, call.url)
     xhr.withCredentials = call.credentials === 'include'
     for (const [name, value] of Object.entries(call.headers)) xhr.setRequestHeader(name, value)
-    xhr.upload.onprogress = (e) => { call.onProgress!({ loaded: e.loaded, total: e.lengthComputable ? e.total : 0 }) }
+    const progress = call.onProgress
+    if (progress !== undefined) xhr.upload.onprogress = (e) => { progress({ loaded: e.loaded, total: e.lengthComputable ? e.total : 0 }) }
     xhr.onload = () => resolve({ status: xhr.status, code: xhr.getResponseHeader(CODE_HEADER), body: parse(xhr.responseText), headers: { get: (name) => xhr.getResponseHeader(name) } })
     xhr.onerror = () => reject(new FastbaseError(0, 'FB_ERR_NETWORK', 'The server did not answer'))
     xhr.send(call.body instanceof FormData ? call.body : null)

@@ -68,7 +68,9 @@ export function createClient (url: string, options: ClientOptions = {}): Client 
   let core: Core | undefined
   const session = new Session(storeOf(options.session, options.storageKey ?? `fastbase-session:${base}`), async (data) => {
     // Without the old access token: after a 401 it is one the server refuses (it would refuse the refresh too).
-    return await core!.call('POST', `/table/${encodeURIComponent(authTable)}/auth/refresh-token`, { json: { refresh_token: data.refresh_token }, auth: false })
+    // The session calls this only once the client below exists; never before.
+    if (core === undefined) throw new Error('fastbase client: refreshed before it was made')
+    return await core.call('POST', `/table/${encodeURIComponent(authTable)}/auth/refresh-token`, { json: { refresh_token: data.refresh_token }, auth: false })
   })
   core = new Core(base, fetchFn, session, options.session === 'cookie')
   const ready = core

@@ -22,11 +22,11 @@ function partOf (value: unknown, field: string): Part | undefined {
     return { data: value, name, type: typeof Blob !== 'undefined' && value instanceof Blob && value.type !== '' ? value.type : 'application/octet-stream' }
   }
   if (typeof value === 'object' && value !== null && 'data' in value && isData(value.data)) {
-    const named = partOf(value.data, field)!
+    const named = partOf(value.data, field)
     return {
       data: value.data,
-      name: 'name' in value && typeof value.name === 'string' ? value.name : named.name,
-      type: 'type' in value && typeof value.type === 'string' ? value.type : named.type
+      name: 'name' in value && typeof value.name === 'string' ? value.name : named?.name ?? field,
+      type: 'type' in value && typeof value.type === 'string' ? value.type : named?.type ?? 'application/octet-stream'
     }
   }
   return undefined

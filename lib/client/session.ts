@@ -46,7 +46,7 @@ export function localStorageStore (key: string): SessionStore {
 /** A number claim of a JWT (`exp`, `iat`: seconds since the epoch), or undefined when it cannot be read. */
 export function claimOf (token: string, name: 'exp' | 'iat'): number | undefined {
   try {
-    const payload = token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/')
+    const payload = (token.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/')
     const claims: unknown = JSON.parse(atob(payload.padEnd(Math.ceil(payload.length / 4) * 4, '=')))
     if (typeof claims !== 'object' || claims === null || !(name in claims)) return undefined
     const value: unknown = Object.getOwnPropertyDescriptor(claims, name)?.value
