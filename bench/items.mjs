@@ -1,4 +1,4 @@
-// The items scenario set (decision D215): the most common public read and write of a small project, the
+// The items scenario set (decision D111): the most common public read and write of a small project, the
 // way an outside harness measures it. One table `items` in teenybase shape, every rule 'true',
 // anonymous callers, 10,000 small rows seeded through the API; fastbase started exactly as
 // `npm start` starts it (package.json's start script, NODE_ENV=production, the config in the working

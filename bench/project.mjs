@@ -161,7 +161,7 @@ export async function seed (databaseUrl, dataDir) {
 }
 
 /**
- * The items scenario set's project (bench/items.mjs, decision D215): one table in teenybase's shape with
+ * The items scenario set's project (bench/items.mjs, decision D111): one table in teenybase's shape with
  * every rule 'true', no auth table, no rate limit. Plain JSON: `npm start` reads it from its working
  * directory as fastbase.config.json.
  */

@@ -446,7 +446,7 @@ async function relationsScenario () {
   }
 }
 
-/** The items scenario set (decision D215) on a database of its own, fastbase started as `npm start` starts it. */
+/** The items scenario set (decision D111) on a database of its own, fastbase started as `npm start` starts it. */
 async function itemsScenario () {
   const own = freshDatabase(work, 'items')
   try {

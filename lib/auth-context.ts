@@ -21,7 +21,7 @@ export interface AuthContext {
   /** Fields of the user's record that rules may use as `auth.<field>`. */
   record: Record<string, unknown>
   /**
-   * Authenticator assurance level (`auth.aal`, decision D243): 0 anonymous, 1 signed in with one
+   * Authenticator assurance level (`auth.aal`, decision D116): 0 anonymous, 1 signed in with one
    * factor, 2 with a second factor (TOTP) too. A user's is their session's.
    */
   aal: number

@@ -39,7 +39,7 @@ export interface Limits {
    * request's body had arrived (decision D91); `lingerBytes` bounds what it reads meanwhile.
    */
   lingerTime: number
-  /** Thumbnails one instance makes at once (decision D251): each holds one of libuv's 4 threads while it runs. */
+  /** Thumbnails one instance makes at once (decision D123): each holds one of libuv's 4 threads while it runs. */
   thumbnails: number
   /** Thumbnails waiting for a turn; one more is `503`. */
   thumbnailQueue: number

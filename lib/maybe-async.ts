@@ -1,6 +1,6 @@
 // Values that are ready now or later. SQLite answers synchronously and PostgreSQL asynchronously:
 // passing a ready value through without a promise lets a SQLite read reach its answer with no
-// promise, no await and no microtask per layer (decision D213).
+// promise, no await and no microtask per layer (decision D109).
 
 export type MaybePromise<T> = T | Promise<T>
 

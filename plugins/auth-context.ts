@@ -96,7 +96,7 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
 
   /**
    * Under `admin.requireMfa` an admin credential without a second factor (the raw service token, an
-   * admin token from a sign-in that proved none) reaches only the admin MFA routes (decision D245):
+   * admin token from a sign-in that proved none) reaches only the admin MFA routes (decision D118):
    * otherwise whoever holds the service token would not need the factor at all.
    */
   function admitted (request: FastifyRequest, context: AuthContext): AuthContext {
@@ -124,7 +124,7 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
     const token = header ?? cookieToken(request)
     // No credential: anonymous, at the cost of two header reads. Fastify builds a new object for
     // every read of `routeOptions`, so the route's config is read only for a request that has one
-    // (decision D214).
+    // (decision D110).
     if (token === undefined || request.routeOptions.config?.externalCredential === true) return ANONYMOUS
     if (header === undefined && !fromAllowedPage(request)) throw errors.crossOrigin(request.method)
     return resolve(request, token)
@@ -136,7 +136,7 @@ async function authContext (app: FastifyInstance): Promise<void> {
   // Not async: most requests carry no token and need no promise. A refusal (401, cross-origin 403) is
   // answered from preParsing, still before any body or upload is read, but after the API scope's own
   // onRequest hooks: CORS's headers are then on the answer, so a page on a listed origin can read that
-  // its token was refused, not a network error (decision D232).
+  // its token was refused, not a network error (decision D121).
   const refusals = new WeakMap<FastifyRequest, unknown>()
   app.addHook('onRequest', (request, _reply, done) => {
     request.fastbaseAuth = ANONYMOUS

@@ -145,7 +145,7 @@ declare module 'fastify' {
      * (login-token's bearer JWT, one-tap): the auth context reads no token there, and the request stays anonymous.
      */
     externalCredential?: boolean
-    /** An admin second-factor route: reachable by an admin credential without one under `admin.requireMfa` (decision D245). */
+    /** An admin second-factor route: reachable by an admin credential without one under `admin.requireMfa` (decision D118). */
     adminMfa?: boolean
   }
 }

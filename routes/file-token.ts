@@ -1,4 +1,4 @@
-// POST /files/token: a short-lived file token for the signed-in caller (decision D252), for URLs a
+// POST /files/token: a short-lived file token for the signed-in caller (decision D124), for URLs a
 // browser fetches without headers (`<img src=".../photo.png?token=...">`).
 import { Type } from '@sinclair/typebox'
 import { DEFAULT_FILE_TOKEN_DURATION, issueFileToken } from '../lib/auth/file-tokens.js'

@@ -1,8 +1,8 @@
 // GET /files/{table}/{record_id}/{path}: a stored file, only when the record exists, the path is the
 // value of one of its file fields, and the caller passes the table's viewRule (decision D20).
 // Conditional GET (ETag, Last-Modified) and single byte ranges are supported. `?thumb=` answers a
-// listed thumbnail size of an image (decision D251), `?token=` a file token's user as the caller
-// (decision D252); both are served down the same path as the file itself.
+// listed thumbnail size of an image (decision D123), `?token=` a file token's user as the caller
+// (decision D124); both are served down the same path as the file itself.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { view } from '../lib/crud/read.js'

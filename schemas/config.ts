@@ -49,7 +49,7 @@ export const FieldSchema = Type.Object({
   noSelect: Type.Optional(Type.Boolean()),
   noInsert: Type.Optional(Type.Boolean()),
   noUpdate: Type.Optional(Type.Boolean()),
-  /** Thumbnail sizes a `file` field serves with `?thumb=` (decision D251; lib/files/thumb-sizes.ts). */
+  /** Thumbnail sizes a `file` field serves with `?thumb=` (decision D123; lib/files/thumb-sizes.ts). */
   thumbs: Type.Optional(Type.Array(Type.String({ maxLength: 16 }), { maxItems: 20 })),
   /** Allowed values of a `select` field (decision D26). */
   values: Type.Optional(Type.Array(Type.Union([Type.String(), Type.Number()]), { minItems: 1 })),
@@ -93,7 +93,7 @@ export const RulesExtensionSchema = Type.Object({
     additionalProperties: false,
     description: 'Per field, an expression that must hold for a caller to read it; elsewhere the field reads as null (admins read every field)'
   })),
-  /** fastbase addition (decision D244): writes need a session that proved a second factor (`auth.aal == 2`). */
+  /** fastbase addition (decision D117): writes need a session that proved a second factor (`auth.aal == 2`). */
   mfaForWrites: Type.Optional(Type.Boolean({ description: 'Inserts, updates and deletes by users need a session signed in with a second factor (TOTP); admins are not users here (see mfa.requireForAdmins)' }))
 }, { additionalProperties: false })
 
@@ -125,7 +125,7 @@ export const AuthExtensionSchema = Type.Object({
   normalizeEmail: Type.Optional(Type.Boolean()),
   saveIdentities: Type.Optional(Type.Boolean()),
   emailTemplates: Type.Optional(Type.Record(Type.String(), EmailTemplateSchema)),
-  /** fastbase addition (decision D240): sign-in by a code or link mailed to the address; absent, the routes do not exist. */
+  /** fastbase addition (decision D113): sign-in by a code or link mailed to the address; absent, the routes do not exist. */
   emailOtp: Type.Optional(Type.Object({
     signUp: Type.Optional(Type.Boolean({ description: 'An address with no account gets one (verified) by signing in with a code; default false' })),
     codeLength: Type.Optional(Type.Integer({ minimum: 6, maximum: 8, description: 'Digits of the code (default 6)' })),
@@ -133,7 +133,7 @@ export const AuthExtensionSchema = Type.Object({
     maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Wrong codes one code survives (default 5)' })),
     perAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Codes mailed to one address per 15 minutes, for the fleet (default 5)' }))
   }, { additionalProperties: false })),
-  /** fastbase addition (decision D242): the TOTP second factor's routes; `issuer` names the app in authenticator apps (default appName). */
+  /** fastbase addition (decision D115): the TOTP second factor's routes; `issuer` names the app in authenticator apps (default appName). */
   totp: Type.Optional(Type.Union([Type.Boolean(), Type.Object({ issuer: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false })]))
 }, { additionalProperties: false })
 
@@ -374,7 +374,7 @@ export const DatabaseSettingsSchema = Type.Object({
   /** Bounds on one request (decision D38); lib/limits.ts has the defaults. */
   limits: Type.Optional(LimitsSchema),
   storage: Type.Optional(StorageConfigSchema),
-  /** Downloads (decision D252): file tokens' lifetime, and the Cache-Control of files anyone may read. */
+  /** Downloads (decision D124): file tokens' lifetime, and the Cache-Control of files anyone may read. */
   files: Type.Optional(Type.Object({
     tokenDuration: Type.Optional(Type.Integer({ minimum: 10, maximum: 3600, description: 'Seconds a file token from POST /files/token lives (default 180)' })),
     publicCacheControl: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x20-\\x7e]+$', description: 'Cache-Control of downloads anyone may read (default "public, no-cache"); others are always "private, no-cache"' }))
@@ -382,7 +382,7 @@ export const DatabaseSettingsSchema = Type.Object({
   admin: Type.Optional(Type.Object({
     viewerPassword: Type.Optional(Type.String()),
     editorPassword: Type.Optional(Type.String()),
-    /** fastbase addition (decision D245): admin tokens need a second factor (TOTP) at /admin/login, except on the admin MFA routes. */
+    /** fastbase addition (decision D118): admin tokens need a second factor (TOTP) at /admin/login, except on the admin MFA routes. */
     requireMfa: Type.Optional(Type.Boolean({ description: 'Admin tokens work only once /admin/login proved a TOTP code (the raw service token, a machine credential, is not an admin token)' }))
   }, { additionalProperties: false })),
   /** Apply additive schema changes on start (decision D21); default true. */

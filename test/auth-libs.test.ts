@@ -306,7 +306,7 @@ t.test('admin sign-in says when no service token is configured', async (t) => {
   t.equal(signIn({ superadmin: 'the-service-token' }), 'Invalid credentials', 'a service token configured: the plain refusal')
 })
 
-// Token keys were @fastify/jwt namespaces before the kernel built them (decision D220): tokens issued
+// Token keys were @fastify/jwt namespaces before the kernel built them (decision D112): tokens issued
 // before the change must verify after it, and the other way round, with the same algorithm pin.
 t.test('token keys sign and verify as @fastify/jwt did', async (t) => {
   const secret = 'a-secret-of-some-length-0123456789'

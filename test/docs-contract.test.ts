@@ -74,7 +74,7 @@ t.test('every-feature document', async (t) => {
     for (const path of ['sign-up', 'refresh-token']) {
       t.same(doc.paths[`/api/v1/table/users/auth/${path}`].post.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/users.session' }, path)
     }
-    // A sign-in that a second factor can stop answers a session or the challenge (decision D242).
+    // A sign-in that a second factor can stop answers a session or the challenge (decision D115).
     t.same(doc.components.schemas['users.sign-in'].anyOf, [{ $ref: '#/components/schemas/users.session' }, { $ref: '#/components/schemas/MfaChallenge' }])
     for (const path of ['login-password', 'google-login', 'login-token']) {
       t.same(doc.paths[`/api/v1/table/users/auth/${path}`].post.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/users.sign-in' }, path)

@@ -1,6 +1,6 @@
 // The hot path of a public read: a plan hit under a trivial rule reads no global, so the
-// request's globals (`request.*`) are never built for it (decision D210); a rule that reads one still
-// gets it, and decides by it. SQLite answers a planned read at once, with no promise (decision D213),
+// request's globals (`request.*`) are never built for it (decision D106); a rule that reads one still
+// gets it, and decides by it. SQLite answers a planned read at once, with no promise (decision D109),
 // PostgreSQL with one; failures stay failures either way.
 import t from 'tap'
 import { buildApp, forEachDialect } from './helper.js'

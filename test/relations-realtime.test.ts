@@ -55,7 +55,7 @@ forEachDialect(t, 'realtime: a field rule holds in events', async (t, dialect) =
   t.same(seen(bobByEmail), [['bob', 'bob@mail.test']], 'a where on the field matches only where the caller reads it')
 })
 
-// The attacker's test for events (decision D201): an update that changes only what a subscriber
+// The attacker's test for events (decision D105): an update that changes only what a subscriber
 // cannot read (a field a field rule hides from it, a noSelect field) must send it nothing, or the
 // event itself tells of the change. On PostgreSQL the same holds on a second instance, which gets
 // the change (with the rows as they were) over the bus.

@@ -154,7 +154,7 @@ async function battery (app: FastifyInstance, who: Observer): Promise<Record<str
     // A reference to a hidden row that exists in both databases.
     ['POST', 'bookmarks/insert', { values: { id: 95, post_id: 2 }, returning: 'id, post_id.title as t' }],
     ['POST', 'bookmarks/insert', { values: { id: 96, post_id: 3 }, returning: 'id, post_id.owner_id.email as e' }],
-    // One to a hidden row that exists in only one of them answers as one to a missing row (decision D200).
+    // One to a hidden row that exists in only one of them answers as one to a missing row (decision D104).
     ['POST', 'bookmarks/insert', { values: { id: 85, post_id: 20 }, returning: 'id' }],
     ['POST', 'bookmarks/insert', { values: [{ id: 86, post_id: 1 }, { id: 87, post_id: 22 }] }],
     ['POST', 'bookmarks/insert', { values: { id: 88, post_id: 21 }, or: 'REPLACE' }],

@@ -294,7 +294,7 @@ forEachDialect(t, 'every write path enforces the same field rules', async (t, di
 // A comment may only be written onto a post its author may see (`new.post_id.public`, decision
 // D95): every path that writes a comment must refuse bob's comment on alice's private post and
 // accept it on a public one, and refuse moving his comment there. And refuse it exactly as it refuses
-// a comment on a post that does not exist (decision D200): 400 `foreign_key`, the same answer, or the
+// a comment on a post that does not exist (decision D104): 400 `foreign_key`, the same answer, or the
 // write would tell bob which hidden posts exist.
 const relationConfig: DatabaseSettings = {
   jwtSecret: 'parity-relations',

@@ -49,7 +49,7 @@ export function adminRoleOf (secrets: AdminSecrets, password: string): AdminRole
   return role
 }
 
-/** A token for `role` at assurance level `aal` (2 once its second factor was proven: decision D245). */
+/** A token for `role` at assurance level `aal` (2 once its second factor was proven: decision D118). */
 export function adminToken (role: AdminRole, keys: ReadonlyMap<AdminRole, TokenKey>, issuer: string, appHost: string, aal: number): AdminToken {
   const key = keys.get(role)
   if (key === undefined) throw errors.unauthorized()

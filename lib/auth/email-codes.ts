@@ -1,4 +1,4 @@
-// Email sign-in codes and links (decision D240): one live code per address and table, its link
+// Email sign-in codes and links (decision D113): one live code per address and table, its link
 // token stored as a sha256 (the row's key) and its code as an HMAC under the table's secret, so a
 // copy of the database gives neither (6 digits hashed without a secret would fall to a million
 // guesses offline). Attempts on a code are counted in its row: for the fleet, whatever instance is asked.

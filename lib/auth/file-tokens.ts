@@ -1,4 +1,4 @@
-// File tokens (decision D252): short-lived tokens a signed-in user puts in a URL (`?token=`), so an
+// File tokens (decision D124): short-lived tokens a signed-in user puts in a URL (`?token=`), so an
 // `<img src>` can show a protected file though a browser sends no Authorization header with it.
 // Signed with a key of their own per auth table, so a file token is never an access token and an
 // access token is never a file token. It names the user and the session: at each download the

@@ -1,4 +1,4 @@
-// Second factors in the database (decision D242): a TOTP secret per user (or admin role), its
+// Second factors in the database (decision D115): a TOTP secret per user (or admin role), its
 // one-time recovery codes (hashed), and the challenges of sign-ins waiting for a code. Every
 // instance sharing the database sees the same state, so a code used on one is refused on all, and a
 // challenge's attempts are counted once for the fleet. Each single-use thing is claimed by one

@@ -1,4 +1,4 @@
-// Signing in by a code or link mailed to the address (decision D240). Asking never tells whether an
+// Signing in by a code or link mailed to the address (decision D113). Asking never tells whether an
 // account exists (callers answer success at once and need not wait); a right code proves the
 // mailbox, so it signs in the account holding the address (taking over one whose address nobody had
 // proven, as a provider-verified sign-in does: lib/auth/external-users.ts), or creates a verified

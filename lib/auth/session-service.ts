@@ -1,6 +1,6 @@
 // Opening a session for a user row and the body every sign-in answers with: password login,
 // sign-up, refresh, the confirm endpoints, email codes and the external-identity flows all come here.
-// A user with a second factor on gets a challenge instead (decision D242): whatever proved the first
+// A user with a second factor on gets a challenge instead (decision D115): whatever proved the first
 // factor, no session exists until mfa/verify proves the second.
 import type { Knex } from 'knex'
 import { claimsFor, isVerified, publicRecord } from './accounts.js'

@@ -34,7 +34,7 @@ export class SessionStore {
     afterCommit(db, () => { for (const listener of this.revokedListeners) listener(revoked) })
   }
 
-  /** A new session; `aal` 2 when the sign-in proved a second factor (decision D243). */
+  /** A new session; `aal` 2 when the sign-in proved a second factor (decision D116). */
   async create (table: string, userId: string, db: Knex | Knex.Transaction = this.db, aal = 1): Promise<IssuedSession> {
     const sid = newUid()
     const refreshToken = newRefreshToken()

@@ -24,7 +24,7 @@ export const authStoreTables: TableData[] = [
       text('table_name', { notNull: true }),
       text('user_id', { notNull: true }),
       { name: 'refresh_count', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 0 } },
-      // Authenticator assurance level (decision D243): 1 signed in with one factor, 2 with a second one too.
+      // Authenticator assurance level (decision D116): 1 signed in with one factor, 2 with a second one too.
       { name: 'aal', type: 'integer', sqlType: 'integer', notNull: true, default: { l: 1 } },
       epoch('created_at'),
       epoch('expires_at'),

@@ -1,6 +1,6 @@
 // Time-based one-time passwords (RFC 6238, on HOTP: RFC 4226), written from the RFCs: an HMAC of the
 // 30-second step counter, dynamically truncated to 6 digits. node:crypto has the HMAC; the rest is
-// a dozen lines, less than a dependency would bring (decision D241).
+// a dozen lines, less than a dependency would bring (decision D114).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export type TotpAlgorithm = 'sha1' | 'sha256' | 'sha512'

@@ -27,7 +27,7 @@ export interface AuthTable {
   ext: AuthExtension
   fields: AuthFields
   key: TokenKey
-  /** Signs and verifies the table's file tokens only (lib/auth/file-tokens.ts, decision D252). */
+  /** Signs and verifies the table's file tokens only (lib/auth/file-tokens.ts, decision D124). */
   fileKey: TokenKey
   /** Access-token lifetime, seconds. */
   tokenDuration: number

@@ -101,7 +101,7 @@ function sameColumns (a: unknown[], b: unknown[]): boolean {
 /**
  * The caller a user of `at` is, for server code acting on their behalf (`app.fastbase.callerFor`):
  * the context a token of theirs gives, without a session. Undefined when no such user exists. Its
- * level is 1: server code has proven no second factor for the user (decision D243).
+ * level is 1: server code has proven no second factor for the user (decision D116).
  */
 export async function callerForUser ({ db, dialect }: Executor, at: AuthTable, uid: string | number): Promise<AuthContext | undefined> {
   const visible = at.table.visibleFields(false)

@@ -100,7 +100,7 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     },
     // npm 11 runs no install script it was not told to: without this, a fastbase installed from the
     // registry or a tarball gets better-sqlite3 without its native binding, and nothing starts.
-    // sharp (thumbnails, decision D250) takes its binary from an @img/sharp-* package; 0.35 has no
+    // sharp (thumbnails, decision D122) takes its binary from an @img/sharp-* package; 0.35 has no
     // install script, earlier versions check or build the binary in one, so it is allowed too.
     allowScripts: { 'better-sqlite3': true, sharp: true },
     // fastbase's own: a dependency's `overrides` do not reach the project that installs it, and

@@ -25,7 +25,7 @@ export interface Change {
   /**
    * An update's rows as they were, in the order of `keys`, where the write captured them (null where
    * it did not): realtime sends a subscriber an update only when what it sees of the row changed
-   * (decision D201). Captured only for an update that changes no column every subscriber could see.
+   * (decision D105). Captured only for an update that changes no column every subscriber could see.
    */
   before?: Array<Row | null>
   /**

@@ -23,7 +23,7 @@ export interface CrudContext {
   auth: AuthContext
   /**
    * Extra expression globals (`request`, `params`), or what makes them when first read: a route's
-   * `request.*` is built only for a plan that reads it (decision D210).
+   * `request.*` is built only for a plan that reads it (decision D106).
    */
   globals?: Record<string, unknown> | (() => Record<string, unknown>)
   /** Bounds on one request: page size, columns, answer size (decisions D7, D38). */

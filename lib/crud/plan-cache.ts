@@ -43,7 +43,7 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   const shape = shapes.get(key)
   if (shape !== undefined) {
     // A shape whose plans read no global (trivial rules, an anonymous caller's public read) has one
-    // class: its hit builds no globals object at all (decision D210).
+    // class: its hit builds no globals object at all (decision D106).
     const cached = shape.plans.get(shape.reads.size === 0 ? '' : signature(shape.reads, globalsOf(ctx)))
     if (cached !== undefined) {
       planCacheCounts.hits++

@@ -45,7 +45,7 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
       const { statement, bindings } = compileStatement(query)
       const wrapped: Statement = { sql: wrap(statement.sql), native: wrap(statement.native) }
       // A plan for each run's values beats the generic one only when there are values: a statement
-      // without any (a count under a trivial rule) is planned once, named (decision D211).
+      // without any (a count under a trivial rule) is planned once, named (decision D107).
       if (planEachRun === true && (bindings.length > 0 || wrap !== noWrap)) wrapped.planEachRun = true
       if (offThread === true) wrapped.offThread = true
       return { statement: wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }

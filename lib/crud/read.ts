@@ -219,13 +219,13 @@ function shapeOf (op: string, params: ReadParams): string {
 function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): MaybePromise<Row[]> {
   if (planned === undefined) return []
   // The driver's rows hold the answer's keys in the answer's order (the select list names them):
-  // columns read as they are need no second object per row (decision D212).
+  // columns read as they are need no second object per row (decision D108).
   if (plan.asIs === true) return runPlanned(ctx, planned, id)
   return andThen(runPlanned(ctx, planned, id), (rows) => rows.map((row) => decodeRow(ctx, plan.columns, row)))
 }
 
 // select, list and view answer at once when the database does (SQLite), without a promise
-// (decision D213); their callers await them either way. A failure may then be thrown rather than
+// (decision D109); their callers await them either way. A failure may then be thrown rather than
 // rejected: every caller awaits them inside an async function, where both become a rejection.
 export function select (ctx: CrudContext, params: ReadParams): MaybePromise<Row[]> {
   const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {

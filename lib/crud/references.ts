@@ -1,5 +1,5 @@
 // A caller's write that references a row it may not view is answered as one that references a row
-// that does not exist: 400 `foreign_key` under the field (decision D200). Otherwise a write would
+// that does not exist: 400 `foreign_key` under the field (decision D104). Otherwise a write would
 // tell a hidden row from a missing one (written or refused by a rule against the database's 400), and
 // a caller could probe for hidden rows by their keys. Checked before the write's statement, where the
 // database would find a missing row; admins and rule-less action steps write as before.

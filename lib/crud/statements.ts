@@ -40,7 +40,7 @@ export function captureColumns (ctx: CrudContext, planned = false): CapturedColu
 }
 
 /**
- * Does an update that assigns `assigned` need the rows as they were (Change#before, decision D201)?
+ * Does an update that assigns `assigned` need the rows as they were (Change#before, decision D105)?
  * When every column it assigns (the `updated` timestamp too) is one some subscriber may not read (a
  * noSelect field, a field with a field rule), its event could tell of nothing but a hidden change:
  * realtime compares what each subscriber saw before with what it sees after. Any other update

@@ -34,7 +34,7 @@ export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
 }
 
 /**
- * A table whose writes need a second factor (rules `mfaForWrites`, decision D244): a caller the rules
+ * A table whose writes need a second factor (rules `mfaForWrites`, decision D117): a caller the rules
  * apply to, below level 2, is refused whatever the rules say; an auth flow's own write (sign-up) is
  * the flow's. Admins meet `admin.requireMfa` at sign-in instead. Every write path calls it (lib/crud/write.ts).
  */

@@ -16,7 +16,7 @@ export function compileStatement (query: Knex.QueryBuilder | Knex.Raw): { statem
 
 /**
  * Rows of a read: on the direct runner outside transactions when it takes it, else through Knex.
- * SQLite's direct runner answers at once, and so does this (decision D213).
+ * SQLite's direct runner answers at once, and so does this (decision D109).
  */
 export function runStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, statement: Statement, bindings: readonly Binding[]): Row[] | Promise<Row[]> {
   const rows = db.isTransaction === true ? undefined : direct?.read(statement, bindings)

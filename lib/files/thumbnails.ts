@@ -1,4 +1,4 @@
-// Thumbnails of stored images (decision D251): made once, on the first request for a listed size,
+// Thumbnails of stored images (decision D123): made once, on the first request for a listed size,
 // with sharp (libvips, on libuv's thread pool, off the event loop), stored beside the original in
 // the same storage and served from there like any file. Bounded: the input's pixels (read from its
 // header before anything is decoded, so a decompression bomb is refused unopened), its bytes, the

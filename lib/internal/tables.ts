@@ -26,7 +26,7 @@ export const operationsTables: TableData[] = [
   }
 ]
 
-/** The auth state's tables, where some table of `config` has the auth extension or admin sign-in needs a second factor (decision D245). */
+/** The auth state's tables, where some table of `config` has the auth extension or admin sign-in needs a second factor (decision D118). */
 export function authTablesFor (config: Pick<DatabaseSettings, 'tables' | 'admin'>): TableData[] {
   return config.tables.some((t) => t.extensions?.some((e) => e.name === 'auth')) || config.admin?.requireMfa === true ? authStoreTables : []
 }

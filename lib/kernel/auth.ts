@@ -61,7 +61,7 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
       ext: table.auth,
       fields,
       key: tokenKey(config.jwtSecret + table.auth.jwtSecret, algorithm),
-      // File tokens get a key of their own: neither kind of token verifies as the other (decision D252).
+      // File tokens get a key of their own: neither kind of token verifies as the other (decision D124).
       fileKey: tokenKey(config.jwtSecret + table.auth.jwtSecret + FILE_TOKEN_KEY_SUFFIX, algorithm),
       tokenDuration: table.auth.jwtTokenDuration ?? DEFAULT_TOKEN_DURATION
     })
@@ -88,7 +88,7 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
   }))
   const limits = config.rateLimit
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
-  // Per-address counters of the email-code flows (decision D240): the fleet's store where instances share the database.
+  // Per-address counters of the email-code flows (decision D113): the fleet's store where instances share the database.
   const addressLimit = limits === false
     ? unlimited
     : dialect.sharedByInstances ? sharedAddressLimit(new DatabaseRateLimitStore(db, (err) => log.warn({ err }, 'rate limit store failed'), 'address ')) : memoryAddressLimit()

@@ -66,7 +66,7 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   const actions: Map<string, CompiledAction> = new Map([...fromConfig, ...compileCodeActionsWith(codeActions, fromConfig, dialect)])
   // Before any host code can register a hook: `hooks.on` refuses a before-hook these could not run (decision D69).
   hooks.writtenBySql(sqlWritesOf(fromConfig))
-  // A file's thumbnails go with it, whichever way it is deleted (decision D251).
+  // A file's thumbnails go with it, whichever way it is deleted (decision D123).
   const storage = withDeletionHold(withVariantCleanup(await createStorage(config.storage, options.dataDir)))
   life.onClose(async () => { await storage.close() })
 

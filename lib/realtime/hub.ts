@@ -566,7 +566,7 @@ export class RealtimeHub implements ChangeSink {
   /**
    * Evaluates `classes` on the captured rows (distinct keys) and sends each matching record to the
    * class's clients; an update whose rows as they were are known, only to the classes that see a
-   * change (decision D201).
+   * change (decision D105).
    */
   private async deliverRows (table: TableDescriptor, action: ChangeAction, part: RowRun, classes: SubscriberClass[]): Promise<void> {
     const { keys, rows: records } = part

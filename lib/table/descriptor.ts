@@ -31,7 +31,7 @@ export interface TableDescriptor {
   /** Parsed field rules: who may read each field (decision D96). */
   fieldRules: ReadonlyMap<string, Expr>
   hasRulesExtension: boolean
-  /** Writes by users need a session with a second factor (rules `mfaForWrites`, decision D244). */
+  /** Writes by users need a session with a second factor (rules `mfaForWrites`, decision D117). */
   mfaForWrites: boolean
   auth?: AuthExtension
   /** Fields a caller may see, in config order. */

@@ -142,7 +142,7 @@ export function renderTable (root, { table, query, can, limit }) {
     const value = record[field.name]
     if (field.type === 'file' && typeof value === 'string' && value !== '' && table.uid !== undefined) {
       const path = `/files/${encodeURIComponent(table.name)}/${encodeURIComponent(String(record[table.uid.name]))}/${encodeURIComponent(value)}`
-      // A field that lists thumbnail sizes shows its smallest beside the name (decision D251).
+      // A field that lists thumbnail sizes shows its smallest beside the name (decision D123).
       const thumb = smallestThumb(field.thumbs)
       return h('td', { class: 't-file' }, h('a', {
         href: apiUrl(path),

@@ -1,5 +1,5 @@
 // POST /admin/login: the panel's sign-in (lib/auth/admin-tokens.ts), and the admin roles' TOTP
-// second factor under /admin/mfa/ (decision D245): a role with TOTP on gets a challenge at login,
+// second factor under /admin/mfa/ (decision D118): a role with TOTP on gets a challenge at login,
 // and /admin/mfa/verify answers its token. Only a superadmin manages the roles' factors.
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'

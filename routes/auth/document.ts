@@ -17,7 +17,7 @@ export function authDocument (b: DocumentComponents, table: TableDescriptor) {
   const password = fields?.password?.name ?? 'password'
   const confirm = fields?.confirmName === undefined ? {} : { [fields.confirmName]: EXAMPLE_PASSWORD }
   const session = (description: string) => ({ 200: { description, content: json(b.session(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
-  // A sign-in that a second factor can stop answers its challenge instead (decision D242).
+  // A sign-in that a second factor can stop answers its challenge instead (decision D115).
   const signIn = (description: string) => ({ 200: { description: `${description}, or the challenge of the second factor when the user has TOTP on (complete it with mfa/verify)`, content: json(b.signIn(view), { token: 'eyJhbGciOiJIUzI1NiJ9.e30.signature', refresh_token: 'r1Xq9-example-refresh-token', record: b.recordExample(view), aal: 1 }) } })
   const success = (description: string) => ({ 200: { description, content: { 'application/json': { schema: { type: 'object', required: ['success'], properties: { success: { type: 'boolean' } } }, example: { success: true } } } } })
   const id = (name: string) => `${t}_auth_${name}`

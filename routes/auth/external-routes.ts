@@ -117,7 +117,7 @@ function oneTapRoute (app: TypeBoxApp, at: AuthTable, kit: RouteKit, verifier: I
       token = body.token
     }
     const session = await signInExternal(app.fastbase.auth, at, vouchedFor(await verifier.verifyIdToken(name, token)), 'auth:one-tap')
-    // A challenge sets no cookie: the second factor is still to come (decision D242).
+    // A challenge sets no cookie: the second factor is still to come (decision D115).
     if (!isChallenge(session)) setAuthCookie(app, reply, session.token, at.tokenDuration)
     return session
   })

@@ -128,7 +128,7 @@ export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): voi
       clearState()
       if (config.authCookie === undefined) return session
       if (isChallenge(session)) {
-        // A second factor is due: no cookie yet; the app's page finishes with mfa/verify (decision D242).
+        // A second factor is due: no cookie yet; the app's page finishes with mfa/verify (decision D115).
         const target = new URL(redirect, publicUrl)
         target.searchParams.set('mfa_challenge', session.challenge)
         return await reply.redirect(target.href, 302)

@@ -10,7 +10,7 @@ export const SessionResponseSchema = Type.Object({
   aal: Type.Integer({ description: 'Authenticator assurance level: 1 one factor, 2 a second factor (TOTP) too' })
 }, { title: 'Session' })
 
-/** A sign-in of a user with a second factor on: no session until `mfa/verify` (decision D242). */
+/** A sign-in of a user with a second factor on: no session until `mfa/verify` (decision D115). */
 export const MfaChallengeSchema = Type.Object({
   mfa_required: Type.Literal(true),
   challenge: Type.String({ description: 'Single use, for mfa/verify' }),

@@ -80,7 +80,7 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
 
     // select and list take the same parameters as a query string (GET, which has no body) or as a
     // body (POST: JSON or a form; validated, so always there). The read handlers are not async:
-    // a SQLite read answers at once and Fastify sends it with no promise (decision D213); Fastify
+    // a SQLite read answers at once and Fastify sends it with no promise (decision D109); Fastify
     // catches what they throw as it catches a rejection.
     const reads = [
       ['select', `Select ${table.name} records`, s.records, select, doc.select],

@@ -364,7 +364,7 @@ export class DocumentComponents {
     return this.ref(name)
   }
 
-  /** What a sign-in answers: the session, or the challenge of the second factor (decision D242). */
+  /** What a sign-in answers: the session, or the challenge of the second factor (decision D115). */
   signIn (view: TableView): Json {
     const name = `${view.table.name}.sign-in`
     this.schemas[name] ??= { anyOf: [this.session(view), this.mfaChallenge()] }
