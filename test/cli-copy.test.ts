@@ -140,7 +140,8 @@ t.test('SQLite -> PostgreSQL -> SQLite: the same answers, old tokens work, inter
   t.equal(copied.code, 0, `${copied.stdout}\n${copied.stderr}`)
   t.match(copied.stdout, /posts: 7 rows, checksum [0-9a-f]{16} \(went on after row 2\)/, 'the rerun went on after the rows already copied')
   t.match(copied.stdout, /_fastbase_sessions: 2 rows/, 'sessions are copied')
-  t.match(copied.stdout, /copied and verified 8 tables/)
+  t.match(copied.stdout, /_fastbase_mfa_factors: 0 rows/, 'second factors are copied with their users')
+  t.match(copied.stdout, new RegExp(`copied and verified ${tablesToCopy(config).length} tables`), 'every table copy copies is verified')
   t.match(copied.stdout, /copied 3 files \(\d+ bytes\)/)
   t.equal(copied.stderr.includes('\r'), false, 'no progress lines when stderr is not a terminal')
 
