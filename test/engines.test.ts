@@ -18,8 +18,12 @@ const root = join(import.meta.dirname, '..')
 const read = (file: string): any => JSON.parse(readFileSync(join(root, file), 'utf8'))
 const pkg = read('package.json')
 const lock = read('package-lock.json')
-const packages = Object.entries(lock.packages as Record<string, { engines?: unknown, dev?: boolean, version?: string }>)
+const packages = Object.entries(lock.packages as Record<string, { engines?: unknown, dev?: boolean, version?: string, optional?: boolean, os?: string[] }>)
   .filter(([path]) => path !== '')
+  // A platform's prebuilt binary (sharp's @img/sharp-<os>-<cpu>, optional, with `os`) is installed
+  // only on its platform, and sharp is loaded only for the first thumbnail (decision D122): one for a
+  // platform whose binary lags Node (32-bit Windows) costs that platform thumbnails, not the server.
+  .filter(([, entry]) => !(entry.optional === true && Array.isArray(entry.os)))
   .map(([path, entry]) => ({ path, dev: entry.dev === true, node: typeof entry.engines === 'object' && entry.engines !== null ? (entry.engines as { node?: string }).node : undefined }))
   .filter((p): p is { path: string, dev: boolean, node: string } => typeof p.node === 'string' && semver.validRange(p.node) !== null)
 
