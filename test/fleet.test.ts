@@ -6,7 +6,7 @@ import type { Knex } from 'knex'
 import { buildApp, forEachDialect, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES } from '../lib/auth/store-tables.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES, EMAIL_CODES, MFA_CHALLENGES } from '../lib/auth/store-tables.js'
 import { RATE_LIMITS } from '../lib/auth/rate-limit-store.js'
 import { nowSeconds } from '../lib/auth/sessions.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE } from '../lib/db/migrations.js'
@@ -133,6 +133,12 @@ forEachDialect(t, 'purgeExpired', async (t, dialect) => {
   // Used OAuth states: one still within its expiry, two long past it.
   await db(OAUTH_STATES).insert([{ id: 'live-state', expires_at: nowSeconds() + 600 }, { id: 'old-1', expires_at: longAgo() }, { id: 'old-2', expires_at: longAgo() }])
 
+  // Email sign-in codes and second-factor challenges: one live each, the others long expired.
+  const code = (hash: string, expires: number) => ({ hash, table_name: 'users', email: `${hash}@example.com`, code_hash: 'x', created_at: nowSeconds(), expires_at: expires })
+  await db(EMAIL_CODES).insert([code('live-code', nowSeconds() + 600), code('old-code-1', longAgo()), code('old-code-2', longAgo())])
+  const challenge = (hash: string, expires: number) => ({ hash, table_name: 'users', user_id: 'u1', created_at: nowSeconds(), expires_at: expires })
+  await db(MFA_CHALLENGES).insert([challenge('live-challenge', nowSeconds() + 300), challenge('old-challenge', longAgo())])
+
   // Rate-limit counters (PostgreSQL): one live window, three passed.
   if (dialect === 'postgres') {
     const store = new DatabaseRateLimitStore(db, () => {})
@@ -148,12 +154,16 @@ forEachDialect(t, 'purgeExpired', async (t, dialect) => {
     [SESSIONS]: 5,
     [ONE_TIME_TOKENS]: 3,
     [OAUTH_STATES]: 2,
+    [EMAIL_CODES]: 2,
+    [MFA_CHALLENGES]: 1,
     ...(dialect === 'postgres' ? { [RATE_LIMITS]: 3 } : {})
   }, 'the expired rows, in batches of two')
   t.same(await ids(db, SESSIONS, 'id'), keptSessions, 'live, revoked-unexpired and recently expired sessions stay')
   t.equal((await db(REFRESH_TOKENS).select('hash')).length, keptRefreshTokens, 'their refresh tokens stay, used ones too (replay detection)')
   t.same(await ids(db, ONE_TIME_TOKENS, 'user_id'), ['u1', 'u2'], 'live and recently expired one-time tokens stay')
   t.same(await ids(db, OAUTH_STATES, 'id'), ['live-state'], 'a used state stays until it could no longer verify')
+  t.same(await ids(db, EMAIL_CODES, 'hash'), ['live-code'], 'a live email code stays')
+  t.same(await ids(db, MFA_CHALLENGES, 'hash'), ['live-challenge'], 'a live challenge stays')
   if (dialect === 'postgres') t.same(await ids(db, RATE_LIMITS, 'key'), ['live'], 'the live rate-limit window stays')
   t.equal((await sessions.refresh('users', (await sessions.create('users', 'u1')).refreshToken, 3))?.userId, 'u1', 'sessions still work')
 
