@@ -1,7 +1,7 @@
 // Swagger UI's "Try it out" -> "Execute" with the document's default examples on the example
 // project's admin routes and the file download, in Debian's chromium, authorized with the service
 // token. The download takes the seeded file's stored name (random: no static example can know it).
-// Five routes cannot succeed with any static example (NEEDS_A_LIVE_SECRET): they take a token only
+// Eight routes cannot succeed with any static example (NEEDS_A_LIVE_SECRET): they take a token only
 // an email, an earlier sign-in or another issuer hands out, or a secret. This file also checks that
 // every other operation of the document is run by one of the Swagger UI test files.
 import t from 'tap'
