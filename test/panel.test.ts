@@ -36,7 +36,17 @@ t.test('the panel is self-contained, served with a strict CSP, and never writes 
   const sources = files(join(import.meta.dirname, '..', 'panel')).filter((f) => f.endsWith('.js'))
   t.ok(sources.length >= 8, 'the panel is a handful of ES modules')
   const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort()
-  t.same(preloaded, sources.map((f) => f.split('/panel/')[1]).sort(), 'index.html preloads every module (one round trip, not one per import level)')
+  // And the built fastbase/client the panel's calls go through (served at client/): every module its entry reaches.
+  const clientDir = join(import.meta.dirname, '..', 'dist', 'lib', 'client')
+  const reached = new Set<string>()
+  const walk = (name: string): void => {
+    if (reached.has(name)) return
+    reached.add(name)
+    for (const m of readFileSync(join(clientDir, name), 'utf8').matchAll(/from '\.\/([\w-]+\.js)'/g)) walk(m[1])
+  }
+  walk('index.js')
+  const expected = [...sources.map((f) => f.split('/panel/')[1]), ...[...reached].map((f) => `client/${f}`)].sort()
+  t.same(preloaded, expected, 'index.html preloads every module (one round trip, not one per import level)')
   for (const file of sources) {
     const text = readFileSync(file, 'utf8')
     t.notMatch(text, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, `${file.split('/panel/')[1]} builds DOM nodes, never HTML strings`)
