@@ -66,6 +66,8 @@ forEachDialect(t, 'on: behind the token, every family', async (t, dialect) => {
   t.equal(sample(text, 'fastbase_db_pool_connections', 'state="used"'), 0, 'no connection in use between requests')
   t.ok((sample(text, 'fastbase_read_plan_cache_total', 'result="hit"') ?? 0) >= 2, 'plan cache hits')
   t.ok((sample(text, 'fastbase_read_plan_cache_total', 'result="miss"') ?? 0) >= 1, 'and misses')
+  t.ok((sample(text, 'fastbase_list_total_cache_total', 'result="hit"') ?? 0) >= 2, 'list totals kept: the same list asked again')
+  t.ok((sample(text, 'fastbase_list_total_cache_total', 'result="miss"') ?? 0) >= 1, 'and counted')
   t.equal(sample(text, 'fastbase_realtime', 'measure="streams"'), 0, 'realtime streams')
   t.equal(sample(text, 'fastbase_rate_limit_refusals_total', 'route="/api/v1/admin/login"'), 1, 'the third login was refused')
   const age = Number(/^fastbase_backup_last_success_age_seconds (\S+)$/m.exec(text)?.[1])

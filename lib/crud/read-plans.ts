@@ -9,7 +9,7 @@ import type { CrudContext } from './context.js'
 import { cachedPlan, fillSlots } from './plan-cache.js'
 import type { MaybePromise } from '../maybe-async.js'
 
-export { planCacheSize } from './plan-cache.js'
+export { planCacheSize, fillSlots } from './plan-cache.js'
 
 type Row = Record<string, unknown>
 
@@ -23,6 +23,8 @@ export interface ReadPlan {
   /** undefined: the condition folded to false, nothing can match. */
   items?: PlannedStatement
   total?: PlannedStatement
+  /** The total may be kept per data version (lib/crud/total-cache.ts): its statement reads no clock. */
+  totalKept?: boolean
   /** The planner's row estimate of the matching rows (list?estimateTotal, where the dialect has one). */
   estimate?: PlannedStatement
 }
@@ -62,5 +64,10 @@ function planBytes (plan: ReadPlan): number {
 
 /** Runs a planned statement for this caller: slots take the caller's values, encoded for their column. */
 export function runPlanned (ctx: CrudContext, planned: PlannedStatement, id?: string | number): MaybePromise<Row[]> {
-  return runStatement(ctx.db, ctx.direct, planned.statement, fillSlots(ctx, planned.bindings, id))
+  return runFilled(ctx, planned, fillSlots(ctx, planned.bindings, id))
+}
+
+/** Runs a planned statement with its slots already filled (`values`, from fillSlots). */
+export function runFilled (ctx: CrudContext, planned: PlannedStatement, values: readonly Binding[]): MaybePromise<Row[]> {
+  return runStatement(ctx.db, ctx.direct, planned.statement, values)
 }

@@ -5,7 +5,8 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
-import { readPlan, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
+import { fillSlots, readPlan, runFilled, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
+import { keptTotal } from './total-cache.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -251,10 +252,12 @@ export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ item
     const matching = grouped ? baseQuery(c, counting, params.distinct === true) : matchingRows(c, counting).select(db.raw('1'))
     const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : matchingRows(c, counting).count({ total: '*' })
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
+    const total = prepare(counted, { planEachRun: true, offThread: p.costly })
     return {
       columns: p.columns,
       items: prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }),
-      total: prepare(counted, { planEachRun: true, offThread: p.costly }),
+      total,
+      totalKept: !c.dialect.readsClock(total.statement.sql),
       estimate: estimator === undefined ? undefined : prepare(matching, { planEachRun: true, wrap: estimator.explain })
     }
   })
@@ -280,7 +283,11 @@ function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan):
 
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
 function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): MaybePromise<number> {
-  const exact = (): MaybePromise<number> => andThen(runPlanned(ctx, total), (rows) => Number(rows[0].total))
+  const exact = (): MaybePromise<number> => {
+    const values = fillSlots(ctx, total.bindings)
+    const count = (): MaybePromise<number> => andThen(runFilled(ctx, total, values), (rows) => Number(rows[0].total))
+    return plan.totalKept === true ? keptTotal(ctx, total, values, count) : count()
+  }
   const estimator = ctx.dialect.rowEstimate
   if (plan.estimate === undefined || estimator === undefined) return exact()
   const estimate = plan.estimate

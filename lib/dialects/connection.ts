@@ -34,6 +34,12 @@ export interface DirectRunner {
   /** `sql` has `?` placeholders. Rows of its RETURNING clause. */
   write: (sql: string, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
   /**
+   * A text that is the same only while the committed data is (any write, here or in another process
+   * or instance, changes it); undefined when that is not known now (a transaction is open). Read
+   * before a statement, it tells whether the statement's earlier answer still holds.
+   */
+  dataVersion?: () => string | Promise<string> | undefined
+  /**
    * Pool connections the runner holds idle between its statements, and its statements waiting for
    * one (PostgreSQL's lease): the pool counts the first as used and never sees the second.
    */

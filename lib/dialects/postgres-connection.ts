@@ -138,7 +138,10 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
     write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings, seen) : undefined,
-    held: () => lease.held()
+    held: () => lease.held(),
+    // The cluster's snapshot (xmin:xmax:in-progress ids): equal texts mean no transaction committed
+    // in between (committing moves xmax or leaves the in-progress list), on this instance or any other.
+    dataVersion: async () => String((await runPooled(lease, 'SELECT pg_current_snapshot()::text AS v', [], seen))[0].v)
   }
   return {
     knex,

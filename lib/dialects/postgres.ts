@@ -146,6 +146,7 @@ export const postgres: Dialect = {
     }
   },
   now: () => 'CURRENT_TIMESTAMP',
+  readsClock: (sql) => /current_(timestamp|date|time)|localtime|\bnow\(|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday|random\(/i.test(sql),
   // An explicit id does not advance an identity column's sequence; without this the next generated id collides.
   resyncIdentity: (table, column) => `SELECT setval(pg_get_serial_sequence('${table.replace(/'/g, "''")}', '${column}'), (SELECT COALESCE(MAX(${quote(column)}), 0) + 1 FROM ${table}), false)`,
   placeholder,

@@ -2,6 +2,7 @@
 // also serves reads outside transactions while Knex is not using it, a read-only second connection
 // for those reads while it is, reader threads for the reads that may take long, and statements
 // prepared once per text.
+import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +27,9 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
   const busyTimeout = envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000)
   let writerDb: SqliteDatabase | undefined
+  // A new writer connection starts its change counter at 0 again: its versions must not repeat an
+  // earlier connection's (a restore swaps the database file).
+  let writerEpoch = ''
   const knex = knexFactory({
     client: 'better-sqlite3',
     connection: { filename },
@@ -48,6 +52,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
           registerFunctions(db)
           cachePreparedStatements(db)
           writerDb = db
+          writerEpoch = randomBytes(6).toString('hex')
           done(null, db)
         } catch (err) {
           done(err, db)
@@ -90,6 +95,15 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     write (sql, bindings) {
       const db = idleWriter()
       return db === undefined ? undefined : runOn(db, sql, bindings)
+    },
+    // Every write of this process goes through the writer (total_changes counts its rows, rolled
+    // back or not); data_version moves when another connection or process commits; schema_version
+    // with any schema change. Outside transactions only: inside one the writer counts uncommitted rows.
+    dataVersion () {
+      const db = idleWriter()
+      if (db === undefined) return undefined
+      const row = db.prepare<[], { v: string }>(DATA_VERSION).get()
+      return row === undefined ? undefined : `${writerEpoch}:${row.v}`
     }
   }
   return {
@@ -104,6 +118,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     }
   }
 }
+
+const DATA_VERSION = "SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) || ':' || (SELECT schema_version FROM pragma_schema_version) AS v"
 
 /** Opened on first use: the database file exists by then (the schema sync created it). */
 function readOnlyConnection (filename: string, busyTimeout: number): (() => SqliteDatabase) & { close: () => void } {

@@ -91,13 +91,16 @@ export const sqlite: Dialect = {
     switch (name) {
       case 'length': case 'round': return `${name}(${args.join(', ')})`
       case 'substring': case 'substr': return `substr(${args.join(', ')})`
-      case 'unixepoch': return `unixepoch(${args[0] ?? ''})`
+      case 'unixepoch': return `unixepoch(${args[0] ?? '\'now\''})`
       case 'datetime': case 'date': case 'time':
         return `strftime('${DATE_FORMATS[name]}', ${args[0] ?? '\'now\''})`
       default: return commonFunction(name, args)
     }
   },
   now: () => 'strftime(\'%Y-%m-%d %H:%M:%f\', \'now\')',
+  // Every clock this compiler writes is `'now'` (now, and datetime/date/time/unixepoch without an
+  // argument); a caller's 'now' is a bound value, never statement text.
+  readsClock: (sql) => /'now'|random(blob)?\(/i.test(sql),
   // AUTOINCREMENT follows explicit ids by itself.
   resyncIdentity: () => undefined,
   rowsAs (quotedTable, fields, rows): Fragment {

@@ -83,6 +83,11 @@ export interface Dialect extends DdlDialect {
   callFunction(name: string, args: string[]): string | undefined
   /** SQL of the current timestamp, in the storage format of `date` columns. */
   now(): string
+  /**
+   * Does this statement text read the clock or chance (`now()` and its kin)? Its answer may then
+   * change with no write, so it is never kept per data version (lib/crud/total-cache.ts).
+   */
+  readsClock(sql: string): boolean
   /** SQL that moves an auto-increment column's counter past explicit ids, where the dialect needs it. */
   resyncIdentity(quotedTable: string, column: string): string | undefined
   /**

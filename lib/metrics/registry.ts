@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Knex } from 'knex'
 import type { DirectRunner } from '../dialects/connection.js'
 import { planCacheCounts } from '../crud/plan-cache.js'
+import { totalCacheCounts } from '../crud/total-cache.js'
 
 /** Seconds: from a cached read (well under a millisecond) to a slow request. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -68,6 +69,17 @@ export function createMetrics (sources: MetricSources): Metrics {
       this.inc({ result: 'miss' }, planCacheCounts.misses)
     }
   })
+  new Counter({
+    name: 'fastbase_list_total_cache_total',
+    help: 'List totals, by result (hit: kept from an earlier count, the data unchanged since; miss: counted), for every fastbase instance of the process',
+    labelNames: ['result'],
+    registers: [registry],
+    collect () {
+      this.reset()
+      this.inc({ result: 'hit' }, totalCacheCounts.hits)
+      this.inc({ result: 'miss' }, totalCacheCounts.misses)
+    }
+  })
   if (sources.realtime !== undefined) {
     const load = sources.realtime
     new Gauge({
@@ -127,10 +139,11 @@ export function createMetrics (sources: MetricSources): Metrics {
       latency.observe({ route, method }, seconds)
       if (status === 429) refusals.inc({ route })
     },
+    // The runner's other members (held, dataVersion) pass through as they are.
     timedRunner: (runner) => ({
+      ...runner,
       read: (statement, bindings) => timed(statement.native, () => runner.read(statement, bindings)),
-      write: (sql, bindings) => timed(sql, () => runner.write(sql, bindings)),
-      held: runner.held
+      write: (sql, bindings) => timed(sql, () => runner.write(sql, bindings))
     })
   }
 }
