@@ -64,8 +64,10 @@ const RANKED = '"fb_rank"'
 
 function planOf (ctx: CrudContext, params: ReadParams): Plan {
   const ranks: SearchRank[] = []
-  const rule = ruleCondition(ctx, 'listRule')
-  const condition = ruleFirst(rule, whereOf(ctx, params.where, { ranks }))
+  // Comparisons that follow no relation compile the same either way.
+  const semiJoins = ctx.dialect.plansSemiJoins ? { semiJoins: true } as const : {}
+  const rule = ruleCondition(ctx, 'listRule', semiJoins)
+  const condition = ruleFirst(rule, whereOf(ctx, params.where, { ranks, ...semiJoins }))
   const driven = ranks.length > 0 && condition !== false ? drivenBySearch(ctx, params.where, rule, ranks[0]) : undefined
   const columns = outputColumns(ctx, 'select', params.select)
   checkGrouping(ctx, columns, params.group)
@@ -272,11 +274,12 @@ export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ item
 /**
  * The plan's condition for a statement that reads every row it admits (the count): compiled again
  * with semi-joins for the paths it compares (lib/expr/compile.ts#compileCondition), which the
- * databases build once rather than look up per row. The same rows: the first compile already
+ * databases build once rather than look up per row (where the plan's own condition has them already,
+ * Dialect#plansSemiJoins, it is that one). The same rows: the first compile already
  * counted its hops and searches against the request (decision D95).
  */
 function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan): Condition {
-  if (p.driven !== undefined || !followsRelations(ctx)) return p.condition
+  if (p.driven !== undefined || !followsRelations(ctx) || ctx.dialect.plansSemiJoins) return p.condition
   const again = { semiJoins: true, budget: undefined, requestHops: undefined } as const
   return ruleFirst(ruleCondition(ctx, 'listRule', again), whereOf(ctx, params.where, again))
 }

@@ -98,6 +98,7 @@ export const postgres: Dialect = {
   ...postgresDdl,
   label: 'PostgreSQL',
   sharedByInstances: true,
+  plansSemiJoins: true,
   synchronous: false,
   quote,
   rowEstimate: {

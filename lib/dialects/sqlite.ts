@@ -75,6 +75,7 @@ export const sqlite: Dialect = {
   label: 'SQLite',
   // One file, one process (better-sqlite3 runs each statement synchronously).
   sharedByInstances: false,
+  plansSemiJoins: false,
   synchronous: true,
   quote,
   like: (l, r, negate) => `(${l} ${negate ? 'NOT LIKE' : 'LIKE'} ${r} ESCAPE '\\')`,

@@ -55,6 +55,13 @@ export interface Dialect extends DdlDialect {
    */
   readonly sharedByInstances: boolean
   /**
+   * The planner turns `key IN (SELECT ...)` into a semi-join it costs against per-row lookups (an
+   * index probe per row for a page, a hash for a count): a condition that follows relations is
+   * compiled with semi-joins for every statement (decision D126). Otherwise only for statements that
+   * read every row they admit (counts): SQLite builds the whole set first.
+   */
+  readonly plansSemiJoins: boolean
+  /**
    * Statements run synchronously in this process (the driver blocks the event loop while one runs):
    * work that may be long runs on a thread of its own.
    */
