@@ -85,5 +85,7 @@ export const api = {
   postForm: (path, form, query) => send('POST', path, { form, query }),
   /** The raw Response (file downloads). */
   download: (path) => send('GET', path, { raw: true }),
-  login: (password) => send('POST', '/admin/login', { json: { password }, auth: false })
+  login: (password) => send('POST', '/admin/login', { json: { password }, auth: false }),
+  /** Completes a sign-in that answered a challenge: `factor` is `{ code }` or `{ recoveryCode }`. */
+  verifyMfa: (challenge, factor) => send('POST', '/admin/mfa/verify', { json: { challenge, ...factor }, auth: false })
 }
