@@ -7,7 +7,7 @@
 // It reads the database fastbase created and seeded; it never creates anything.
 import Fastify from 'fastify'
 import Database from 'better-sqlite3'
-import pg from 'pg'
+import { ceilingPool } from './ceiling-pg.mjs'
 import { createVerifier } from 'fast-jwt'
 import { serveOverIpc, serverOptions } from './child.mjs'
 import { CURVE_LIMITS } from './curve.mjs'
@@ -76,25 +76,9 @@ function sqliteStore (url) {
   }
 }
 
-/** A pg pool like fastbase's (same size, bigint as numbers), with named (server-side prepared) statements. */
+/** The ceiling on PostgreSQL: its statements named, on a pool like fastbase's (bench/ceiling-pg.mjs). */
 function postgresStore (url) {
-  const parsed = new URL(url)
-  const schema = parsed.searchParams.get('schema')
-  parsed.searchParams.delete('schema')
-  const pool = new pg.Pool({
-    connectionString: parsed.toString(),
-    max: Number(process.env.FASTBASE_PG_POOL_MAX || 10),
-    options: schema === null ? undefined : `-c search_path=${schema}`,
-    types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) }
-  })
-  let n = 0
-  // The SQL is written with `?` as for SQLite; pg wants numbered parameters.
-  const named = (text) => {
-    const name = `ceiling_${n++}`
-    let i = 0
-    const numbered = text.replace(/\?/g, () => `$${++i}`)
-    return async (...values) => (await pool.query({ name, text: numbered, values })).rows
-  }
+  const { named, close } = ceilingPool(url, 'ceiling')
   // timestamptz arrives as a Date, boolean and jsonb already typed.
   const post = (r) => ({ ...r, created: r.created.toISOString(), updated: r.updated.toISOString() })
   const s = {
@@ -127,7 +111,7 @@ function postgresStore (url) {
     edit: async (id, uid, title) => (await s.edit(title, id, uid))[0],
     bump: (id) => s.bump(id),
     sessionUser: async (sid, now) => (await s.sessionUser(sid, now))[0]?.id,
-    close: () => pool.end()
+    close
   }
 }
 
@@ -179,7 +163,8 @@ app.addHook('onRequest', async (request) => {
 })
 app.setErrorHandler((error, _request, reply) => {
   const code = error.statusCode ?? 500
-  void reply.code(code).send({ code, message: error.message })
+  // fastbase's error body (docs/errors.md): code, message, data.
+  void reply.code(code).send({ code, message: error.message, data: {} })
 })
 
 app.get('/api/v1/table/posts/list', {

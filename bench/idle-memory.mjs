@@ -13,7 +13,7 @@
 // `--node-option` adds a Node flag to NODE_OPTIONS, to try one before putting it in package.json.
 import { spawn } from 'node:child_process'
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, existsSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.mjs'
 import { once } from 'node:events'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -38,14 +38,6 @@ const runs = Number(flags.runs)
 const settleMs = Number(flags.settle) * 1000
 if (!(runs > 0) || !(settleMs >= 0)) throw new Error('--runs must be positive and --settle not negative')
 if (!existsSync(join(root, 'dist', 'app.js'))) throw new Error('dist/ not built: run npm run build')
-
-async function freePort () {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address()
-  server.close()
-  return port
-}
 
 /** A folder that `npm start` runs in as in the checkout, but whose working directory is its own. */
 function packageCopy () {

@@ -5,7 +5,7 @@
 // database fastbase created and seeded; it never creates anything.
 import Fastify from 'fastify'
 import Database from 'better-sqlite3'
-import pg from 'pg'
+import { ceilingPool } from './ceiling-pg.mjs'
 import { serveOverIpc, serverOptions } from './child.mjs'
 
 const { databaseUrl } = serverOptions()
@@ -41,22 +41,7 @@ function sqliteStore (url) {
 }
 
 function postgresStore (url) {
-  const parsed = new URL(url)
-  const schema = parsed.searchParams.get('schema')
-  parsed.searchParams.delete('schema')
-  const pool = new pg.Pool({
-    connectionString: parsed.toString(),
-    max: Number(process.env.FASTBASE_PG_POOL_MAX || 10),
-    options: schema === null ? undefined : `-c search_path=${schema}`,
-    types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) }
-  })
-  let next = 0
-  const named = (text) => {
-    const name = `items_ceiling_${next++}`
-    let i = 0
-    const numbered = text.replace(/\?/g, () => `$${++i}`)
-    return async (...values) => (await pool.query({ name, text: numbered, values })).rows
-  }
+  const { named, close } = ceilingPool(url, 'items_ceiling')
   const select = named(SELECT_20)
   const count = named(COUNT)
   const view = named(VIEW)
@@ -72,7 +57,7 @@ function postgresStore (url) {
     view: async (id) => (await view(id))[0],
     insert: (v) => insert(v.title, v.body, v.n, v.created),
     edit: async (id, n) => (await edit(n, id))[0],
-    close: () => pool.end()
+    close
   }
 }
 

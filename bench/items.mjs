@@ -15,7 +15,7 @@
 import { spawn, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.mjs'
 import { loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -52,14 +52,6 @@ export function itemScenarios () {
 }
 
 // ------------------------------------------------------------------ servers
-
-async function freePort () {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address()
-  server.close()
-  return port
-}
 
 /** package.json's start script as words: `node <flags> scripts/start.mjs <arguments>`. */
 function startCommand () {
