@@ -2,7 +2,7 @@
 // dialects: the superadmin turns TOTP on in "Two-factor sign-in" (URI and secret shown, a wrong code
 // refused, the recovery codes shown once), signs out, signs in with the token and then a code (a wrong
 // one refused), with a recovery code (accepted once), is sent back to the password after too many
-// wrong codes, and turns it off again. Codes come from the test's own RFC 6238 generator.
+// wrong codes or when the challenge expired, and turns it off again. Codes come from the test's own RFC 6238 generator.
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import { adminToken, forEachDialect } from './helper.js'
@@ -10,6 +10,7 @@ import { EDITOR_PASSWORD } from './fixtures/panel/config.js'
 import { launch, openPanel, screenshot, signIn } from './fixtures/panel/browser.js'
 import { clean, serve } from './fixtures/panel/helpers.js'
 import { totpNow } from './fixtures/totp.js'
+import { MFA_CHALLENGES } from '../lib/auth/store-tables.js'
 
 const browser = await launch(t)
 
@@ -100,12 +101,26 @@ forEachDialect(t, 'the superadmin turns TOTP on, signs in with it, and turns it 
     t.pass('a new sign-in takes a code the spent challenge did not use')
   })
 
+  await t.test('an expired challenge: back to the password, saying so', async (t) => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await password(page)
+    await served.app.fastbase.db(MFA_CHALLENGES).update({ expires_at: Math.floor(Date.now() / 1000) - 1 })
+    await code(page, recovery[2])
+    await page.getByLabel('Token or password').waitFor()
+    t.match(await page.getByRole('alert').textContent(), /expired/)
+    t.notOk(await signedIn(page))
+    await password(page)
+    await code(page, recovery[2])
+    await page.getByRole('button', { name: 'Sign out' }).waitFor()
+    t.pass('the code the expired challenge refused was not spent')
+  })
+
   await t.test('turn it off with a recovery code: the token alone signs in again', async (t) => {
     await page.getByRole('link', { name: 'Two-factor sign-in' }).click()
     await page.getByLabel('Code or recovery code').fill('000000')
     await page.getByRole('button', { name: 'Turn off' }).click()
     await page.getByRole('alert').filter({ hasText: 'Could not turn it off' }).waitFor()
-    await page.getByLabel('Code or recovery code').fill(recovery[2])
+    await page.getByLabel('Code or recovery code').fill(recovery[3])
     await page.getByRole('button', { name: 'Turn off' }).click()
     await page.getByRole('status').filter({ hasText: 'off for superadmin' }).waitFor()
     await page.getByRole('button', { name: 'Sign out' }).click()

@@ -46,9 +46,10 @@ export function renderSecondFactor (root, { appName, challenge, onSignedIn, onRe
       onSignedIn(await api.verifyMfa(challenge, factorOf(input.value)))
     } catch (e) {
       if (!(e instanceof ApiError)) throw e
-      // A spent or expired challenge cannot be retried: back to the password (lib/auth/mfa-flows.ts).
-      if (e.message === 'Invalid or expired challenge') return onRestart('The sign-in expired or had too many wrong codes. Sign in again.')
-      error.textContent = e.message === 'Invalid code' ? 'That code is not right (or was already used). Try the current code.' : `Verification failed: ${e.message}`
+      // Both are FB_ERR_MFA_INVALID; only the message tells a spent or expired challenge, which cannot
+      // be retried: back to the password (lib/auth/mfa-flows.ts).
+      if (e.code === 'FB_ERR_MFA_INVALID' && e.message === 'Invalid or expired challenge') return onRestart('The sign-in expired or had too many wrong codes. Sign in again.')
+      error.textContent = e.code === 'FB_ERR_MFA_INVALID' ? 'That code is not right (or was already used). Try the current code.' : `Verification failed: ${e.message}`
       input.select()
       input.focus()
     } finally {
