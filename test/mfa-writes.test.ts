@@ -1,4 +1,4 @@
-// A table whose writes need a second factor (rules `mfaForWrites`, decisions D117 and D210), on every
+// A table whose writes need a second factor (rules `mfaForWrites`, decisions D117 and D127), on every
 // write path: the table routes (insert, upsert, update, edit, edit?or=INSERT, delete), actions in
 // SQL mode (INSERT, INSERT OR REPLACE, UPDATE, DELETE), in steps mode with and without the table's
 // rules, in code mode, and the in-process API acting as a user. A one-factor session (aal 1) and an

@@ -175,7 +175,7 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     for (const statement of action.statements) {
       const executor = trx.isTransaction === true ? withinTransaction(runtime.executor, trx) : runtime.executor
       const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files, requestId: options.requestId })
-      // SQL mode skips the rules, never a table's need for a second factor (decision D210); checked
+      // SQL mode skips the rules, never a table's need for a second factor (decision D127); checked
       // before the try, which would report any error of the developer's SQL as a 500.
       if (statement.sql !== undefined && statement.sql.type !== 'SELECT') assertAssurance(ctx)
       try {

@@ -37,7 +37,7 @@ export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
  * A table whose writes need a second factor (rules `mfaForWrites`, decision D117): a caller below
  * level 2 who is not an admin is refused, whatever the rules say and whether they apply: the level
  * is the caller's, not the rules', so an action that skips the rules (SQL mode, `applyTableRules:
- * false`) does not skip it (decision D210). An auth flow's own write (sign-up) is the flow's; the
+ * false`) does not skip it (decision D127). An auth flow's own write (sign-up) is the flow's; the
  * system caller is an admin. Admins meet `admin.requireMfa` at sign-in instead. Every write path
  * calls it: lib/crud/write.ts for the table API and steps, lib/actions/run.ts for SQL mode.
  */

@@ -1,6 +1,6 @@
 // "Two-factor sign-in": a superadmin turns TOTP on or off for an admin role (POST /admin/mfa/totp/
 // enroll, confirm, disable; decision D118). Enrolling shows the otpauth:// URI and the secret as text:
-// a QR code would need an encoder the panel does not have, and it adds no dependency (decision D211).
+// a QR code would need an encoder the panel does not have, and it adds no dependency (decision D128).
 // The recovery codes are shown once, after the confirmation.
 import { api, ApiError } from '../api.js'
 import { announce, h, replace, uid } from '../dom.js'
