@@ -1,6 +1,6 @@
 // The bundled example's page at `/` (example/public/): a visitor signs up or in, lists the blog's
 // posts, writes one and sees new ones live, through fastbase/client. Served only when fastbase runs
-// the bundled example (`npm start` with no config), never for a project of one's own (decision D201).
+// the bundled example (`npm start` with no config), never for a project of one's own (decision D130).
 // The page imports the built client from `/client/` here, not the panel's copy, which moves or goes
 // with the panel's own setting (`panelPrefix`).
 import { join } from 'node:path'

@@ -26,7 +26,7 @@ export function errorOf (status: number, code: string | null, body: unknown): Fa
 
 /**
  * A sign-in of a user whose second factor (TOTP) is on: the first factor was right, but there is no
- * session until `fb.auth.verifyMfa({ challenge, code })` (decision D200). Thrown rather than answered,
+ * session until `fb.auth.verifyMfa({ challenge, code })` (decision D129). Thrown rather than answered,
  * so code that knows nothing of MFA fails loudly instead of going on as if signed in.
  */
 export class FastbaseMfaRequired extends FastbaseError {
