@@ -18,6 +18,7 @@ import authRoutes from './routes/auth/index.js'
 import actionRoutes from './routes/actions.js'
 import fileRoutes from './routes/files.js'
 import panelRoutes from './routes/panel.js'
+import examplePage from './routes/example-page.js'
 import adminRoutes from './routes/admin.js'
 import backupRoutes from './routes/backups.js'
 import realtimeRoutes from './routes/realtime.js'
@@ -101,6 +102,7 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
     await scope.register(api)
   }, { prefix })
   if (opts.panelPrefix !== false) await app.register(panelRoutes, { path: opts.panelPrefix ?? '/panel', apiPrefix: prefix })
+  if (services.options.bundledExample === true) await app.register(examplePage)
   return app.fastbase
 }
 

@@ -4,12 +4,13 @@ import { createClient, FastbaseError } from './client/index.js'
 /** The API prefix, from index.html's <meta name="fastbase-api"> (routes/panel.ts fills it in). */
 export const API_BASE = document.querySelector('meta[name="fastbase-api"]')?.getAttribute('content') || '/api/v1'
 
-/** An error answer of the API: `{ code, message, data }`, or a network failure (status 0). */
+/** An error answer of the API: `{ code, message, data }` and its stable code (FB_ERR_*), or a network failure (status 0). */
 export class ApiError extends Error {
-  constructor (status, message, data) {
+  constructor (status, message, data, code) {
     super(message)
     this.status = status
     this.data = data
+    this.code = code
   }
 
   /** `[name, detail]` per field of `data`; a validation error's root `_errors` (about the whole body) are not a field. */
@@ -57,13 +58,13 @@ async function send (method, path, { query, json, form, auth = true, raw = false
     }
     if (response.ok) return response
     const body = await response.json().catch(() => undefined)
-    throw failed(new ApiError(response.status, typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim(), body?.data), sent)
+    throw failed(new ApiError(response.status, typeof body?.message === 'string' ? body.message : `${response.status} ${response.statusText}`.trim(), body?.data, response.headers.get('fastbase-error-code') ?? undefined), sent)
   }
   try {
     return await fb.request(method, path, { query: present(query), json, form, token: sent })
   } catch (error) {
     if (!(error instanceof FastbaseError)) throw error
-    throw failed(new ApiError(error.status, error.message, error.data), sent)
+    throw failed(new ApiError(error.status, error.message, error.data, error.code), sent)
   }
 }
 
@@ -85,5 +86,7 @@ export const api = {
   postForm: (path, form, query) => send('POST', path, { form, query }),
   /** The raw Response (file downloads). */
   download: (path) => send('GET', path, { raw: true }),
-  login: (password) => send('POST', '/admin/login', { json: { password }, auth: false })
+  login: (password) => send('POST', '/admin/login', { json: { password }, auth: false }),
+  /** Completes a sign-in that answered a challenge: `factor` is `{ code }` or `{ recoveryCode }`. */
+  verifyMfa: (challenge, factor) => send('POST', '/admin/mfa/verify', { json: { challenge, ...factor }, auth: false })
 }

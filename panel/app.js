@@ -1,5 +1,5 @@
 // The panel's shell: session (sign-in, sign-out, expiry), the navigation and a hash router
-// (#/table/<name>, #/actions, #/migrations, #/backups, #/settings) so a reload stays where it was.
+// (#/table/<name>, #/actions, #/migrations, #/backups, #/settings, #/two-factor) so a reload stays where it was.
 import { api, API_BASE, ApiError, useToken } from './api.js'
 import { h, replace } from './dom.js'
 import { tablesOf } from './schema.js'
@@ -10,6 +10,7 @@ import { renderActions } from './views/actions.js'
 import { renderMigrations } from './views/migrations.js'
 import { renderBackups } from './views/backups.js'
 import { renderSettings } from './views/settings.js'
+import { renderTwoFactor } from './views/two-factor.js'
 
 const root = document.getElementById('app')
 const EXPIRED = 'Your session has expired. Sign in again.'
@@ -77,7 +78,7 @@ function shell () {
       ? h('p', { class: 'hint' }, 'The config has no tables.')
       : h('ul', { 'aria-labelledby': 'nav-tables' }, [...tables.keys()].map((name) => link(`#/table/${encodeURIComponent(name)}`, name))),
     h('h2', { class: 'nav-title', id: 'nav-admin' }, 'Admin'),
-    h('ul', { 'aria-labelledby': 'nav-admin' }, link('#/actions', 'Actions'), link('#/migrations', 'Migrations'), link('#/backups', 'Backups'), link('#/settings', 'Settings')))
+    h('ul', { 'aria-labelledby': 'nav-admin' }, link('#/actions', 'Actions'), link('#/migrations', 'Migrations'), link('#/backups', 'Backups'), link('#/settings', 'Settings'), link('#/two-factor', 'Two-factor sign-in')))
   const skip = h('a', { class: 'skip', href: '#main', onclick: (event) => { event.preventDefault(); main.focus() } }, 'Skip to content')
   replace(root,
     skip,
@@ -130,6 +131,9 @@ function route (focus) {
   } else if (view === 'settings') {
     shown = renderSettings(main)
     title = 'Settings'
+  } else if (view === 'two-factor') {
+    shown = renderTwoFactor(main, { can })
+    title = 'Two-factor sign-in'
   } else {
     replace(main, h('section', { class: 'view' }, h('h2', { tabindex: '-1' }, 'Not found'),
       h('p', { role: 'alert' }, view === 'table' ? `The config has no table named ${name}.` : 'There is no such page in the panel.')))

@@ -39,6 +39,7 @@ export function permissions (role) {
   return {
     write: role === 'editor' || role === 'superadmin',
     runActions: role === 'editor' || role === 'superadmin',
-    migrate: role === 'superadmin'
+    migrate: role === 'superadmin',
+    manageFactors: role === 'superadmin'
   }
 }

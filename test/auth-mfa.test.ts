@@ -1,6 +1,6 @@
 // The TOTP second factor (lib/auth/mfa-*.ts) on both dialects, with codes from the test's own RFC 6238
 // generator (test/fixtures/totp.ts): enrol, confirm, a challenge instead of a session from every
-// sign-in (password, one-tap, login-token, email code), mfa/verify, recovery codes, disable, the
+// sign-in (password, one-tap, login-token, email code, password reset, a verification link), mfa/verify, recovery codes, disable, the
 // assurance level rules read and writes need, and the attacker's paths: replay, another account's
 // challenge, attempts, refresh tokens, the in-process API, two instances. Then the panel's admins.
 import t, { type Test } from 'tap'
@@ -181,6 +181,32 @@ forEachDialect(t, 'TOTP second factor', async (t, dialect) => {
     t.match((await post('/table/users/auth/login-otp', { email: 'gus@example.com', code: code.code })).body, { mfa_required: true }, 'an email code')
     const done = await post('/table/users/auth/mfa/verify', { challenge: oneTap.body.challenge, code: totpNow(gus.secret, 1) })
     t.match(done.body, { aal: 2, record: { id: gus.id } }, 'mfa/verify completes a one-tap sign-in')
+  })
+
+  await t.test('a password reset and an email verification from the link answer a challenge, not a session', async (t) => {
+    const ivy = await enrolled(t, app, 'ivy')
+    const { oneTimeTokens } = app.fastbase.auth
+    const resetToken = await oneTimeTokens.issue('reset_password', 'users', { userId: ivy.id, email: 'ivy@example.com' }, 600)
+    const reset = await post('/table/users/auth/confirm-password-reset', { token: resetToken, password: 'new horse battery', passwordConfirm: 'new horse battery' })
+    t.equal(reset.status, 200, JSON.stringify(reset.body))
+    t.match(reset.body, { mfa_required: true, challenge: String }, 'the reset token proves the mailbox, not the second factor')
+    t.notOk('token' in reset.body || 'refresh_token' in reset.body, 'no session from the reset alone')
+    t.equal((await post('/table/users/auth/refresh-token', { refresh_token: ivy.session.refresh_token })).status, 401, 'the sessions before the reset ended')
+    t.equal((await post('/table/users/auth/mfa/verify', { challenge: reset.body.challenge, code: '000000' })).code, 'FB_ERR_MFA_INVALID', 'a wrong code')
+    const done = await post('/table/users/auth/mfa/verify', { challenge: reset.body.challenge, code: totpNow(ivy.secret, 1) })
+    t.match(done.body, { aal: 2, token: String, record: { id: ivy.id } }, 'the factor completes it')
+    t.match((await post('/table/users/auth/login-password', { identity: 'ivy', password: 'new horse battery' })).body, { mfa_required: true }, 'the new password is set, and still needs the factor')
+
+    const verifyToken = await oneTimeTokens.issue('verify_email', 'users', { userId: ivy.id, email: 'ivy@example.com' }, 600)
+    const verified = await post('/table/users/auth/confirm-verification', { token: verifyToken })
+    t.equal(verified.status, 200, JSON.stringify(verified.body))
+    t.match(verified.body, { mfa_required: true, challenge: String }, 'a verification link opened without a session: a challenge')
+    t.notOk('token' in verified.body || 'refresh_token' in verified.body)
+    t.equal((await db('users').where({ id: ivy.id }).first()).email_verified ? 1 : 0, 1, 'the address is verified all the same')
+    const again = await oneTimeTokens.issue('verify_email', 'users', { userId: ivy.id, email: 'ivy@example.com' }, 600)
+    const owner = await post('/table/users/auth/confirm-verification', { token: again }, done.body.token)
+    t.match(owner.body, { record: { id: ivy.id } }, 'the signed-in owner gets the record, as before')
+    t.notOk('token' in owner.body || 'challenge' in owner.body)
   })
 
   await t.test('writes that need aal 2, rules reading auth.aal; the in-process API is never above 1', async (t) => {

@@ -12,7 +12,7 @@ import { launch } from './fixtures/panel/browser.js'
 import { forEachDialect } from './helper.js'
 import { root, skip } from './cli-run.js'
 import { liveServer, type LiveServer } from './fixtures/client/server.js'
-import { authScenario, realtimeScenario, tableScenario, type Harness } from './fixtures/client/scenario.js'
+import { authScenario, realtimeScenario, secondFactorScenario, tableScenario, type Harness } from './fixtures/client/scenario.js'
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>client</title><script type="module">
 import { createClient } from '/client/index.js'
@@ -70,7 +70,7 @@ async function setUp (t: Test, browser: Browser, dialect: 'sqlite' | 'postgres')
 
 const browser = await launch(t)
 if (browser !== undefined) {
-  for (const [name, scenario] of [['auth', authScenario], ['tables and files', tableScenario], ['realtime', realtimeScenario]] as const) {
+  for (const [name, scenario] of [['auth', authScenario], ['tables and files', tableScenario], ['realtime', realtimeScenario], ['email codes and second factor', secondFactorScenario]] as const) {
     await t.test(name, { skip }, async (t) => {
       await forEachDialect(t, `client in chromium, another origin: ${name}`, async (t, dialect) => {
         const { server, page, h } = await setUp(t, browser, dialect)

@@ -8,7 +8,7 @@ import { fastbase, linkDependencies, skip, tsc } from './cli-run.js'
 import { freshDir } from './helper.js'
 import { clientConfig } from './fixtures/client/server.js'
 
-const APP = `import { createClient, FastbaseError, type Row } from 'fastbase/client'
+const APP = `import { createClient, FastbaseError, FastbaseMfaRequired, type Row } from 'fastbase/client'
 
 const fb = createClient('https://api.example.com')
 const { items, total } = await fb.table('notes').list({ where: 'public == true', order: '-created', limit: 10 })
@@ -29,6 +29,22 @@ const stop = fb.table('notes').subscribe({ where: 'public == true' }, (event) =>
 stop()
 try { await fb.table('notes').view('x') } catch (error) { if (error instanceof FastbaseError) console.log(error.status, error.code, error.data) }
 console.log(body, views, count, user, fb.files.url('notes', note.id, 'a.txt'))
+await fb.auth.requestOtp({ email: 'ann@example.com' })
+await fb.auth.loginWithOtp({ email: 'ann@example.com', code: '123456' })
+await fb.auth.loginWithOtp({ token: 'from-the-link' })
+const { secret, uri } = await fb.auth.mfa.enroll()
+const recoveryCodes: string[] = await fb.auth.mfa.confirm('123456')
+try { await fb.auth.login({ identity: 'ann', password: 'secret password' }) } catch (error) {
+  if (error instanceof FastbaseMfaRequired) {
+    const methods: string[] = error.methods
+    await fb.auth.verifyMfa({ challenge: error.challenge, code: '123456' })
+    await fb.auth.verifyMfa({ challenge: error.challenge, recoveryCode: recoveryCodes[0] })
+    console.log(methods, error.expiresIn, error.status, secret, uri)
+  }
+}
+await fb.auth.finishRedirect()
+await fb.auth.mfa.disable({ password: 'secret password' })
+await fb.auth.mfa.disable({ recoveryCode: 'ABCD-EFGH' })
 `
 
 t.test('an app compiles against the generated types, and a wrong one does not', { skip }, async (t) => {
@@ -53,6 +69,8 @@ const wrong: string = items[0].views
 await fb.action('my_notez', {})
 await fb.action('my_notes', { min: 'one' })
 await fb.table('notes').edit('id', { views: new Blob(['x']) })
+await fb.auth.verifyMfa({ challenge: 'c' })
+await fb.auth.loginWithOtp({ email: 'ann@example.com' })
 console.log(wrong)
 `)
   const bad = await tsc(['-p', dir])
@@ -66,7 +84,9 @@ console.log(wrong)
     [3, /error TS2322: Type 'number \| null' is not assignable to type 'string'/],
     [4, /error TS2345: Argument of type '"my_notez"' is not assignable to parameter of type '"my_notes"'/],
     [5, /error TS2322: Type 'string' is not assignable to type 'number'/],
-    [6, /error TS2322: Type 'Blob' is not assignable to type 'number/]
+    [6, /error TS2322: Type 'Blob' is not assignable to type 'number/],
+    [7, /error TS2345: Argument of type '\{ challenge: string; \}' is not assignable to parameter of type 'MfaProof'/],
+    [8, /error TS2345: Argument of type '\{ email: string; \}' is not assignable to parameter of type 'OtpProof'/]
   ] as const) t.match(bad.output, new RegExp(`app\\.ts\\(${first + offset},[0-9]+\\): ${error.source}`), `line ${offset + 1} of the wrong app`)
-  t.equal(bad.output.split('\n').filter((l) => l.includes('error TS')).length, 7, `exactly the seven errors:\n${bad.output}`)
+  t.equal(bad.output.split('\n').filter((l) => l.includes('error TS')).length, 9, `exactly the nine errors:\n${bad.output}`)
 })

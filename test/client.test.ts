@@ -4,7 +4,7 @@
 import t from 'tap'
 import { forEachDialect } from './helper.js'
 import { liveServer } from './fixtures/client/server.js'
-import { authScenario, realtimeScenario, tableScenario, type Harness } from './fixtures/client/scenario.js'
+import { authScenario, realtimeScenario, secondFactorScenario, tableScenario, type Harness } from './fixtures/client/scenario.js'
 import { skip } from './cli-run.js'
 // @ts-expect-error plain JavaScript, shared with the browser test (no declarations)
 import { newState, run } from './fixtures/client/steps.js'
@@ -15,7 +15,7 @@ async function nodeHarness (base: string): Promise<Harness> {
   return { where: 'node', base, run: async (step, ...args) => await run(state, step, args) }
 }
 
-for (const [name, scenario] of [['auth', authScenario], ['tables and files', tableScenario], ['realtime', realtimeScenario]] as const) {
+for (const [name, scenario] of [['auth', authScenario], ['tables and files', tableScenario], ['realtime', realtimeScenario], ['email codes and second factor', secondFactorScenario]] as const) {
   await t.test(name, { skip }, async (t) => {
     await forEachDialect(t, `client in Node: ${name}`, async (t, dialect) => {
       const server = await liveServer(t, dialect)

@@ -143,9 +143,20 @@ t.test('the path scanner finds repository paths, not others', async (t) => {
   t.same(namedPaths('(test/fixtures/a.ts.tmpl) ends lib/b.ts.'), ['lib/b.ts'], 'a longer name is not cut short; a full stop ends a path')
 })
 
+/** `lib/crud/read.ts#list` in a line: the path and the name it points at in that file. */
+function namedSymbols (line: string): Array<{ path: string, symbol: string }> {
+  return [...line.matchAll(/(?<![\w./-])((?:lib|plugins|routes|schemas|panel|scripts|bench|test)\/[\w./-]*\.(?:ts|mjs|js))#([A-Za-z_$][\w$]*)/g)].map((m) => ({ path: m[1], symbol: m[2] }))
+}
+
+t.test('the symbol scanner reads path#name', async (t) => {
+  t.same(namedSymbols('see `lib/crud/read.ts#list` and lib/x.ts'), [{ path: 'lib/crud/read.ts', symbol: 'list' }])
+  t.same(namedSymbols('Dialect#plansSemiJoins, docs/a.md#heading'), [], 'a type\'s member and a document\'s anchor are not file citations')
+})
+
 t.test('every repository path a comment or a document names exists', async (t) => {
   const missing: string[] = []
   let named = 0
+  let symbols = 0
   for (const file of scannedFiles()) {
     const lines = readFileSync(join(root, file), 'utf8').split('\n')
     lines.forEach((line, i) => {
@@ -153,8 +164,14 @@ t.test('every repository path a comment or a document names exists', async (t) =
         named++
         if (!existsSync(join(root, path))) missing.push(`${file} line ${i + 1}: ${path}`)
       }
+      // `path#name`: the name is defined or used in that file (a renamed function leaves no stale pointer).
+      for (const { path, symbol } of namedSymbols(line)) {
+        symbols++
+        if (existsSync(join(root, path)) && !new RegExp(`\\b${symbol.replace(/\$/g, '\\$')}\\b`).test(readFileSync(join(root, path), 'utf8'))) missing.push(`${file} line ${i + 1}: ${path}#${symbol}: no ${symbol} in ${path}`)
+      }
     })
   }
-  t.same(missing, [], 'no path names a file that is not there')
+  t.same(missing, [], 'no path names a file that is not there, nor a name its file does not hold')
   t.ok(named >= 200, `${named} paths named`)
+  t.ok(symbols >= 20, `${symbols} of them with #name`)
 })

@@ -14,6 +14,7 @@ import { oauthConfigProblems, OAUTH_PRESETS } from '../lib/auth/oauth-providers.
 import { checkAppUrl } from '../lib/config/checks/app.js'
 import { OAUTH_STATES } from '../lib/auth/store-tables.js'
 import { purgeExpired, KEEP_EXPIRED_FOR } from '../lib/auth/purge.js'
+import { totpNow } from './fixtures/totp.js'
 
 const APP_URL = 'https://app.example.com'
 /** The state cookie under an https appUrl: a `__Host-` cookie, which no sibling page can set. */
@@ -428,6 +429,78 @@ forEachDialect(t, 'oauth without authCookie answers the session as JSON', async 
   const refused = await get(bad.callback, bad.jar)
   t.equal(refused.status, 401)
   t.same(await refused.json(), { code: 401, message: 'Invalid ID token', data: {} })
+})
+
+/** A config of configWith's with TOTP on for its users table. */
+function withTotp (config: DatabaseSettings): DatabaseSettings {
+  return { ...config, tables: config.tables.map((table) => ({ ...table, extensions: table.extensions?.map((e) => e.name === 'auth' ? { ...e, totp: { issuer: 'Acme' } } : e) })) }
+}
+
+forEachDialect(t, 'oauth with a second factor: a challenge, never a session, before the code', async (t, dialect) => {
+  const p = await provider(t)
+  const post = async (app: FastifyInstance, url: string, payload: object, token?: string) => {
+    const reply = await app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+    return { status: reply.statusCode, code: reply.headers['fastbase-error-code'], body: reply.json() }
+  }
+  /** TOTP on for the user a session token belongs to; answers the secret. */
+  const enrol = async (app: FastifyInstance, token: string): Promise<string> => {
+    const { secret } = (await post(app, '/table/users/auth/mfa/totp/enroll', {}, token)).body
+    t.equal((await post(app, '/table/users/auth/mfa/totp/confirm', { code: totpNow(secret) }, token)).status, 200)
+    return secret
+  }
+  const as = (sub: string) => { p.idClaims = { sub, email: `${sub}@example.com`, email_verified: true, name: sub } }
+
+  t.test('with authCookie: the callback redirects with the challenge and sets no cookie', async (t) => {
+    const app = await buildApp(t, withTotp(configWith(p)), { dialect })
+    const base = await listening(app)
+    // Signed in once through the flow (no factor yet: a cookie, which holds the session's token), then enrolled.
+    const secrets: Record<string, string> = {}
+    for (const sub of ['ann', 'ben']) {
+      as(sub)
+      const first = await startFlow(base, 'google')
+      t.equal((await get(first.callback, first.jar)).status, 302)
+      secrets[sub] = await enrol(app, first.jar.get('__Host-acme_auth')!)
+    }
+
+    as('ann')
+    const flow = await startFlow(base, 'google', '?redirect=/dashboard')
+    const back = await get(flow.callback, flow.jar)
+    t.equal(back.status, 302)
+    const target = location(back)
+    t.equal(`${target.origin}${target.pathname}`, `${APP_URL}/dashboard`, 'to the flow\'s redirect')
+    const challenge = target.searchParams.get('mfa_challenge')!
+    t.match(challenge, /\S{20,}/, 'with the challenge')
+    t.same([...target.searchParams.keys()], ['mfa_challenge'], 'and nothing else: no token in the address')
+    t.notOk(back.headers.getSetCookie().some((c) => c.includes('acme_auth')), 'no auth cookie set')
+    t.equal(flow.jar.get('__Host-acme_auth'), undefined)
+    const listed = await get(`${base}/api/v1/table/users/list`, flow.jar)
+    t.same([listed.status, (await listed.json() as { items: unknown[] }).items], [200, []], 'the browser is not signed in')
+
+    const stolen = await post(app, '/table/users/auth/mfa/verify', { challenge, code: totpNow(secrets.ben, 1) })
+    t.same([stolen.status, stolen.code], [400, 'FB_ERR_MFA_INVALID'], 'another account\'s current code does not complete it')
+    const done = await post(app, '/table/users/auth/mfa/verify', { challenge, code: totpNow(secrets.ann, 1) })
+    t.equal(done.status, 200, JSON.stringify(done.body))
+    t.match(done.body, { aal: 2, token: String, refresh_token: String, record: { email: 'ann@example.com' } }, 'ann\'s own code does')
+    t.equal((await post(app, '/table/users/auth/mfa/verify', { challenge, code: totpNow(secrets.ann, 1) })).code, 'FB_ERR_MFA_INVALID', 'once')
+  })
+
+  t.test('without authCookie: the callback answers the challenge as JSON', async (t) => {
+    const app = await buildApp(t, withTotp(configWith(p, { authCookie: undefined })), { dialect })
+    const base = await listening(app)
+    as('cid')
+    const first = await startFlow(base, 'google')
+    const session = await (await get(first.callback, first.jar)).json() as { token: string, aal: number }
+    t.equal(session.aal, 1, 'not enrolled: a session')
+    const secret = await enrol(app, session.token)
+    const flow = await startFlow(base, 'google')
+    const back = await get(flow.callback, flow.jar)
+    t.equal(back.status, 200)
+    const body = await back.json() as Record<string, unknown>
+    t.match(body, { mfa_required: true, challenge: String, methods: ['totp', 'recovery_code'] })
+    t.notOk('token' in body || 'refresh_token' in body, 'no session before the code')
+    const done = await post(app, '/table/users/auth/mfa/verify', { challenge: String(body.challenge), code: totpNow(secret, 1) })
+    t.match(done.body, { aal: 2, record: { email: 'cid@example.com' } })
+  })
 })
 
 forEachDialect(t, 'oauth across two instances on one database', async (t, dialect: DialectName) => {

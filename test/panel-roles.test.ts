@@ -259,8 +259,8 @@ t.test('keyboard only: sign in, create a record, Escape, move between tables, sk
   await page.keyboard.press('Enter')
   await page.getByText('1 record', { exact: true }).waitFor()
   t.ok((await notes(served)).some((n) => n.title === 'typed only'), 'Enter in the form saves')
-  // Backwards from "New record": Settings, Backups, Migrations, Actions, users (the navigation).
-  for (const name of ['Settings', 'Backups', 'Migrations', 'Actions', 'users']) {
+  // Backwards from "New record": Two-factor sign-in, Settings, Backups, Migrations, Actions, users (the navigation).
+  for (const name of ['Two-factor sign-in', 'Settings', 'Backups', 'Migrations', 'Actions', 'users']) {
     await page.keyboard.press('Shift+Tab')
     t.equal(await focused(), name)
   }

@@ -16,6 +16,7 @@ import { compileCodeActions, type CodeAction, type CompiledCode } from './code.j
 import type { TObject } from '@sinclair/typebox'
 import { runSqlQuery } from './sql-mode.js'
 import { runStep } from './steps-mode.js'
+import { assertAssurance } from '../crud/write-gate.js'
 import { FileTracker, type FileStorage } from '../files/tracker.js'
 import { isObject } from '../plain.js'
 import type { SqlWrite } from '../crud/record-hooks.js'
@@ -174,6 +175,9 @@ export async function runAction (runtime: ActionRuntime, action: CompiledAction,
     for (const statement of action.statements) {
       const executor = trx.isTransaction === true ? withinTransaction(runtime.executor, trx) : runtime.executor
       const ctx = crudContext(executor, statement.table, auth, { globals: { params, request: options.request ?? {} }, applyRules: data.applyTableRules !== false, files, requestId: options.requestId })
+      // SQL mode skips the rules, never a table's need for a second factor (decision D127); checked
+      // before the try, which would report any error of the developer's SQL as a 500.
+      if (statement.sql !== undefined && statement.sql.type !== 'SELECT') assertAssurance(ctx)
       try {
         results.push(statement.sql !== undefined
           ? await runSqlQuery({ ...ctx, applyRules: false }, trx, data.name, statement.sql, params)

@@ -23,3 +23,25 @@ export function errorOf (status: number, code: string | null, body: unknown): Fa
   const data = 'data' in parsed && typeof parsed.data === 'object' && parsed.data !== null ? { ...parsed.data } : {}
   return new FastbaseError(status, code ?? `HTTP_${status}`, message, data)
 }
+
+/**
+ * A sign-in of a user whose second factor (TOTP) is on: the first factor was right, but there is no
+ * session until `fb.auth.verifyMfa({ challenge, code })` (decision D129). Thrown rather than answered,
+ * so code that knows nothing of MFA fails loudly instead of going on as if signed in.
+ */
+export class FastbaseMfaRequired extends FastbaseError {
+  /** Single use, for verifyMfa. */
+  readonly challenge: string
+  /** Seconds the challenge lives (unknown, 0, when it came from an OAuth redirect's address). */
+  readonly expiresIn: number
+  /** What verifyMfa accepts: `totp` (a code), `recovery_code`. */
+  readonly methods: string[]
+
+  constructor (challenge: string, expiresIn = 0, methods: string[] = ['totp', 'recovery_code']) {
+    super(401, 'FB_ERR_MFA_REQUIRED', 'A second factor is required: complete the sign-in with verifyMfa')
+    this.name = 'FastbaseMfaRequired'
+    this.challenge = challenge
+    this.expiresIn = expiresIn
+    this.methods = methods
+  }
+}

@@ -9,7 +9,7 @@ import { Session, localStorageStore, memoryStore, type SessionStore } from './se
 import { Table } from './table.js'
 import type { ActionName, Params, TableName } from './types.js'
 
-export { FastbaseError } from './error.js'
+export { FastbaseError, FastbaseMfaRequired } from './error.js'
 export { memoryStore, localStorageStore } from './session.js'
 export type { SessionData, SessionStore, AuthState } from './session.js'
 export type { ClientTables, ClientActions, Row, Insert, Update, Params } from './types.js'
@@ -17,7 +17,8 @@ export type { RealtimeEvent, SubscribeOptions } from './realtime.js'
 export type { FileInput } from './multipart.js'
 export type { Progress } from './http.js'
 export type { Table, ListParams, SelectParams } from './table.js'
-export type { Auth } from './auth.js'
+export type { Auth, OtpProof, MfaProof } from './auth.js'
+export type { Mfa, MfaDisableProof, TotpEnrollment } from './mfa.js'
 
 export interface ClientOptions {
   /** The API's prefix (default `/api/v1`). */

@@ -49,7 +49,10 @@ function lookUp (key: string, version: string, count: () => MaybePromise<number>
     // Re-inserted at the end: the first entry is the least recently counted.
     kept.delete(key)
     kept.set(key, { version, total })
-    if (kept.size > MAX_TOTALS) kept.delete(kept.keys().next().value as string)
+    if (kept.size > MAX_TOTALS) {
+      const oldest = kept.keys().next()
+      if (oldest.done !== true) kept.delete(oldest.value)
+    }
     return total
   })
 }

@@ -34,12 +34,15 @@ export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
 }
 
 /**
- * A table whose writes need a second factor (rules `mfaForWrites`, decision D117): a caller the rules
- * apply to, below level 2, is refused whatever the rules say; an auth flow's own write (sign-up) is
- * the flow's. Admins meet `admin.requireMfa` at sign-in instead. Every write path calls it (lib/crud/write.ts).
+ * A table whose writes need a second factor (rules `mfaForWrites`, decision D117): a caller below
+ * level 2 who is not an admin is refused, whatever the rules say and whether they apply: the level
+ * is the caller's, not the rules', so an action that skips the rules (SQL mode, `applyTableRules:
+ * false`) does not skip it (decision D127). An auth flow's own write (sign-up) is the flow's; the
+ * system caller is an admin. Admins meet `admin.requireMfa` at sign-in instead. Every write path
+ * calls it: lib/crud/write.ts for the table API and steps, lib/actions/run.ts for SQL mode.
  */
 export function assertAssurance (ctx: CrudContext): void {
-  if (ctx.table.mfaForWrites && ctx.applyRules && !ctx.auth.admin && ctx.auth.aal < 2 && ctx.source === undefined) throw errors.mfaRequired()
+  if (ctx.table.mfaForWrites && !ctx.auth.admin && ctx.auth.aal < 2 && ctx.source === undefined) throw errors.mfaRequired()
 }
 
 /** A decision holds no SQL text: it counts nothing against the cache's bound on text held. */

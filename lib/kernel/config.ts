@@ -52,7 +52,7 @@ export async function loadConfig ({ options: opts, bundledExampleAllowed, log }:
   log.info(`fastbase: using ${describeLocations(source.label, envFile, options.databaseUrl)}`)
   // Each entry an origin: checked with the config (lib/config/startup-checks.ts).
   const origins = listedOrigins(config, originsFromEnv(env).origins)
-  return { config, options: { ...options, origins }, limits: resolveLimits(config) }
+  return { config, options: { ...options, origins, ...(source.bundledExample ? { bundledExample: true } : {}) }, limits: resolveLimits(config) }
 }
 
 function configSource (opts: KernelOptions, env: Env, bundledExampleAllowed: boolean): ConfigSource {

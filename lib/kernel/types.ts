@@ -93,6 +93,8 @@ export interface FastbaseRuntimeOptions {
   origins: string[]
   /** true outside production: 5xx messages are shown to callers. */
   exposeErrors: boolean
+  /** Set when the config is the bundled example: its page is served at `/` too (decision D130). */
+  bundledExample?: true
 }
 
 export interface SchemaService {

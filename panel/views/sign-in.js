@@ -1,6 +1,8 @@
-// The sign-in form: the service token (superadmin) or an admin password (editor, viewer).
+// The sign-in form: the service token (superadmin) or an admin password (editor, viewer). A role with
+// TOTP on answers a challenge, and the second-factor form takes over (views/second-factor.js).
 import { api, ApiError } from '../api.js'
 import { h, replace } from '../dom.js'
+import { renderSecondFactor } from './second-factor.js'
 
 /** Renders the form into `root`; `onSignedIn(answer)` gets `{ token, role, expiresIn }`. */
 export function renderSignIn (root, { appName, message, onSignedIn }) {
@@ -30,7 +32,8 @@ export function renderSignIn (root, { appName, message, onSignedIn }) {
     error.textContent = ''
     try {
       const answer = await api.login(input.value)
-      onSignedIn(answer)
+      if (answer.mfa_required !== true) return onSignedIn(answer)
+      renderSecondFactor(root, { appName, challenge: answer.challenge, onSignedIn, onRestart: (again) => renderSignIn(root, { appName, message: again, onSignedIn }) })
     } catch (e) {
       if (!(e instanceof ApiError)) throw e
       // The server's own message says when no service token is configured.
