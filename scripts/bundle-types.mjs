@@ -1,6 +1,6 @@
 // `npm run build`, after tsc: the package's declarations become one self-contained file per public
 // entry point (package.json's `types` and `exports`), and every other .d.ts under dist/ is removed, so
-// users cannot type-import internal modules we must stay free to change (decision D220). tsc's .d.ts
+// users cannot type-import internal modules we must stay free to change (decision D131). tsc's .d.ts
 // files are rollup-plugin-dts's input; imports of other packages stay imports. The .js files are untouched.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'

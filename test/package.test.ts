@@ -1,5 +1,5 @@
 // What `npm pack` ships: the built entry points, one self-contained declaration file per public entry
-// point and no other (decision D220), and no source map of the sources it does not ship (the package
+// point and no other (decision D131), and no source map of the sources it does not ship (the package
 // has dist/, not the .ts files a map would point at). Then the packed tarball installed in a fresh
 // project: each entry's types compile alone under `tsc --strict`, a program on the public API compiles,
 // and internal modules cannot be imported as types. Reads the build, so `npm run build` first.
