@@ -51,6 +51,16 @@ export function linkDependencies (dir: string, packages: string[] = ['fastify-cl
   writeFileSync(join(dir, 'node_modules', '.bin', 'fastbase'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`, { mode: 0o755 })
 }
 
+/** The checkout's tsc with `args` (a project's `-p dir`, or files and flags) in `cwd`: its output (the errors) and exit code. */
+export async function tsc (args: string[], cwd = root): Promise<{ code: number | null, output: string }> {
+  const child = spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (d) => { output += d })
+  child.stderr.on('data', (d) => { output += d })
+  const [code] = await once(child, 'close') as [number | null]
+  return { code, output }
+}
+
 export interface Server { url: string, output: () => string, stop: () => Promise<void> }
 
 /**

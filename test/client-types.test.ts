@@ -2,22 +2,11 @@
 // compiled with `tsc --strict` gets typed rows, checked inserts and params, and compile errors for
 // unknown tables, fields and actions.
 import t from 'tap'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fastbase, linkDependencies, root, skip } from './cli-run.js'
+import { fastbase, linkDependencies, skip, tsc } from './cli-run.js'
 import { freshDir } from './helper.js'
 import { clientConfig } from './fixtures/client/server.js'
-
-async function tsc (dir: string): Promise<{ code: number | null, output: string }> {
-  const child = spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout.on('data', (d) => { output += d })
-  child.stderr.on('data', (d) => { output += d })
-  const [code] = await once(child, 'close') as [number | null]
-  return { code, output }
-}
 
 const APP = `import { createClient, FastbaseError, FastbaseMfaRequired, type Row } from 'fastbase/client'
 
@@ -68,7 +57,7 @@ t.test('an app compiles against the generated types, and a wrong one does not', 
   // DOM: the app runs in a browser (File, Blob); no @types/node.
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [], strict: true, noEmit: true, skipLibCheck: true }, files: ['app.ts', 'fastbase-types.d.ts'] }))
   writeFileSync(join(dir, 'app.ts'), APP)
-  const good = await tsc(dir)
+  const good = await tsc(['-p', dir])
   t.equal(good.code, 0, `the app compiles:\n${good.output}`)
 
   // Each line is wrong on its own, so one compile reports them all.
@@ -84,7 +73,7 @@ await fb.auth.verifyMfa({ challenge: 'c' })
 await fb.auth.loginWithOtp({ email: 'ann@example.com' })
 console.log(wrong)
 `)
-  const bad = await tsc(dir)
+  const bad = await tsc(['-p', dir])
   t.equal(bad.code, 2, 'does not compile')
   // APP ends with a newline, and a blank line separates the wrong lines: the first is at length + 1.
   const first = APP.split('\n').length + 1

@@ -2,12 +2,10 @@
 // a small config), written by the command, and a host compiled against it with tsc: right field
 // names compile, a wrong one is a compile error naming it.
 import t from 'tap'
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { declarationsFor } from '../lib/cli/typegen.js'
-import { fastbase, linkDependencies, root, skip } from './cli-run.js'
+import { fastbase, linkDependencies, skip, tsc } from './cli-run.js'
 import { freshDir } from './helper.js'
 import { extendingConfig } from './fixtures/extending/config.js'
 import { baseFields } from '../lib/config/helpers.js'
@@ -83,16 +81,6 @@ declare module 'fastbase/client' {
 `)
 })
 
-/** tsc on a folder's tsconfig; its output (errors) and exit code. */
-async function tsc (dir: string): Promise<{ code: number | null, output: string }> {
-  const child = spawn(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout.on('data', (d) => { output += d })
-  child.stderr.on('data', (d) => { output += d })
-  const [code] = await once(child, 'close') as [number | null]
-  return { code, output }
-}
-
 const HOST = `import Fastify from 'fastify'
 import fastbase, { defineAction, type CodeActionTypes } from 'fastbase'
 import { Type } from '@sinclair/typebox'
@@ -126,7 +114,7 @@ t.test('the command writes them, and a host compiles against them', { skip }, as
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }))
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true }, files: ['host.ts', 'fastbase-types.d.ts'] }))
   writeFileSync(join(dir, 'host.ts'), HOST)
-  const good = await tsc(dir)
+  const good = await tsc(['-p', dir])
   t.equal(good.code, 0, `the host compiles:\n${good.output}`)
 
   // Each line is wrong on its own, so one compile reports them all.
@@ -141,7 +129,7 @@ defineAction({ name: 'typo', params: Type.Object({ title: Type.String() }), hand
 await app.fastbase.runAction('rename', { id: 'p1', titel: 'New' })
 console.log(wrongViews)
 `)
-  const bad = await tsc(dir)
+  const bad = await tsc(['-p', dir])
   t.equal(bad.code, 2, 'does not compile')
   for (const error of [
     /host\.ts\(21,[0-9]+\): error TS2353: Object literal may only specify known properties, and 'titel' does not exist/,
