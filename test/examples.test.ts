@@ -39,6 +39,12 @@ t.test('the host-app example is the embedding guide\'s code', async (t) => {
   const pkg = JSON.parse(readFileSync(join(hostApp, 'package.json'), 'utf8'))
   t.same(Object.keys(pkg.dependencies).sort(), ['fastbase', 'fastify'], 'depends on what it imports')
   t.equal(pkg.dependencies.fastbase, 'file:../..', 'on this checkout')
+  // npm reads these from the root project only: without allowScripts npm 11 leaves better-sqlite3
+  // without its native binding, and without the overrides Node 20 gets cookie 2 (Node 22 only).
+  const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  t.same(pkg.allowScripts, own.allowScripts, 'allows the install scripts fastbase\'s own package allows')
+  t.same(pkg.overrides, own.overrides, 'carries fastbase\'s overrides')
+  t.match(guide, '"allowScripts": { "better-sqlite3": true, "sharp": true }', 'the guide names allowScripts')
 })
 
 t.test('the host-app example serves notes', { skip }, (t) => forEachDialect(t, 'host app', async (t, dialect) => {
