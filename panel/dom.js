@@ -47,3 +47,28 @@ export function uid (prefix = 'fb') {
 export function announce (el, text) {
   el.textContent = text ?? ''
 }
+
+/**
+ * Sends `form` through `submit()` once `input` holds something (`blank(value)` says when it does
+ * not: `emptyMessage` goes to `error` instead). Meanwhile the button is disabled and the form busy;
+ * `error` is cleared first. What `submit` throws, and what it shows, are its own.
+ */
+export function onSubmit (form, { input, button, error, emptyMessage, blank = (value) => value === '' }, submit) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault()
+    if (blank(input.value)) {
+      error.textContent = emptyMessage
+      input.focus()
+      return
+    }
+    button.disabled = true
+    form.setAttribute('aria-busy', 'true')
+    error.textContent = ''
+    try {
+      await submit()
+    } finally {
+      button.disabled = false
+      form.removeAttribute('aria-busy')
+    }
+  })
+}

@@ -2,7 +2,7 @@
 // challenge; a code from the authenticator app (or a one-time recovery code) completes it through
 // POST /admin/mfa/verify, which answers the admin token.
 import { api, ApiError } from '../api.js'
-import { h, replace } from '../dom.js'
+import { h, onSubmit, replace } from '../dom.js'
 
 /** Six to eight digits is an authenticator code; anything else is taken as a recovery code. */
 export function factorOf (text) {
@@ -32,16 +32,7 @@ export function renderSecondFactor (root, { appName, challenge, onSignedIn, onRe
     form))
   input.focus()
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault()
-    if (input.value.trim() === '') {
-      error.textContent = 'Enter the code from your authenticator app or a recovery code.'
-      input.focus()
-      return
-    }
-    button.disabled = true
-    form.setAttribute('aria-busy', 'true')
-    error.textContent = ''
+  onSubmit(form, { input, button, error, emptyMessage: 'Enter the code from your authenticator app or a recovery code.', blank: (value) => value.trim() === '' }, async () => {
     try {
       onSignedIn(await api.verifyMfa(challenge, factorOf(input.value)))
     } catch (e) {
@@ -52,9 +43,6 @@ export function renderSecondFactor (root, { appName, challenge, onSignedIn, onRe
       error.textContent = e.code === 'FB_ERR_MFA_INVALID' ? 'That code is not right (or was already used). Try the current code.' : `Verification failed: ${e.message}`
       input.select()
       input.focus()
-    } finally {
-      button.disabled = false
-      form.removeAttribute('aria-busy')
     }
   })
 }

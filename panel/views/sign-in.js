@@ -1,7 +1,7 @@
 // The sign-in form: the service token (superadmin) or an admin password (editor, viewer). A role with
 // TOTP on answers a challenge, and the second-factor form takes over (views/second-factor.js).
 import { api, ApiError } from '../api.js'
-import { h, replace } from '../dom.js'
+import { h, onSubmit, replace } from '../dom.js'
 import { renderSecondFactor } from './second-factor.js'
 
 /** Renders the form into `root`; `onSignedIn(answer)` gets `{ token, role, expiresIn }`. */
@@ -20,16 +20,7 @@ export function renderSignIn (root, { appName, message, onSignedIn }) {
     form))
   input.focus()
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault()
-    if (input.value === '') {
-      error.textContent = 'Enter the service token or an admin password.'
-      input.focus()
-      return
-    }
-    button.disabled = true
-    form.setAttribute('aria-busy', 'true')
-    error.textContent = ''
+  onSubmit(form, { input, button, error, emptyMessage: 'Enter the service token or an admin password.' }, async () => {
     try {
       const answer = await api.login(input.value)
       if (answer.mfa_required !== true) return onSignedIn(answer)
@@ -40,9 +31,6 @@ export function renderSignIn (root, { appName, message, onSignedIn }) {
       error.textContent = e.status === 401 && e.message === 'Invalid credentials' ? 'Sign-in failed: that is not the service token or an admin password.' : `Sign-in failed: ${e.message}`
       input.select()
       input.focus()
-    } finally {
-      button.disabled = false
-      form.removeAttribute('aria-busy')
     }
   })
 }
