@@ -66,10 +66,10 @@ function startCommand () {
  * and links to the built package: the start script's command and flags, NODE_ENV=production, the
  * database as DATABASE_URL, the port as PORT. `extraFlags` are more Node flags (the heap check's).
  */
-export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdout } = {}) {
+export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdout, root: from = root } = {}) {
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'fastbase.config.json'), JSON.stringify(itemsConfig(), null, 2))
-  for (const name of ['package.json', 'dist', 'node_modules', 'scripts']) symlinkSync(join(root, name), join(dir, name))
+  for (const name of ['package.json', 'dist', 'node_modules', 'scripts']) symlinkSync(join(from, name), join(dir, name))
   const port = await freePort()
   const [nodeFlags, rest] = ((words) => { const i = words.indexOf('scripts/start.mjs'); return [words.slice(0, i), words.slice(i)] })(startCommand())
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', DATABASE_URL: databaseUrl }
@@ -103,8 +103,8 @@ export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdo
 }
 
 /** The ceiling in a forked process (bench/child.mjs's channel), with Node's default flags. */
-async function startCeiling (databaseUrl) {
-  const child = fork(join(here, 'items-ceiling.mjs'), [JSON.stringify({ databaseUrl })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] })
+export async function startCeiling (databaseUrl) {
+  const child = fork(join(here, 'items-ceiling.mjs'), [JSON.stringify({ databaseUrl })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.env.CEIL_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.CEIL_PROF] : [] })
   const ready = await new Promise((resolve, reject) => {
     const early = (code) => reject(new Error(`the items ceiling exited (code ${code}) before it was ready`))
     child.once('exit', early)

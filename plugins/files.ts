@@ -123,20 +123,17 @@ export function fileHooksOf ({ storage, limits, db }: Pick<KernelServices, 'stor
    * Route hooks for a table write: `authorize` settles the caller's right to write before a byte is
    * stored; multipart bodies become JSON bodies; storage is settled before the reply. Only a table
    * with file fields stores or releases files, so only its writes get a tracker and the settling hook.
+   * Any other body costs one check and no promise.
    */
   return (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
     const tracked = fileFields(table).length > 0
-    const preValidation = async (request: FastifyRequest): Promise<void> => {
-      const tracker = tracked ? (request.fileTracker = new FileTracker(storage, request.log)) : undefined
-      if (!request.isMultipart()) return
+    const readMultipart = (request: FastifyRequest): Promise<void> | undefined => {
+      if (!request.isMultipart()) return undefined
       authorize(request)
-      try {
-        request.body = await multipartBody(request, table, tracker)
-      } catch (error) {
-        throw multipartError(error)
-      }
+      return multipartBody(request, table, request.fileTracker).then((body) => { request.body = body }, (error: unknown) => { throw multipartError(error) })
     }
-    if (!tracked) return { preValidation }
+    if (!tracked) return { readMultipart }
+    const track = (request: FastifyRequest): void => { request.fileTracker = new FileTracker(storage, request.log) }
     const onSend = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const report = await request.fileTracker?.settle(db, reply.statusCode < 400)
       if (report === undefined) return
@@ -145,7 +142,7 @@ export function fileHooksOf ({ storage, limits, db }: Pick<KernelServices, 'stor
       if (Object.keys(report.uploaded).length > 0) void reply.header(UPLOADED_HEADER, asciiJson(report.uploaded))
       if (report.deleted.length > 0) void reply.header(DELETED_HEADER, asciiJson(report.deleted))
     }
-    return { preValidation, onSend }
+    return { track, readMultipart, onSend }
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FileTracker } from '../lib/files/tracker.js'
+import type { CrudContext } from '../lib/crud/context.js'
 import type { TableDescriptor } from '../lib/table/descriptor.js'
 import type { AuthContext } from '../lib/auth-context.js'
 import type { RunOptions } from '../lib/actions/run.js'
@@ -92,7 +93,10 @@ export interface Hooks {
 
 /** Route hooks for a table write that may carry files (plugins/files.ts). */
 export type FileHooks = (table: TableDescriptor, authorize: (request: FastifyRequest) => void) => {
-  preValidation: (request: FastifyRequest) => Promise<void>
+  /** Sets `request.fileTracker`, before anything reads it. Only for a table with file fields. */
+  track?: (request: FastifyRequest) => void
+  /** A multipart body read into a JSON one (storing its files); undefined at once for any other body. */
+  readMultipart: (request: FastifyRequest) => Promise<void> | undefined
   /** Only for a table with file fields. */
   onSend?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
 }
@@ -136,6 +140,8 @@ declare module 'fastify' {
     fastbaseAuth?: AuthContext
     /** Set on table writes: what this request uploaded and released. */
     fileTracker?: FileTracker
+    /** Set on table writes by their preValidation hook (routes/tables): the write's context, built once. */
+    tableWriteContext?: CrudContext
   }
   interface FastifyContextConfig {
     /** The route accepts an expired (but genuine) access token: refresh-token and logout. */

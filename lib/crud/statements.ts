@@ -160,7 +160,7 @@ function sqlOf (value: Knex.Raw, bindings: Binding[]): string {
  * written here: Knex's insert compiler normalises every row object anew on each call and was a
  * tenth of an insert's time. Conflict handling (IGNORE, REPLACE) stays with Knex.
  */
-function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[]): Promise<Row[]> {
+function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[]): Row[] | Promise<Row[]> {
   const q = ctx.dialect.quote
   const bindings: Binding[] = []
   const tuples = rows.map((row) => `(${names.map((name) => sqlOf(row[name], bindings)).join(', ')})`)

@@ -20,6 +20,7 @@ import { assertAssurance } from './write-gate.js'
 import { decidedBeforeWriting } from './create-precheck.js'
 import { runWriteStatement } from '../db/statement.js'
 import { assertReferencesViewable, checkedReferences, COMPUTED } from './references.js'
+import { andThen, type MaybePromise } from '../maybe-async.js'
 
 export type { Conflict } from './statements.js'
 
@@ -106,15 +107,20 @@ function withDb (ctx: CrudContext, db: Knex): CrudContext {
 
 /**
  * Runs `work` in a transaction of its own (or a savepoint inside the caller's); database errors become
- * 4xx/503. A write that is one statement is atomic already: `needed` false runs it without BEGIN/COMMIT.
+ * 4xx/503. A write that is one statement is atomic already: `needed` false runs it without BEGIN/COMMIT,
+ * on the caller's connection (only hooks' `after`, which forces `needed`, needs a real transaction),
+ * and a SQLite statement's rows then come back at once, with no promise (decision D109).
  */
-async function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => Promise<T>, needed = true): Promise<T> {
+function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => MaybePromise<T>, needed = true): MaybePromise<T> {
+  const translated = async (error: unknown): Promise<never> => { throw await translateDbError(ctx, error, written) }
+  if (needed) return ctx.db.transaction(async (trx) => await work(trx)).catch(translated)
+  let result: MaybePromise<T>
   try {
-    // Unneeded, `work` runs its one statement on the caller's connection (only hooks' `after`, which forces `needed`, needs a real transaction).
-    return needed ? await ctx.db.transaction(work) : await work(ctx.db as Knex.Transaction)
+    result = work(ctx.db as Knex.Transaction)
   } catch (error) {
-    throw await translateDbError(ctx, error, written)
+    return translated(error)
   }
+  return result instanceof Promise ? result.catch(translated) : result
 }
 
 // ---------------------------------------------------------------- insert
@@ -170,17 +176,22 @@ function compiledValue (ctx: CrudContext, what: string, text: string, field: Tab
   }
 }
 
-export async function insert (ctx: CrudContext, params: InsertParams): Promise<Row[]> {
+/** Inserts rows; a planned insert on SQLite answers at once (decision D109), any other is a promise. */
+export function insert (ctx: CrudContext, params: InsertParams): MaybePromise<Row[]> {
   assertAssurance(ctx)
   const expr = Array.isArray(params.expr) ? params.expr : params.expr === undefined ? [] : [params.expr]
   const inputs = Array.isArray(params.values) ? [...params.values] : [params.values]
   // Rows given only by expressions still need one (empty) values object each.
   while (inputs.length < expr.length) inputs.push({})
   if (inputs.length === 0) return []
-  if (params.or === 'REPLACE') return await upsert(ctx, params, inputs)
+  if (params.or === 'REPLACE') return upsert(ctx, params, inputs)
   const names = plannedNames(ctx, params, inputs)
   const plan = names === undefined ? UNPLANNED : insertPlan(ctx, names, params.returning)
-  if (plan !== UNPLANNED) return await plannedInsert(ctx, plan, params, inputs)
+  if (plan !== UNPLANNED) return plannedInsert(ctx, plan, params, inputs)
+  return unplannedInsert(ctx, params, inputs, expr)
+}
+
+async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: Row[], expr: Array<Record<string, string>>): Promise<Row[]> {
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
   refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
@@ -248,8 +259,11 @@ function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErro
   }
 }
 
-/** The planned insert: the same checks, in the same order, as the unplanned one; one statement. */
-async function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams, inputs: Row[]): Promise<Row[]> {
+/**
+ * The planned insert: the same checks, in the same order, as the unplanned one; one statement. With
+ * nothing to look up first, a SQLite insert answers at once (decision D109).
+ */
+function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams, inputs: Row[]): MaybePromise<Row[]> {
   if (plan.createRule === false) throw errors.forbidden()
   const fieldErrors: FieldErrors = {}
   const values: Binding[] = []
@@ -269,18 +283,21 @@ async function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: Insert
     : decidedBeforeWriting(ctx, inputs) ?? { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) }
   if (createRule === false) throw errors.forbidden()
   checkCells(ctx, inputs.length, plan.width)
-  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, plan.fields.map((f) => f.name)), inputs)
-  const returned = await transaction(ctx, inputs, async (trx) => {
+  const write = (): MaybePromise<Row[]> => transaction(ctx, inputs, (trx) => {
     const captured = captureColumns(ctx)
     const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
     const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
-    const result = await runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)])
-    reportChange(ctx, trx, 'insert', captured, result)
-    await checkCreated(withDb(ctx, trx), trx, createRule, result)
-    return result
+    const inserted = andThen(runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)]), (result) => {
+      reportChange(ctx, trx, 'insert', captured, result)
+      return result
+    })
+    if (createRule === true) return inserted
+    return Promise.resolve(inserted).then(async (result) => { await checkCreated(withDb(ctx, trx), trx, createRule, result); return result })
   }, createRule !== true)
+  const references = checkedReferences(ctx, plan.fields.map((f) => f.name))
+  const returned = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, inputs).then(write)
   // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
-  return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, plan.columns, row))
+  return andThen(returned, (rows) => params.returning === undefined ? [] : rows.map((row) => decodeRow(ctx, plan.columns, row)))
 }
 
 // ---------------------------------------------------------------- upsert
@@ -526,14 +543,16 @@ const SHOWN_ALIAS = 'fb_shown'
 // ---------------------------------------------------------------- edit
 
 /** Update one record by id (404 when missing or hidden); `or=INSERT` creates it when it does not exist. */
-export async function edit (ctx: CrudContext, id: string, body: Row, query: EditQuery): Promise<Row> {
+export function edit (ctx: CrudContext, id: string, body: Row, query: EditQuery): MaybePromise<Row> {
   assertAssurance(ctx)
   const uid = ctx.table.uid
   if (uid === undefined) throw errors.recordNotFound()
   if (Object.keys(body).length === 0) throw errors.badRequest('Nothing to update: the body names no field')
   const returning = query.returning ?? uid.name
-  const planned = await plannedEdit(ctx, idValue(ctx, id), body, returning, query.or)
-  if (planned !== undefined) return planned
+  return plannedEdit(ctx, idValue(ctx, id), body, returning, query.or) ?? unplannedEdit(ctx, id, body, query, uid, returning)
+}
+
+async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: EditQuery, uid: TableField, returning: ListSpec): Promise<Row> {
   const byId = idCondition(ctx, id)
   if (query.or === 'INSERT') {
     return await transaction(ctx, [body], async (trx) => {
@@ -555,9 +574,9 @@ export async function edit (ctx: CrudContext, id: string, body: Row, query: Edit
 /**
  * An edit run from a plan (lib/crud/write-plans.ts) when it can be: known fields, none a file,
  * no conflict clause, no write hooks, no before-update record hook. Otherwise, or when the plan says the request is refused,
- * undefined: the unplanned path answers it.
+ * undefined: the unplanned path answers it. With nothing to look up first, a SQLite edit answers at once (decision D109).
  */
-async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): Promise<Row | undefined> {
+function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
   if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
   const names = Object.keys(body)
   for (const name of names) {
@@ -573,17 +592,21 @@ async function plannedEdit (ctx: CrudContext, id: string | number, body: Row, re
   for (const field of plan.fields) values[field.name] = encoded(ctx, field, body[field.name], fieldErrors)
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
-  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, names), [body])
   const statement = plan.statement
-  const rows = await transaction(ctx, [body], async (db) => {
+  const write = (): MaybePromise<Row[]> => transaction(ctx, [body], (db) => {
     const captured = captureColumns(ctx)
     const planned = statement(captured.length > 0)
-    const changed = await runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values))
-    reportChange(ctx, db, 'update', captured, changed)
-    return changed
+    return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values)), (changed) => {
+      reportChange(ctx, db, 'update', captured, changed)
+      return changed
+    })
   }, false)
-  if (rows.length === 0) throw errors.recordNotFound()
-  return decodeRow(ctx, plan.columns, rows[0])
+  const references = checkedReferences(ctx, names)
+  const rows = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, [body]).then(write)
+  return andThen(rows, (changed) => {
+    if (changed.length === 0) throw errors.recordNotFound()
+    return decodeRow(ctx, plan.columns, changed[0])
+  })
 }
 
 async function editExisting (ctx: CrudContext, byId: Fragment, body: Row, returning: ListSpec, or?: Conflict): Promise<Row> {

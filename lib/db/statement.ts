@@ -27,10 +27,13 @@ async function knexRows (query: Knex.Raw): Promise<Row[]> {
   return rowsOf(await query)
 }
 
-/** A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause. */
-export async function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[]): Promise<Row[]> {
+/**
+ * A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause, at once from
+ * SQLite's direct runner (a planned write then answers with no promise, as a read does: D109).
+ */
+export function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[]): Row[] | Promise<Row[]> {
   const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings)
-  return rows ?? rowsOf(await db.raw(sql, bindings))
+  return rows ?? knexRows(db.raw(sql, bindings))
 }
 
 /** A write built with Knex (conflict handling): compiled and run the same way. */
