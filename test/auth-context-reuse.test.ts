@@ -1,5 +1,5 @@
 // A user token's context is made again only when the user's row reads differently
-// (lib/auth/user-context.ts): whatever changes in the row (role, name, json meta) or the session
+// (lib/auth/sessions/user-context.ts): whatever changes in the row (role, name, json meta) or the session
 // takes effect on the very next request.
 import t from 'tap'
 import { buildApp, forEachDialect, adminToken } from './helper.js'

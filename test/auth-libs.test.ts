@@ -6,13 +6,13 @@ import { basename } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
-import { hashPassword, verifyPassword, validatePassword } from '../lib/auth/passwords.js'
+import { hashPassword, verifyPassword, validatePassword } from '../lib/auth/passwords/passwords.js'
 import { normalizeEmail, isValidEmail } from '../lib/auth/email-address.js'
 import { createMailer, renderTemplate, actionEmail } from '../lib/auth/mailer.js'
 import type { AuthExtension } from '../schemas/config.js'
 import Fastify from 'fastify'
 import fastifyJwt from '@fastify/jwt'
-import { tokenKey } from '../lib/auth/token-keys.js'
+import { tokenKey } from '../lib/auth/tokens/token-keys.js'
 
 t.test('passwords', async (t) => {
   t.test('hash and verify round trip', async (t) => {
@@ -305,7 +305,7 @@ t.test('mailer: SMTP mode against a local smtp-server', async (t) => {
 })
 
 t.test('admin sign-in says when no service token is configured', async (t) => {
-  const { adminSignIn } = await import('../lib/auth/admin-tokens.js')
+  const { adminSignIn } = await import('../lib/auth/tokens/admin-tokens.js')
   const signIn = (secrets: Record<string, string>) => { try { adminSignIn(secrets, 'a-guess', new Map(), 'fastbase', 'example.com'); return 'signed in' } catch (e) { return (e as Error).message } }
   t.match(signIn({}), /^No service token is configured .*ADMIN_SERVICE_TOKEN/, 'nothing configured: says what to set')
   t.match(signIn({ viewer: 'viewer-password' }), /^Invalid credentials \(no service token is configured .*ADMIN_SERVICE_TOKEN/, 'passwords only: a guess is wrong, and the token is not an option')

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net'
 import { SignJWT, exportJWK, generateKeyPair } from 'jose'
 import { adminToken, buildApp, forEachDialect, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
-import { MFA_FACTORS, MFA_RECOVERY_CODES, MFA_CHALLENGES } from '../lib/auth/store-tables.js'
+import { MFA_FACTORS, MFA_RECOVERY_CODES, MFA_CHALLENGES } from '../lib/auth/stores/store-tables.js'
 import { totpNow } from './fixtures/totp.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 

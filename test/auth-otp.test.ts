@@ -1,4 +1,4 @@
-// Email sign-in codes and links (request-otp, login-otp; lib/auth/otp-flows.ts) on both dialects,
+// Email sign-in codes and links (request-otp, login-otp; lib/auth/email/otp-flows.ts) on both dialects,
 // through a real SMTP server: what is mailed, single use, attempts, expiry, replacement, sign-up by
 // code only where allowed, record hooks with their source, no enumeration by answer or by waiting,
 // and brute force spread over two instances on one database.
@@ -10,8 +10,8 @@ import type { ParsedMail } from 'mailparser'
 import { mailbox } from './fixtures/mailbox.js'
 import { buildApp, forEachDialect, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
-import { EMAIL_CODES } from '../lib/auth/store-tables.js'
-import { requestEmailCode } from '../lib/auth/otp-flows.js'
+import { EMAIL_CODES } from '../lib/auth/stores/store-tables.js'
+import { requestEmailCode } from '../lib/auth/email/otp-flows.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 
 type Row = Record<string, unknown>

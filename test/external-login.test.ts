@@ -10,7 +10,7 @@ import { SignJWT, UnsecuredJWT, exportJWK, exportSPKI, generateKeyPair, type JWK
 import { buildApp, forEachDialect } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-import { ID_TOKEN_PRESETS } from '../lib/auth/id-tokens.js'
+import { ID_TOKEN_PRESETS } from '../lib/auth/oauth/id-tokens.js'
 
 type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
 

@@ -6,12 +6,12 @@ import type { Knex } from 'knex'
 import { buildApp, forEachDialect, sharedDatabase } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import type { DatabaseSettings } from '../schemas/config.js'
-import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES, EMAIL_CODES, MFA_CHALLENGES } from '../lib/auth/store-tables.js'
-import { RATE_LIMITS } from '../lib/auth/rate-limit-store.js'
-import { nowSeconds } from '../lib/auth/sessions.js'
+import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES, EMAIL_CODES, MFA_CHALLENGES } from '../lib/auth/stores/store-tables.js'
+import { RATE_LIMITS } from '../lib/auth/stores/rate-limit-store.js'
+import { nowSeconds } from '../lib/auth/stores/sessions.js'
 import { INITIAL_MIGRATION, MIGRATIONS_TABLE } from '../lib/db/migrations.js'
-import { KEEP_EXPIRED_FOR, purgeExpired } from '../lib/auth/purge.js'
-import { DatabaseRateLimitStore, type Hits } from '../lib/auth/rate-limit-store.js'
+import { KEEP_EXPIRED_FOR, purgeExpired } from '../lib/auth/stores/purge.js'
+import { DatabaseRateLimitStore, type Hits } from '../lib/auth/stores/rate-limit-store.js'
 
 const config = (extra: Partial<DatabaseSettings> = {}): DatabaseSettings => ({
   jwtSecret: 'global-secret',

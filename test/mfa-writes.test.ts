@@ -73,7 +73,7 @@ forEachDialect(t, 'mfaForWrites on every write path', async (t, dialect) => {
   const signUp = async (name: string) => (await call('/table/users/auth/sign-up', { username: name, email: `${name}@example.com`, password: 'correct horse', name })).body
   const one = await signUp('dee')
   t.equal(one.aal, 1)
-  // Confirming TOTP raises the confirming session to aal 2 (lib/auth/mfa-flows.ts).
+  // Confirming TOTP raises the confirming session to aal 2 (lib/auth/mfa/mfa-flows.ts).
   const two = await signUp('hal')
   const enroll = await call('/table/users/auth/mfa/totp/enroll', {}, two.token)
   t.equal((await call('/table/users/auth/mfa/totp/confirm', { code: totpNow(enroll.body.secret) }, two.token)).status, 200)

@@ -10,7 +10,7 @@ import { EDITOR_PASSWORD } from './fixtures/panel/config.js'
 import { launch, openPanel, screenshot, signIn } from './fixtures/panel/browser.js'
 import { clean, serve } from './fixtures/panel/helpers.js'
 import { totpNow } from './fixtures/totp.js'
-import { MFA_CHALLENGES } from '../lib/auth/store-tables.js'
+import { MFA_CHALLENGES } from '../lib/auth/stores/store-tables.js'
 
 const browser = await launch(t)
 

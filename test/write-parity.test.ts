@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from './helper.js'
 import { baseFields, authFields } from '../lib/config/helpers.js'
 import { ANONYMOUS, adminContext, type AuthContext } from '../lib/auth-context.js'
-import { verifyPassword } from '../lib/auth/passwords.js'
+import { verifyPassword } from '../lib/auth/passwords/passwords.js'
 import { FastbaseError } from '../lib/errors.js'
 import type { DatabaseSettings, TableField } from '../schemas/config.js'
 

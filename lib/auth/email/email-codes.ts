@@ -4,8 +4,8 @@
 // guesses offline). Attempts on a code are counted in its row: for the fleet, whatever instance is asked.
 import { createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto'
 import type { Knex } from 'knex'
-import { EMAIL_CODES } from './store-tables.js'
-import { nowSeconds, sha256 } from './sessions.js'
+import { EMAIL_CODES } from '../stores/store-tables.js'
+import { nowSeconds, sha256 } from '../stores/sessions.js'
 
 export interface IssuedCode { code: string, token: string }
 

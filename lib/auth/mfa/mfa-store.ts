@@ -5,9 +5,9 @@
 // conditional write: whoever's write changes the row owns it, even concurrently.
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
-import { newUid } from '../uid.js'
-import { MFA_CHALLENGES, MFA_FACTORS, MFA_RECOVERY_CODES } from './store-tables.js'
-import { nowSeconds, sha256 } from './sessions.js'
+import { newUid } from '../../uid.js'
+import { MFA_CHALLENGES, MFA_FACTORS, MFA_RECOVERY_CODES } from '../stores/store-tables.js'
+import { nowSeconds, sha256 } from '../stores/sessions.js'
 import { base32Encode, matchTotp, newTotpSecret } from './totp.js'
 
 /** Who a factor belongs to: a user of an auth table, or an admin role (table ADMIN_PRINCIPALS). */

@@ -1,6 +1,6 @@
 // The claims of a JWT read without verifying it: only to choose which key verifies it (the `cid`
 // names the auth table, an admin token's `aud` its role). Nothing read here is trusted until that key has verified the token.
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 
 type Row = Record<string, unknown>
 

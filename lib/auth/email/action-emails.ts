@@ -1,7 +1,7 @@
 // Verification, password-reset and sign-in code emails: the table's template (config `emailTemplates`) rendered
 // and handed to the mailer.
-import { actionEmail, type ActionEmailKind, type Mailer } from './mailer.js'
-import type { AuthTable } from './types.js'
+import { actionEmail, type ActionEmailKind, type Mailer } from '../mailer.js'
+import type { AuthTable } from '../types.js'
 
 export interface ActionEmailSettings {
   appName: string

@@ -4,12 +4,12 @@
 // access token is never a file token. It names the user and the session: at each download the
 // session is checked (a logout or password change ends it) and the caller it gives meets the
 // viewRule like any other; a token never widens what its user may see.
-import type { AuthContext } from '../auth-context.js'
+import type { AuthContext } from '../../auth-context.js'
 import { unverifiedClaims } from './token-claims.js'
-import type { AuthTable } from './types.js'
-import { userContext } from './user-context.js'
-import type { Executor } from '../crud/context.js'
-import { errors } from '../errors.js'
+import type { AuthTable } from '../types.js'
+import { userContext } from '../sessions/user-context.js'
+import type { Executor } from '../../crud/context.js'
+import { errors } from '../../errors.js'
 
 /** Seconds a file token lives unless `files.tokenDuration` says otherwise. */
 export const DEFAULT_FILE_TOKEN_DURATION = 180

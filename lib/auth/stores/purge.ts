@@ -7,7 +7,7 @@ import type { Knex } from 'knex'
 import { SESSIONS, REFRESH_TOKENS, ONE_TIME_TOKENS, OAUTH_STATES, EMAIL_CODES, MFA_CHALLENGES } from './store-tables.js'
 import { RATE_LIMITS } from './rate-limit-store.js'
 import { nowSeconds } from './sessions.js'
-import { schemaDialectOf } from '../dialects/index.js'
+import { schemaDialectOf } from '../../dialects/index.js'
 
 /**
  * How long sessions and one-time tokens are kept past their expiry. Nothing accepts them then, but
@@ -35,7 +35,7 @@ function purges (knex: Knex): Purge[] {
     { table: ONE_TIME_TOKENS, key: 'hash', expired: (q) => q.where('expires_at', '<=', cutoff) },
     // A used OAuth state is refused by its own signed expiry once past it; the margin covers clock skew.
     { table: OAUTH_STATES, key: 'id', expired: (q) => q.where('expires_at', '<=', cutoff) },
-    // Email codes' created_at is the resend gap's too (lib/auth/email-codes.ts); a challenge is only its expiry.
+    // Email codes' created_at is the resend gap's too (lib/auth/email/email-codes.ts); a challenge is only its expiry.
     { table: EMAIL_CODES, key: 'hash', expired: (q) => q.where('expires_at', '<=', cutoff) },
     { table: MFA_CHALLENGES, key: 'hash', expired: (q) => q.where('expires_at', '<=', cutoff) },
     // The database's clock, as the counters use it (PostgreSQL only: the table exists nowhere else).

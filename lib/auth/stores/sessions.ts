@@ -2,9 +2,9 @@
 // rotated on every refresh; a rotated token presented again revokes its whole session.
 import { createHash, randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
-import { newUid } from '../uid.js'
+import { newUid } from '../../uid.js'
 import { SESSIONS, REFRESH_TOKENS } from './store-tables.js'
-import { afterCommit } from '../db/after-commit.js'
+import { afterCommit } from '../../db/after-commit.js'
 
 /** A session lives 30 days after its last refresh. */
 export const SESSION_LIFETIME = 30 * 24 * 3600

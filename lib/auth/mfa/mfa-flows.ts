@@ -1,7 +1,7 @@
 // The TOTP second factor's flows (decision D115), the same for a table's users and the panel's
 // admin roles (a Principal each): enrol, confirm (on, with recovery codes), disable, and completing a
 // sign-in's challenge with a code or a recovery code.
-import { errors } from '../errors.js'
+import { errors } from '../../errors.js'
 import type { MfaStore, Principal } from './mfa-store.js'
 import { otpauthUri } from './totp.js'
 

@@ -2,9 +2,9 @@
 // database counts the same hits, so `max` holds for the whole fleet instead of per process.
 // One atomic upsert per hit, timed by the database clock, so instances whose clocks differ still agree.
 import type { Knex } from 'knex'
-import type { TableData } from '../../schemas/config.js'
-import { type FastbaseError, errors } from '../errors.js'
-import { text } from '../db/internal-columns.js'
+import type { TableData } from '../../../schemas/config.js'
+import { type FastbaseError, errors } from '../../errors.js'
+import { text } from '../../db/internal-columns.js'
 
 export const RATE_LIMITS = '_fastbase_rate_limits'
 

@@ -1,13 +1,13 @@
 // Email verification: a link mailed to the signed-in user, and its confirmation.
-import { errors } from '../errors.js'
-import { INVALID_TOKEN } from './one-time-tokens.js'
-import { findById, isVerified, publicRecord } from './accounts.js'
-import { openSession, type SignInResponse } from './session-service.js'
-import type { AccountServices, Row } from './types.js'
-import type { AuthTableWith } from './table-with.js'
-import { reportUserWrite } from './user-changes.js'
-import { hookedUpdate } from './flow-hooks.js'
-import type { AuthContext } from '../auth-context.js'
+import { errors } from '../../errors.js'
+import { INVALID_TOKEN } from '../stores/one-time-tokens.js'
+import { findById, isVerified, publicRecord } from '../sessions/accounts.js'
+import { openSession, type SignInResponse } from '../sessions/session-service.js'
+import type { AccountServices, Row } from '../types.js'
+import type { AuthTableWith } from '../table-with.js'
+import { reportUserWrite } from '../user-changes.js'
+import { hookedUpdate } from '../flow-hooks.js'
+import type { AuthContext } from '../../auth-context.js'
 
 const DEFAULT_VERIFY_TOKEN_TTL = 3600
 const DEFAULT_VERIFY_EMAIL_GAP = 120

@@ -1,10 +1,10 @@
 // OAuth states already used, in the database (decision D18): a state is single use across every
 // instance sharing it, so a callback replayed to another instance is refused there too. Only states
 // that passed their signature, expiry and cookie checks are recorded, so nobody can fill the table
-// without first starting a flow (rate-limited). The purge (lib/auth/purge.ts) removes expired ones.
+// without first starting a flow (rate-limited). The purge (lib/auth/stores/purge.ts) removes expired ones.
 import type { Knex } from 'knex'
-import type { Dialect } from '../dialects/types.js'
-import { OAUTH_STATES, authStoreTables } from './store-tables.js'
+import type { Dialect } from '../../dialects/types.js'
+import { OAUTH_STATES, authStoreTables } from '../stores/store-tables.js'
 
 const table = authStoreTables.find((t) => t.name === OAUTH_STATES)!
 

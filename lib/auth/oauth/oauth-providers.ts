@@ -4,8 +4,8 @@
 // of the issuer the config names), never from a caller. Free of Fastify.
 import type { JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
-import { FastbaseError, errors } from '../errors.js'
-import { isObject } from '../plain.js'
+import { FastbaseError, errors } from '../../errors.js'
+import { isObject } from '../../plain.js'
 import { checkRedirect, redirectPolicy, allowedEntryProblem } from './redirects.js'
 
 /** How the signed-in user is read after the code exchange. */

@@ -3,14 +3,14 @@
 // on every instance at once, and a deleted user's token stops working.
 import { isDeepStrictEqual } from 'node:util'
 import type { Knex } from 'knex'
-import type { Binding } from '../dialects/types.js'
-import type { AuthContext } from '../auth-context.js'
-import type { AuthTable } from './types.js'
-import { ANONYMOUS } from '../auth-context.js'
-import { SESSIONS } from './store-tables.js'
-import { nowSeconds } from './sessions.js'
-import { compileStatement, runStatement, type Statement } from '../db/statement.js'
-import type { Executor } from '../crud/context.js'
+import type { Binding } from '../../dialects/types.js'
+import type { AuthContext } from '../../auth-context.js'
+import type { AuthTable } from '../types.js'
+import { ANONYMOUS } from '../../auth-context.js'
+import { SESSIONS } from '../stores/store-tables.js'
+import { nowSeconds } from '../stores/sessions.js'
+import { compileStatement, runStatement, type Statement } from '../../db/statement.js'
+import type { Executor } from '../../crud/context.js'
 
 type Row = Record<string, unknown>
 

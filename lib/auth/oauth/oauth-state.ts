@@ -1,5 +1,5 @@
 // The OAuth `state` (decision D18): signed by the server, short-lived, bound to the browser that
-// started the flow, single use (lib/auth/oauth-used-states.ts records the used ones in the database).
+// started the flow, single use (lib/auth/oauth/oauth-used-states.ts records the used ones in the database).
 //
 // - The browser gets a random nonce in an HttpOnly cookie; the state carries only its hash, so the
 //   state alone (it travels through the provider and the address bar) is useless to someone else.
@@ -9,7 +9,7 @@
 //   post-login redirect, so the callback trusts none of them from its own query.
 // Format: `v1.<base64url JSON>.<base64url HMAC-SHA256>`. Pure: no I/O.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 
 /** How long a started flow may take, seconds (also the state cookie's Max-Age). */
 export const STATE_LIFETIME = 600

@@ -3,13 +3,13 @@
 // give the current one, and only for their own record; a changed password ends the user's other sessions;
 // a changed email is no longer verified.
 import type { Knex } from 'knex'
-import type { WriteHooks, HookContext, UpdateHook } from '../table/descriptor.js'
-import type { SessionStore } from './sessions.js'
-import type { AuthFields } from './fields.js'
-import { fieldsHave, type FieldsWith } from './table-with.js'
-import { errors, addFieldError, type FieldErrors } from '../errors.js'
+import type { WriteHooks, HookContext, UpdateHook } from '../../table/descriptor.js'
+import type { SessionStore } from '../stores/sessions.js'
+import type { AuthFields } from '../fields.js'
+import { fieldsHave, type FieldsWith } from '../table-with.js'
+import { errors, addFieldError, type FieldErrors } from '../../errors.js'
 import { hashPassword, validatePassword, verifyPassword } from './passwords.js'
-import { normalizeEmail } from './email-address.js'
+import { normalizeEmail } from '../email-address.js'
 
 type Row = Record<string, unknown>
 

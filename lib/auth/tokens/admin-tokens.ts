@@ -1,11 +1,11 @@
 // The panel's admin sign-in (decision D15): the service token is superadmin, the configured editor /
 // viewer passwords are editor / viewer; each gets a short-lived admin token, signed with its role's key.
-import type { AdminRole } from '../auth-context.js'
-import { errors } from '../errors.js'
-import { newUid } from '../uid.js'
-import { secretEquals } from './secret-compare.js'
-import { sha256 } from './sessions.js'
-import type { TokenKey } from './types.js'
+import type { AdminRole } from '../../auth-context.js'
+import { errors } from '../../errors.js'
+import { newUid } from '../../uid.js'
+import { secretEquals } from '../secret-compare.js'
+import { sha256 } from '../stores/sessions.js'
+import type { TokenKey } from '../types.js'
 
 export const ADMIN_TOKEN_DURATION = 3 * 3600
 

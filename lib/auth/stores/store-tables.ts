@@ -1,7 +1,7 @@
 // fastbase's own tables for auth state. They live in the database (not in process memory) so every
 // instance sharing it sees the same sessions and one-time tokens. Times are epoch seconds.
-import type { TableData } from '../../schemas/config.js'
-import { epoch, text } from '../db/internal-columns.js'
+import type { TableData } from '../../../schemas/config.js'
+import { epoch, text } from '../../db/internal-columns.js'
 
 export const SESSIONS = '_fastbase_sessions'
 export const REFRESH_TOKENS = '_fastbase_refresh_tokens'
@@ -76,14 +76,14 @@ export const authStoreTables: TableData[] = [
     indexes: [{ fields: ['table_name', 'provider', 'subject'], unique: true }, { fields: ['table_name', 'user_id'] }]
   },
   {
-    // OAuth states already used (lib/auth/oauth-used-states.ts). A state is signed and carries its own
+    // OAuth states already used (lib/auth/oauth/oauth-used-states.ts). A state is signed and carries its own
     // expiry, so only its id is kept, until the purge.
     name: OAUTH_STATES,
     fields: [text('id', { primary: true, notNull: true }), epoch('expires_at')],
     indexes: [{ fields: ['expires_at'] }]
   },
   {
-    // Email sign-in codes and links (lib/auth/email-codes.ts): one live row per address, keyed by the
+    // Email sign-in codes and links (lib/auth/email/email-codes.ts): one live row per address, keyed by the
     // link token's hash; the code is kept as an HMAC, with the attempts spent on it.
     name: EMAIL_CODES,
     fields: [
@@ -98,7 +98,7 @@ export const authStoreTables: TableData[] = [
     indexes: [{ fields: ['table_name', 'email'] }, { fields: ['expires_at'] }]
   },
   {
-    // A user's (or an admin role's) TOTP secret (lib/auth/mfa-store.ts): on once enabled_at is set;
+    // A user's (or an admin role's) TOTP secret (lib/auth/mfa/mfa-store.ts): on once enabled_at is set;
     // last_step is the last time step a code was accepted for, so no code works twice.
     name: MFA_FACTORS,
     fields: [

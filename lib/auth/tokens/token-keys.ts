@@ -3,7 +3,7 @@
 // and only that one verifies: a token re-signed with another HMAC (HS512 with the same key) is
 // refused, whatever its header claims.
 import { createSigner, createVerifier } from 'fast-jwt'
-import type { Row, TokenKey } from './types.js'
+import type { Row, TokenKey } from '../types.js'
 
 export type TokenAlgorithm = 'HS256' | 'HS384' | 'HS512'
 

@@ -8,8 +8,8 @@
 // loaded when a token or key is first read, not at start.
 import type { JWK, JWTPayload, JWTVerifyGetKey } from 'jose'
 import type { RemoteKeySets } from './key-sets.js'
-import { FastbaseError, errors } from '../errors.js'
-import { errorMessage } from '../thrown.js'
+import { FastbaseError, errors } from '../../errors.js'
+import { errorMessage } from '../../thrown.js'
 import type { ExternalIdentity } from './external-users.js'
 import { OAUTH_PRESETS } from './oauth-providers.js'
 
@@ -25,7 +25,7 @@ export interface ProviderConfig {
 
 /**
  * The presets that issue ID tokens (Google, LinkedIn), with their issuers and key sets, from the redirect
- * flow's presets (lib/auth/oauth-providers.ts); config values override them.
+ * flow's presets (lib/auth/oauth/oauth-providers.ts); config values override them.
  */
 export const ID_TOKEN_PRESETS: Readonly<Record<string, { issuers: readonly string[], jwksUrl: string }>> = Object.fromEntries(
   Object.entries(OAUTH_PRESETS).flatMap(([name, preset]) => preset.source === 'id_token' && preset.issuers.length > 0

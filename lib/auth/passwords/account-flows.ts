@@ -1,14 +1,14 @@
 // Password login and session refresh.
-import { errors } from '../errors.js'
-import { findById, findByIdentity, publicRecord } from './accounts.js'
+import { errors } from '../../errors.js'
+import { findById, findByIdentity, publicRecord } from '../sessions/accounts.js'
 import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
-import { openSession, sessionBody, type SessionResponse, type SignInResponse } from './session-service.js'
-import type { AuthTable, Row, SessionServices } from './types.js'
-import type { AuthTableWith } from './table-with.js'
-import { hookedUpdate } from './flow-hooks.js'
-import { ANONYMOUS } from '../auth-context.js'
-import { reportUserWrite } from './user-changes.js'
+import { openSession, sessionBody, type SessionResponse, type SignInResponse } from '../sessions/session-service.js'
+import type { AuthTable, Row, SessionServices } from '../types.js'
+import type { AuthTableWith } from '../table-with.js'
+import { hookedUpdate } from '../flow-hooks.js'
+import { ANONYMOUS } from '../../auth-context.js'
+import { reportUserWrite } from '../user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
 export async function loginWithPassword (services: SessionServices, at: AuthTableWith<'password'>, identity: string, password: string): Promise<SignInResponse> {

@@ -1,18 +1,18 @@
 // Signing in by a code or link mailed to the address (decision D113). Asking never tells whether an
 // account exists (callers answer success at once and need not wait); a right code proves the
 // mailbox, so it signs in the account holding the address (taking over one whose address nobody had
-// proven, as a provider-verified sign-in does: lib/auth/external-users.ts), or creates a verified
+// proven, as a provider-verified sign-in does: lib/auth/oauth/external-users.ts), or creates a verified
 // one where the table allows sign-up by code.
-import { errors } from '../errors.js'
-import { ANONYMOUS } from '../auth-context.js'
-import { isValidEmail, normalizeEmail } from './email-address.js'
-import { createUser, userByEmail, type ExternalIdentity } from './external-users.js'
-import type { FlowWrite } from './flow-hooks.js'
-import { openSession, type SignInResponse } from './session-service.js'
-import type { AccountServices } from './types.js'
-import type { AuthTableWith } from './table-with.js'
+import { errors } from '../../errors.js'
+import { ANONYMOUS } from '../../auth-context.js'
+import { isValidEmail, normalizeEmail } from '../email-address.js'
+import { createUser, userByEmail, type ExternalIdentity } from '../oauth/external-users.js'
+import type { FlowWrite } from '../flow-hooks.js'
+import { openSession, type SignInResponse } from '../sessions/session-service.js'
+import type { AccountServices } from '../types.js'
+import type { AuthTableWith } from '../table-with.js'
 import type { EmailCodes } from './email-codes.js'
-import type { AddressLimit } from './address-limit.js'
+import type { AddressLimit } from '../stores/address-limit.js'
 
 export interface OtpServices extends AccountServices {
   emailCodes: EmailCodes

@@ -1,9 +1,9 @@
 // User records of an auth table as the auth endpoints need them. These reads bypass rules on purpose:
 // they identify the caller, and what they return is the caller's own record.
 import type { Knex } from 'knex'
-import type { Dialect } from '../dialects/types.js'
-import type { AuthTable } from './types.js'
-import { normalizeEmail, teenybaseEmail } from './email-address.js'
+import type { Dialect } from '../../dialects/types.js'
+import type { AuthTable } from '../types.js'
+import { normalizeEmail, teenybaseEmail } from '../email-address.js'
 import { roleOf } from './user-context.js'
 
 type Row = Record<string, unknown>

@@ -1,6 +1,6 @@
 // Per-address limits of the email-code flows (decision D113): how often one address may be mailed a
 // code, whatever client asks. Where instances share the database (PostgreSQL) the counters are the
-// fleet's rate-limit store (lib/auth/rate-limit-store.ts); a SQLite file has one process, which counts in memory.
+// fleet's rate-limit store (lib/auth/stores/rate-limit-store.ts); a SQLite file has one process, which counts in memory.
 import type { DatabaseRateLimitStore, Hits } from './rate-limit-store.js'
 
 export interface AddressLimit {

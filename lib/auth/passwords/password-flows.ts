@@ -1,16 +1,16 @@
 // Changing and resetting a password. Reset links prove the mailbox, so a confirmed reset also marks
 // the address verified; every path revokes the sessions the old password opened.
-import { errors, type FieldErrors } from '../errors.js'
-import { INVALID_TOKEN } from './one-time-tokens.js'
-import { findById, findByIdentity } from './accounts.js'
-import { normalizeEmail, teenybaseEmail } from './email-address.js'
+import { errors, type FieldErrors } from '../../errors.js'
+import { INVALID_TOKEN } from '../stores/one-time-tokens.js'
+import { findById, findByIdentity } from '../sessions/accounts.js'
+import { normalizeEmail, teenybaseEmail } from '../email-address.js'
 import { checkCurrentPassword, newPassword, passwordColumns } from './password-writes.js'
-import { openSession, type SignInResponse } from './session-service.js'
-import type { AccountServices, Row } from './types.js'
-import type { AuthTableWith } from './table-with.js'
-import { reportUserWrite } from './user-changes.js'
-import { hookedUpdate } from './flow-hooks.js'
-import { ANONYMOUS, type AuthContext } from '../auth-context.js'
+import { openSession, type SignInResponse } from '../sessions/session-service.js'
+import type { AccountServices, Row } from '../types.js'
+import type { AuthTableWith } from '../table-with.js'
+import { reportUserWrite } from '../user-changes.js'
+import { hookedUpdate } from '../flow-hooks.js'
+import { ANONYMOUS, type AuthContext } from '../../auth-context.js'
 
 const DEFAULT_RESET_TOKEN_TTL = 3600
 const DEFAULT_RESET_EMAIL_GAP = 120

@@ -4,8 +4,8 @@
 // factor, no session exists until mfa/verify proves the second.
 import type { Knex } from 'knex'
 import { claimsFor, isVerified, publicRecord } from './accounts.js'
-import { CHALLENGE_LIFETIME, type Principal } from './mfa-store.js'
-import type { AuthTable, Row, SessionServices } from './types.js'
+import { CHALLENGE_LIFETIME, type Principal } from '../mfa/mfa-store.js'
+import type { AuthTable, Row, SessionServices } from '../types.js'
 
 export interface SessionResponse { token: string, refresh_token: string, record: Row, verified?: boolean, aal: number }
 

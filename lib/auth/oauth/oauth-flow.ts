@@ -4,11 +4,11 @@
 // signInExternal). Free of Fastify: routes/auth/oauth-routes.ts turns the results into replies.
 import type { JWTPayload } from 'jose'
 import type { AuthorizationTokenConfig } from 'simple-oauth2'
-import { FastbaseError, errors } from '../errors.js'
-import { isObject } from '../plain.js'
+import { FastbaseError, errors } from '../../errors.js'
+import { isObject } from '../../plain.js'
 import { signInExternal, type ExternalIdentity } from './external-users.js'
-import type { SignInResponse } from './session-service.js'
-import type { AuthTable, Row, SessionServices } from './types.js'
+import type { SignInResponse } from '../sessions/session-service.js'
+import type { AuthTable, Row, SessionServices } from '../types.js'
 import { checkRedirect, type RedirectPolicy } from './redirects.js'
 import { idTokenNonce, nonceMatches, pkceVerifier, readState, startState, type OAuthState } from './oauth-state.js'
 import { claimState } from './oauth-used-states.js'
@@ -19,7 +19,7 @@ export interface FlowContext {
   at: AuthTable
   services: SessionServices
   providers: OAuthProviders
-  /** This table's state key (lib/auth/oauth-state.ts `stateKey`). */
+  /** This table's state key (lib/auth/oauth/oauth-state.ts `stateKey`). */
   key: Buffer
   policy: RedirectPolicy
   timeoutMs?: number
