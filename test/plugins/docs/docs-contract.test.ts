@@ -1,6 +1,6 @@
 // What the API document says about the server, checked against the server: the every-feature
 // project's document (test/fixtures/openapi/config.ts) and the bundled example's. The linters
-// (test/openapi-lint-*), Swagger UI (test/swagger-ui-*) and a generated client (test/openapi-client)
+// (test/plugins/docs/openapi-lint-*), Swagger UI (test/plugins/docs/swagger-ui-*) and a generated client (test/plugins/docs/openapi-client.test.ts)
 // use the same documents; this file pins the contract items of docs/openapi.md one by one.
 import t from 'tap'
 import { adminToken } from '../../helper.js'
