@@ -38,7 +38,7 @@ export type { FastbaseOptions }
  * What fastbase adds to Fastify before its routes: error handling, schema compilers, cookies and rate
  * limits, multipart bodies, request metrics, who the caller is, the API document. Each reads the
  * sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter
- * (test/app.test.ts registers them in reverse); all of them come before any route.
+ * (test/app/app.test.ts registers them in reverse); all of them come before any route.
  */
 export const REQUEST_PIPELINE: readonly PipelineStep[] = [
   async (app) => { await app.register(errorsPlugin) },

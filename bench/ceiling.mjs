@@ -3,7 +3,7 @@
 // text, prepared once (better-sqlite3) or named (pg), implementing the scenario's query and the
 // posts rules for that caller. It answers with the same JSON as fastbase (run.mjs checks that) and
 // does the same security work per request: the token's signature and expiry, then the session row
-// (not revoked, not expired, user still there), exactly the checks lib/auth/user-context.ts makes.
+// (not revoked, not expired, user still there), exactly the checks lib/auth/sessions/user-context.ts makes.
 // It reads the database fastbase created and seeded; it never creates anything.
 import Fastify from 'fastify'
 import Database from 'better-sqlite3'
@@ -21,7 +21,7 @@ const LIST_WHERE = 'views > 100 AND published = TRUE'
 const LIST_WHERE_FOR_USER = 'views > 100 AND (published = TRUE OR author_id = ?)'
 const LIST_TAIL = 'ORDER BY views DESC LIMIT 20'
 const curveSql = (n) => `SELECT ${POST_COLUMNS} FROM posts WHERE published = TRUE ORDER BY views DESC LIMIT ${n}`
-// The session check of lib/auth/user-context.ts, minus the user fields no rule here reads.
+// The session check of lib/auth/sessions/user-context.ts, minus the user fields no rule here reads.
 const SESSION_USER = `SELECT u.id FROM _fastbase_sessions s JOIN users u ON u.id = s.user_id
   WHERE s.id = ? AND s.table_name = 'users' AND s.revoked_at IS NULL AND s.expires_at > ?`
 

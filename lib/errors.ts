@@ -113,13 +113,13 @@ export const errors = {
   realtimeStreamsFull: (max: number) => new FastbaseError(503, 'FB_ERR_REALTIME_STREAMS_FULL', `This server holds as many realtime streams as it may (${max}); try again later`),
   realtimeClassesFull: (table: string, max: number) => new FastbaseError(503, 'FB_ERR_REALTIME_CLASSES_FULL', `Table ${table} has as many distinct realtime subscriptions on this server as it may (${max}); try again later, or subscribe with a where others already use`),
   unsupportedMediaType: (type: string) => new FastbaseError(415, 'FB_ERR_UNSUPPORTED_MEDIA_TYPE', `Unsupported Content-Type: ${type}`),
-  // Sign-in with an identity provider (lib/auth/oauth-*.ts, id-tokens.ts).
+  // Sign-in with an identity provider (lib/auth/oauth/).
   providerNotFound: (name: string) => new FastbaseError(404, 'FB_ERR_PROVIDER_NOT_FOUND', `OAuth provider not found - ${name}`),
   oauthState: (message: string, status: 400 | 403 = 400) => new FastbaseError(status, 'FB_ERR_OAUTH_STATE', message),
   oauthFailed: (message: string, status: 400 | 401 = 400) => new FastbaseError(status, 'FB_ERR_OAUTH_FAILED', message),
   oauthRefused: (message: string, providerError: string) => new FastbaseError(400, 'FB_ERR_OAUTH_PROVIDER', message, { error: providerError }),
   providerUnavailable: (message: string) => new FastbaseError(502, 'FB_ERR_PROVIDER_UNAVAILABLE', message),
-  // Email codes and second factors (lib/auth/email-codes.ts, mfa-store.ts): one message whatever was wrong.
+  // Email codes and second factors (lib/auth/email/email-codes.ts, mfa-store.ts): one message whatever was wrong.
   otpInvalid: () => new FastbaseError(400, 'FB_ERR_OTP_INVALID', 'Invalid or expired code'),
   mfaInvalid: (message = 'Invalid code') => new FastbaseError(400, 'FB_ERR_MFA_INVALID', message),
   mfaRequired: (message = 'This needs a sign-in with a second factor (TOTP)') => new FastbaseError(403, 'FB_ERR_MFA_REQUIRED', message),

@@ -14,7 +14,7 @@ export function tablesOf (settings) {
 
 /**
  * With the auth extension's `passwordConfirmSuffix`, a password write needs `<password><suffix>` too
- * (lib/auth/password-writes.ts): forms get that input right after the password's.
+ * (lib/auth/passwords/password-writes.ts): forms get that input right after the password's.
  */
 function withConfirm (fields, data) {
   const auth = (Array.isArray(data.extensions) ? data.extensions : []).find((e) => e?.name === 'auth')

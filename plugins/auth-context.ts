@@ -4,19 +4,19 @@
 // in `X-Authorization` (teenybase clients send it where a proxy takes `Authorization`), the auth cookie.
 // A present but invalid, expired or revoked token is a 401, never anonymity (decision D12).
 // The cookie authenticates an unsafe method only from the app's own or an allowed origin
-// (lib/auth/request-origin.ts), checked here, before any route reads a body or an upload part.
+// (lib/auth/sessions/request-origin.ts), checked here, before any route reads a body or an upload part.
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { unverifiedClaims } from '../lib/auth/token-claims.js'
+import { unverifiedClaims } from '../lib/auth/tokens/token-claims.js'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
-import { userContext } from '../lib/auth/user-context.js'
+import { userContext } from '../lib/auth/sessions/user-context.js'
 import type { AuthTable } from '../lib/auth/types.js'
 import type { KernelServices } from '../lib/kernel/index.js'
 import type {} from './types.js'
 
 import { matchesDigest, secretDigest } from '../lib/auth/secret-compare.js'
-import { cookieRequestAllowed, originPolicy } from '../lib/auth/request-origin.js'
+import { cookieRequestAllowed, originPolicy } from '../lib/auth/sessions/request-origin.js'
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/
 
 export { secretEquals } from '../lib/auth/secret-compare.js'

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import cookiePlugin from './external/cookie.js'
 import rateLimitPlugin from './external/rate-limit.js'
-import { databaseRateLimitStore } from '../lib/auth/rate-limit-store.js'
+import { databaseRateLimitStore } from '../lib/auth/stores/rate-limit-store.js'
 import type {} from './types.js'
 
 async function auth (app: FastifyInstance): Promise<void> {

@@ -1,7 +1,7 @@
 // POST /files/token: a short-lived file token for the signed-in caller (decision D124), for URLs a
 // browser fetches without headers (`<img src=".../photo.png?token=...">`).
 import { Type } from '@sinclair/typebox'
-import { DEFAULT_FILE_TOKEN_DURATION, issueFileToken } from '../lib/auth/file-tokens.js'
+import { DEFAULT_FILE_TOKEN_DURATION, issueFileToken } from '../lib/auth/tokens/file-tokens.js'
 import { callerOf } from '../plugins/auth-context.js'
 import { ErrorSchema } from '../schemas/http/error.js'
 import type { TypeBoxApp } from './typebox.js'

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SOURCES = ['app.ts', 'index.ts', 'plugins', 'routes', 'schemas', 'lib']
 
-/** Folder of a module path as dependency-cruiser names it (`lib/auth/sessions.ts` -> `lib/auth`, `app.ts` -> `.`). */
+/** Folder of a module path as dependency-cruiser names it (`lib/auth/stores/sessions.ts` -> `lib/auth/stores`, `app.ts` -> `.`). */
 const folderOf = (path) => dirname(path)
 
 /** Edges `A -> B` of `graph` (Map<node, Set<node>>) that lie on a cycle: both ends in one strongly connected component. */

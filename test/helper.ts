@@ -3,7 +3,7 @@
 // are recorded as skipped), e.g. to debug one file on one database.
 // Each app gets its own database (a file under the test's testdir, or a PostgreSQL schema
 // `fbt_<random>` dropped afterwards) and is closed when the test ends. When FASTBASE_TEST_PG_URL goes
-// through a transaction-mode pooler (`?pooler=transaction`, test/pooler.test.ts), where a schema
+// through a transaction-mode pooler (`?pooler=transaction`, test/lib/dialects/pooler.test.ts), where a schema
 // cannot be chosen per connection, each app gets a database of its own instead, made and dropped
 // through FASTBASE_TEST_PG_DIRECT_URL, which its realtime also listens on.
 import { randomBytes } from 'node:crypto'

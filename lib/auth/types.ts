@@ -5,9 +5,9 @@ import type { AuthExtension } from '../../schemas/config.js'
 import type { TableDescriptor } from '../table/descriptor.js'
 import type { Dialect } from '../dialects/types.js'
 import type { AuthFields } from './fields.js'
-import type { SessionStore } from './sessions.js'
-import type { OneTimeTokens } from './one-time-tokens.js'
-import type { MfaStore } from './mfa-store.js'
+import type { SessionStore } from './stores/sessions.js'
+import type { OneTimeTokens } from './stores/one-time-tokens.js'
+import type { MfaStore } from './mfa/mfa-store.js'
 import type { ActionEmailKind } from './mailer.js'
 import type { ChangeSink } from '../crud/changes-port.js'
 import type { RecordHooks } from '../crud/record-hooks.js'
@@ -27,18 +27,18 @@ export interface AuthTable {
   ext: AuthExtension
   fields: AuthFields
   key: TokenKey
-  /** Signs and verifies the table's file tokens only (lib/auth/file-tokens.ts, decision D124). */
+  /** Signs and verifies the table's file tokens only (lib/auth/tokens/file-tokens.ts, decision D124). */
   fileKey: TokenKey
   /** Access-token lifetime, seconds. */
   tokenDuration: number
 }
 
-/** What opening a session needs (lib/auth/session-service.ts). */
+/** What opening a session needs (lib/auth/sessions/session-service.ts). */
 export interface SessionServices {
   db: Knex
   dialect: Dialect
   sessions: SessionStore
-  /** Second factors: a user with one on gets a challenge instead of a session (lib/auth/session-service.ts). */
+  /** Second factors: a user with one on gets a challenge instead of a session (lib/auth/sessions/session-service.ts). */
   mfa: MfaStore
   /** `iss` of every token this deployment signs. */
   issuer: string
@@ -51,6 +51,6 @@ export interface SessionServices {
 /** What the password-reset and verification flows need besides sessions. */
 export interface AccountServices extends SessionServices {
   oneTimeTokens: OneTimeTokens
-  /** Renders the table's template for `kind` and sends it (lib/auth/action-emails.ts). */
+  /** Renders the table's template for `kind` and sends it (lib/auth/email/action-emails.ts). */
   sendActionEmail: (at: AuthTable, kind: ActionEmailKind, to: string, token: string, code?: string) => Promise<void>
 }

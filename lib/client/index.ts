@@ -1,6 +1,6 @@
 // `import { createClient } from 'fastbase/client'`: the API of a fastbase server from browsers, Node,
 // Deno, Bun and React Native. Plain ESM on fetch (and XMLHttpRequest for upload progress where it
-// exists), no dependency and no Node built-in (test/client-module.test.ts checks the built graph).
+// exists), no dependency and no Node built-in (test/lib/client/client-module.test.ts checks the built graph).
 import { Auth } from './auth.js'
 import { Core } from './core.js'
 import { errorOf } from './error.js'

@@ -5,7 +5,7 @@ import type { DialectName } from '../dialects/types.js'
 import { dialectFor } from '../dialects/index.js'
 import { describeTables, RULE_NAMES } from '../table/descriptor.js'
 import { unguardedRoleWarnings } from '../auth/role-check.js'
-import { authCookieOf } from '../auth/auth-cookie.js'
+import { authCookieOf } from '../auth/sessions/auth-cookie.js'
 
 export interface ConfigNotes {
   /** Likely oversights: a table without rules, a rule left out, an unguarded role field, the auth cookie, an action_link that moves nothing. */

@@ -1,12 +1,12 @@
 // fastbase's own tables, all of them: each concern's, declared beside its code (auth state in
-// lib/auth/store-tables.ts, rate limits in lib/auth/rate-limit-store.ts, realtime interest in
+// lib/auth/stores/store-tables.ts, rate limits in lib/auth/stores/rate-limit-store.ts, realtime interest in
 // lib/realtime/interest.ts), and those for running in production, declared here: which instances
 // are alive (a restore refuses while one is) and which scheduled job ran when (one instance of a fleet
 // claims each run). Times are epoch seconds of the writer's clock.
 import type { DatabaseSettings, TableData } from '../../schemas/config.js'
 import { dialectFor, type DialectName } from '../dialects/index.js'
-import { authStoreTables } from '../auth/store-tables.js'
-import { rateLimitTable } from '../auth/rate-limit-store.js'
+import { authStoreTables } from '../auth/stores/store-tables.js'
+import { rateLimitTable } from '../auth/stores/rate-limit-store.js'
 import { realtimeInterestTable } from '../realtime/interest.js'
 import { epoch, text } from '../db/internal-columns.js'
 

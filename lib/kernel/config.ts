@@ -15,7 +15,7 @@ import { ConfigError } from '../errors.js'
 import { bundledExampleConfig, loadBundledExample, withExampleSecrets } from '../config/example.js'
 import { resolveLimits, type Limits } from '../limits.js'
 import { CONFIG_FILE_NAMES, configFileOf, dataDirOf, databaseUrlOf, describeLocations, nonEmpty, withEnvFile } from '../config/locations.js'
-import { listedOrigins, originsFromEnv } from '../auth/request-origin.js'
+import { listedOrigins, originsFromEnv } from '../auth/sessions/request-origin.js'
 import type { FastbaseRuntimeOptions, KernelInput, KernelLog, KernelOptions } from './types.js'
 
 interface ConfigSource {

@@ -6,7 +6,7 @@
 import type { Knex } from 'knex'
 import { tablesApi, type ActingCaller } from '../api/tables.js'
 import { adminContext, type AuthContext } from '../auth-context.js'
-import { callerForUser } from '../auth/user-context.js'
+import { callerForUser } from '../auth/sessions/user-context.js'
 import type { ProvenCallers } from '../auth/proven-callers.js'
 import { withinTransaction, type Executor } from '../crud/context.js'
 import type { TableDescriptor } from '../table/descriptor.js'

@@ -20,13 +20,13 @@ import type { PgBus } from '../realtime/pg-bus.js'
 import type { Metrics } from '../metrics/registry.js'
 import type { ProvenCallers } from '../auth/proven-callers.js'
 import type { AuthTable, TokenKey } from '../auth/types.js'
-import type { OtpServices } from '../auth/otp-flows.js'
-import type { AdminSecrets } from '../auth/admin-tokens.js'
+import type { OtpServices } from '../auth/email/otp-flows.js'
+import type { AdminSecrets } from '../auth/tokens/admin-tokens.js'
 import type { AdminRole } from '../auth-context.js'
-import type { RemoteKeySets } from '../auth/key-sets.js'
-import type { OneTimeTokens } from '../auth/one-time-tokens.js'
+import type { RemoteKeySets } from '../auth/oauth/key-sets.js'
+import type { OneTimeTokens } from '../auth/stores/one-time-tokens.js'
 import type { Mailer } from '../auth/mailer.js'
-import type { AuthCookie } from '../auth/auth-cookie.js'
+import type { AuthCookie } from '../auth/sessions/auth-cookie.js'
 
 /** A logger as pino's (Fastify's) is: an object and a message, or a message alone. */
 export interface KernelLog {
@@ -149,11 +149,11 @@ export interface KernelServices {
 /** The auth services (lib/kernel/auth.ts builds them). */
 export interface AuthServices extends OtpServices {
   tables: Map<string, AuthTable>
-  /** Who signs in as which admin role (lib/auth/admin-tokens.ts). */
+  /** Who signs in as which admin role (lib/auth/tokens/admin-tokens.ts). */
   adminSecrets: AdminSecrets
   /** Admin tokens' keys (admin tokens carry no `cid`), one per role with a secret, derived from it. */
   adminKeys: ReadonlyMap<AdminRole, TokenKey>
-  /** Identity providers' public keys, one cache per URL for every flow (lib/auth/key-sets.ts). */
+  /** Identity providers' public keys, one cache per URL for every flow (lib/auth/oauth/key-sets.ts). */
   keySets: RemoteKeySets
   oneTimeTokens: OneTimeTokens
   /** Created on first use: most requests never send mail. */

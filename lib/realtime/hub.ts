@@ -23,7 +23,7 @@ import { SqlEvaluator } from './evaluate-sql.js'
 import { SqliteEvaluator } from './evaluate-sqlite.js'
 import { RoutedEvaluator } from './evaluate-routed.js'
 import type { Change, ChangeAction, ChangeSink } from '../crud/changes-port.js'
-import type { RevokedSessions } from '../auth/sessions.js'
+import type { RevokedSessions } from '../auth/stores/sessions.js'
 
 type Row = Record<string, unknown>
 

@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type Pg from 'pg'
 import type { Change } from '../crud/changes-port.js'
-import type { RevokedSessions } from '../auth/sessions.js'
+import type { RevokedSessions } from '../auth/stores/sessions.js'
 import type { FleetInterest } from './interest.js'
 import { postgresUrlParts } from '../dialects/postgres-connection.js'
 

@@ -38,7 +38,7 @@ export function renderSecondFactor (root, { appName, challenge, onSignedIn, onRe
     } catch (e) {
       if (!(e instanceof ApiError)) throw e
       // Both are FB_ERR_MFA_INVALID; only the message tells a spent or expired challenge, which cannot
-      // be retried: back to the password (lib/auth/mfa-flows.ts).
+      // be retried: back to the password (lib/auth/mfa/mfa-flows.ts).
       if (e.code === 'FB_ERR_MFA_INVALID' && e.message === 'Invalid or expired challenge') return onRestart('The sign-in expired or had too many wrong codes. Sign in again.')
       error.textContent = e.code === 'FB_ERR_MFA_INVALID' ? 'That code is not right (or was already used). Try the current code.' : `Verification failed: ${e.message}`
       input.select()

@@ -1,4 +1,4 @@
-// sign-up, login-password, refresh-token and logout of one auth table (the flows: lib/auth/account-flows.ts;
+// sign-up, login-password, refresh-token and logout of one auth table (the flows: lib/auth/passwords/account-flows.ts;
 // sign-up is the table's ordinary insert).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../lib/auth/types.js'
@@ -8,10 +8,10 @@ import { insertRecordSchema } from '../../schemas/http/record.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { insert } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
-import { findById, publicRecord } from '../../lib/auth/accounts.js'
-import { loginWithPassword, refreshSession } from '../../lib/auth/account-flows.js'
+import { findById, publicRecord } from '../../lib/auth/sessions/accounts.js'
+import { loginWithPassword, refreshSession } from '../../lib/auth/passwords/account-flows.js'
 import { SessionResponseSchema, SignInResponseSchema, SuccessSchema } from './session-response.js'
-import { openSession } from '../../lib/auth/session-service.js'
+import { openSession } from '../../lib/auth/sessions/session-service.js'
 import { clearAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 

@@ -1,13 +1,13 @@
-// POST /admin/login: the panel's sign-in (lib/auth/admin-tokens.ts), and the admin roles' TOTP
+// POST /admin/login: the panel's sign-in (lib/auth/tokens/admin-tokens.ts), and the admin roles' TOTP
 // second factor under /admin/mfa/ (decision D118): a role with TOTP on gets a challenge at login,
 // and /admin/mfa/verify answers its token. Only a superadmin manages the roles' factors.
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { errorResponses } from '../../schemas/http/tables.js'
-import { adminRoleOf, adminToken } from '../../lib/auth/admin-tokens.js'
-import { ADMIN_PRINCIPALS } from '../../lib/auth/store-tables.js'
-import { completeChallenge, confirmTotp, enrollTotp, useFactor } from '../../lib/auth/mfa-flows.js'
-import { mfaChallenge } from '../../lib/auth/session-service.js'
+import { adminRoleOf, adminToken } from '../../lib/auth/tokens/admin-tokens.js'
+import { ADMIN_PRINCIPALS } from '../../lib/auth/stores/store-tables.js'
+import { completeChallenge, confirmTotp, enrollTotp, useFactor } from '../../lib/auth/mfa/mfa-flows.js'
+import { mfaChallenge } from '../../lib/auth/sessions/session-service.js'
 import { errors } from '../../lib/errors.js'
 import type { AdminRole } from '../../lib/auth-context.js'
 import { callerOf } from '../../plugins/auth-context.js'

@@ -1,7 +1,7 @@
 // Signing in with a token another party issued, for one auth table: `<provider>-login` (one-tap: an
 // ID token posted as a form with Google's double-submit CSRF cookie, or as JSON `{ token }`) and
 // `login-token` (an external JWT in `Authorization: Bearer`). Which tokens are trusted, and how they
-// are verified, is lib/auth/id-tokens.ts; who they sign in is lib/auth/external-users.ts.
+// are verified, is lib/auth/oauth/id-tokens.ts; who they sign in is lib/auth/oauth/external-users.ts.
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
@@ -9,11 +9,11 @@ import { secretEquals } from '../../lib/auth/secret-compare.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
-import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/id-tokens.js'
-import { signInExternal, type ExternalIdentity } from '../../lib/auth/external-users.js'
-import { originVerdict, originsOf } from '../../lib/auth/request-origin.js'
+import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/oauth/id-tokens.js'
+import { signInExternal, type ExternalIdentity } from '../../lib/auth/oauth/external-users.js'
+import { originVerdict, originsOf } from '../../lib/auth/sessions/request-origin.js'
 import { SignInResponseSchema } from './session-response.js'
-import { isChallenge } from '../../lib/auth/session-service.js'
+import { isChallenge } from '../../lib/auth/sessions/session-service.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 

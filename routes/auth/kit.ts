@@ -18,7 +18,7 @@ export interface RouteKit {
 }
 
 /**
- * Sets the auth cookie (lib/auth/auth-cookie.ts: `__Host-` under https) to an access token (sign-ins
+ * Sets the auth cookie (lib/auth/sessions/auth-cookie.ts: `__Host-` under https) to an access token (sign-ins
  * that end in a browser redirect or a one-tap post). Secure, HttpOnly and SameSite=Lax unless the
  * config says otherwise, as in teenybase. Without a configured maxAge the cookie lives as long as the
  * token (`lifetime`, seconds): a cookie holding an expired token would make every request a 401 until

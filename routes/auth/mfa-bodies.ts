@@ -1,7 +1,7 @@
 // The bodies the second-factor routes share (a table's and the admins'): a TOTP code or a recovery code.
 import { Type } from '@sinclair/typebox'
 import { errors } from '../../lib/errors.js'
-import type { SecondFactor } from '../../lib/auth/mfa-flows.js'
+import type { SecondFactor } from '../../lib/auth/mfa/mfa-flows.js'
 
 export const FactorBody = Type.Object({
   code: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A current TOTP code' })),

@@ -1,4 +1,4 @@
-// The TOTP second factor of one auth table's users (the flows: lib/auth/mfa-flows.ts), where its auth
+// The TOTP second factor of one auth table's users (the flows: lib/auth/mfa/mfa-flows.ts), where its auth
 // extension has `totp`: enrol, confirm, disable (signed in), and mfa/verify, which completes a sign-in
 // that answered a challenge.
 import { Type } from '@sinclair/typebox'
@@ -7,11 +7,11 @@ import type { AuthTable } from '../../lib/auth/types.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
-import { findById } from '../../lib/auth/accounts.js'
-import { verifyPassword } from '../../lib/auth/passwords.js'
-import { completeChallenge, confirmTotp, enrollTotp, useFactor } from '../../lib/auth/mfa-flows.js'
-import { startSession } from '../../lib/auth/session-service.js'
-import type { Principal } from '../../lib/auth/mfa-store.js'
+import { findById } from '../../lib/auth/sessions/accounts.js'
+import { verifyPassword } from '../../lib/auth/passwords/passwords.js'
+import { completeChallenge, confirmTotp, enrollTotp, useFactor } from '../../lib/auth/mfa/mfa-flows.js'
+import { startSession } from '../../lib/auth/sessions/session-service.js'
+import type { Principal } from '../../lib/auth/mfa/mfa-store.js'
 import { SessionResponseSchema, SuccessSchema } from './session-response.js'
 import { FactorBody, TotpEnrollmentSchema, factorOf } from './mfa-bodies.js'
 import { setAuthCookie, type RouteKit } from './kit.js'

@@ -1,16 +1,16 @@
 // The OAuth redirect flow of one auth table: `GET oauth/{provider}` (to the provider) and
-// `GET oauth/{provider}/callback` (back from it). The flow itself is lib/auth/oauth-flow.ts; these
+// `GET oauth/{provider}/callback` (back from it). The flow itself is lib/auth/oauth/oauth-flow.ts; these
 // routes compute the callback URL, keep the state cookie and turn results into redirects.
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { errorResponses } from '../../schemas/http/tables.js'
-import { OAuthProviders } from '../../lib/auth/oauth-providers.js'
-import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth-flow.js'
-import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth-state.js'
-import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/redirects.js'
+import { OAuthProviders } from '../../lib/auth/oauth/oauth-providers.js'
+import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth/oauth-flow.js'
+import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth/oauth-state.js'
+import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/oauth/redirects.js'
 import { SignInResponseSchema } from './session-response.js'
-import { isChallenge } from '../../lib/auth/session-service.js'
+import { isChallenge } from '../../lib/auth/sessions/session-service.js'
 import { setAuthCookie, type RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
 

@@ -1,11 +1,11 @@
-// request-otp and login-otp of one auth table (the flows: lib/auth/otp-flows.ts), where its auth
+// request-otp and login-otp of one auth table (the flows: lib/auth/email/otp-flows.ts), where its auth
 // extension has `emailOtp` and the table has an email and a verified column.
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
-import { loginWithEmailCode, requestEmailCode } from '../../lib/auth/otp-flows.js'
+import { loginWithEmailCode, requestEmailCode } from '../../lib/auth/email/otp-flows.js'
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'

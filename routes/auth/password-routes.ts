@@ -1,12 +1,12 @@
 // change-password, request-password-reset and confirm-password-reset of one auth table (the flows:
-// lib/auth/password-flows.ts).
+// lib/auth/passwords/password-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
-import { changePassword, confirmPasswordReset, requestPasswordReset } from '../../lib/auth/password-flows.js'
+import { changePassword, confirmPasswordReset, requestPasswordReset } from '../../lib/auth/passwords/password-flows.js'
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'

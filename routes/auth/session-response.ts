@@ -1,5 +1,5 @@
 // The schemas of what sign-ins answer (`{ token, refresh_token, record, verified? }`, built by
-// lib/auth/session-service.ts), of the MFA challenge answered instead, and of `{ success }`.
+// lib/auth/sessions/session-service.ts), of the MFA challenge answered instead, and of `{ success }`.
 import { Type } from '@sinclair/typebox'
 
 export const SessionResponseSchema = Type.Object({

@@ -1,12 +1,12 @@
 // request-verification and confirm-verification of one auth table (the flows:
-// lib/auth/verification-flows.ts).
+// lib/auth/email/verification-flows.ts).
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
 import { callerOf } from '../../plugins/auth-context.js'
 import { errorResponses } from '../../schemas/http/tables.js'
 import { errors } from '../../lib/errors.js'
-import { confirmVerification, requestVerification } from '../../lib/auth/verification-flows.js'
+import { confirmVerification, requestVerification } from '../../lib/auth/email/verification-flows.js'
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'

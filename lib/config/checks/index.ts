@@ -8,9 +8,9 @@ import { checkOperations } from './operations.js'
 import { checkExtensions, checkProviders } from './auth.js'
 import { checkDefaults, checkSelectValues, checkThumbs, checkTypes } from './fields.js'
 import { checkColumnRefs, checkForeignKeys, checkFieldNames, checkFullTextSearch, checkRecordUsages, checkTableFlags, checkTableNames } from './tables.js'
-import { oauthConfigProblems } from '../../auth/oauth-providers.js'
-import { listedOriginsProblems } from '../../auth/request-origin.js'
-import { authCookieProblems } from '../../auth/auth-cookie.js'
+import { oauthConfigProblems } from '../../auth/oauth/oauth-providers.js'
+import { listedOriginsProblems } from '../../auth/sessions/request-origin.js'
+import { authCookieProblems } from '../../auth/sessions/auth-cookie.js'
 
 export type { Check } from './common.js'
 

@@ -1,0 +1,42 @@
+// The TOTP second factor's flows (decision D115), the same for a table's users and the panel's
+// admin roles (a Principal each): enrol, confirm (on, with recovery codes), disable, and completing a
+// sign-in's challenge with a code or a recovery code.
+import { errors } from '../../errors.js'
+import type { MfaStore, Principal } from './mfa-store.js'
+import { otpauthUri } from './totp.js'
+
+export interface TotpEnrollment { secret: string, uri: string }
+
+/** A new secret for `p` (not on until confirmed); 400 when TOTP is on already (disable it first). */
+export async function enrollTotp (mfa: MfaStore, p: Principal, issuer: string, account: string): Promise<TotpEnrollment> {
+  const secret = await mfa.enroll(p)
+  if (secret === undefined) throw errors.badRequest('TOTP is already on; turn it off first to enrol a new secret')
+  return { secret, uri: otpauthUri(secret, issuer, account) }
+}
+
+/** Turns TOTP on with a current code of the pending secret; answers the recovery codes, shown this once. */
+export async function confirmTotp (mfa: MfaStore, p: Principal, code: string): Promise<{ recovery_codes: string[] }> {
+  const codes = await mfa.confirm(p, code)
+  if (codes === undefined) throw errors.mfaInvalid('Invalid code, or no TOTP enrolment pending')
+  return { recovery_codes: codes }
+}
+
+export type SecondFactor = { code: string } | { recoveryCode: string }
+
+/** Whether `proof` is a factor of `p` now; a right one is used up (a TOTP step, a recovery code). */
+export async function useFactor (mfa: MfaStore, p: Principal, proof: SecondFactor): Promise<boolean> {
+  return 'code' in proof ? await mfa.useCode(p, proof.code) : await mfa.useRecoveryCode(p, proof.recoveryCode)
+}
+
+/**
+ * Whose sign-in a challenge of `table` was, once `proof` is their factor: each call spends one of
+ * the challenge's attempts first, and only the request that ends the challenge gets the principal.
+ * One message for every refusal (a wrong code, another account's challenge, a used one).
+ */
+export async function completeChallenge (mfa: MfaStore, table: string, challenge: string, proof: SecondFactor): Promise<Principal> {
+  const p = await mfa.attempt(table, challenge)
+  if (p === undefined) throw errors.mfaInvalid('Invalid or expired challenge')
+  if (!await useFactor(mfa, p, proof)) throw errors.mfaInvalid()
+  if (!await mfa.finish(challenge)) throw errors.mfaInvalid('Invalid or expired challenge')
+  return p
+}

@@ -1,0 +1,112 @@
+// Inserts and edits run from plans compiled once per shape and caller class (lib/crud/write-plans.ts):
+// a second write of the same shape builds nothing, callers who differ only in bound values share a
+// plan and still each get their own rule decision, null values are written as NULL, and a refused
+// or invalid write answers exactly as the unplanned path does, on both dialects.
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, forEachDialect, adminToken } from '../../helper.js'
+import type { DatabaseSettings } from '../../../schemas/config.js'
+import { ANONYMOUS } from '../../../lib/auth-context.js'
+import { planCacheCounts, planCacheSize } from '../../../lib/crud/plan-cache.js'
+
+const config: DatabaseSettings = {
+  jwtSecret: 'write-plans-secret',
+  appUrl: 'http://localhost:3000',
+  tables: [
+    {
+      name: 'notes',
+      autoSetUid: true,
+      fields: [
+        { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
+        { name: 'owner', type: 'text', sqlType: 'text', notNull: true },
+        { name: 'title', type: 'text', sqlType: 'text' },
+        { name: 'stars', type: 'integer', sqlType: 'integer' },
+        { name: 'locked', type: 'text', sqlType: 'text', noUpdate: true },
+        { name: 'created', type: 'date', sqlType: 'timestamp', usage: 'record_created' },
+        { name: 'updated', type: 'date', sqlType: 'timestamp', usage: 'record_updated' }
+      ],
+      extensions: [{
+        name: 'rules',
+        listRule: 'true',
+        viewRule: 'true',
+        createRule: 'auth.uid != null & owner == auth.uid',
+        updateRule: "owner == auth.uid & new.title != 'forbidden'",
+        deleteRule: null
+      }]
+    }
+  ]
+}
+
+function simulateUsers (app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const uid = request.headers['x-test-uid']
+    if (typeof uid === 'string') request.fastbaseAuth = { ...ANONYMOUS, uid, role: 'user', verified: true, jwt: {}, meta: {}, record: { id: uid } }
+  })
+}
+
+forEachDialect(t, 'inserts and edits from plans', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const as = (uid: string) => ({ 'x-test-uid': uid })
+  const insert = async (uid: string, values: Record<string, unknown>, returning = 'id,owner,title,stars') =>
+    await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: as(uid), payload: { values, returning } })
+  const edit = async (uid: string, id: string, body: Record<string, unknown>) =>
+    await app.inject({ method: 'POST', url: `/api/v1/table/notes/edit/${id}`, query: { returning: 'id,owner,title,stars' }, headers: as(uid), payload: body })
+
+  const first = await insert('alice', { owner: 'alice', title: 'a', stars: 1 })
+  t.equal(first.statusCode, 200, first.body)
+  const shapes = planCacheSize().shapes
+  const misses = planCacheCounts.misses
+  const second = await insert('bob', { owner: 'bob', title: 'b', stars: 2 })
+  t.equal(second.statusCode, 200, second.body)
+  t.equal(planCacheSize().shapes, shapes, 'a second caller of the same class reuses the plan')
+  // `auth.uid != null` reads only whether there is a uid: every signed-in user is one class, so
+  // a second user compiles nothing (each user a class of their own would rebuild plans all the time).
+  t.equal(planCacheCounts.misses, misses, "the second user's insert and its checks are answered from the cache")
+  t.match(second.json()[0], { owner: 'bob', title: 'b', stars: 2 })
+  t.not(second.json()[0].id, first.json()[0].id, 'each row gets its own uid')
+
+  t.equal((await insert('bob', { owner: 'alice', title: 'x', stars: 3 })).statusCode, 403, "bob may not create alice's note: the rule is decided per caller")
+  const nulls = await insert('carol', { owner: 'carol', title: null, stars: null })
+  t.equal(nulls.statusCode, 200, nulls.body)
+  t.same(nulls.json()[0], { id: nulls.json()[0].id, owner: 'carol', title: null, stars: null }, 'null values are written as NULL')
+  const given = await insert('carol', { id: '', owner: 'carol', title: 'empty id' })
+  t.equal(given.statusCode, 200, given.body)
+  t.ok(given.json()[0].id.length > 0, 'an empty uid is replaced by a generated one')
+  const bad = await insert('carol', { owner: 'carol', stars: 'many', nope: 1 })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.json(), { data: { stars: {}, nope: {} } }, 'value and unknown-field errors together, as without plans')
+
+  const id = first.json()[0].id as string
+  const edited = await edit('alice', id, { title: 'a2', stars: null })
+  t.equal(edited.statusCode, 200, edited.body)
+  t.same(edited.json(), { id, owner: 'alice', title: 'a2', stars: null })
+  t.equal((await edit('bob', id, { title: 'b2' })).statusCode, 404, "bob cannot edit alice's note (hidden from him)")
+  t.equal((await edit('alice', id, { title: 'forbidden' })).statusCode, 404, 'the rule reads new.title as the value given')
+  t.equal((await edit('alice', id, { title: 'fine' })).statusCode, 200, 'the same plan admits another value')
+  t.equal((await edit('alice', id, { locked: 'x' })).statusCode, 403, 'noUpdate refuses')
+  t.equal((await edit('alice', id, { stars: 'many' })).statusCode, 400, 'a value that does not fit its column')
+  t.equal((await edit('alice', 'missing', { title: 'z' })).statusCode, 404)
+  const view = await app.inject({ method: 'GET', url: `/api/v1/table/notes/view/${id}`, headers: { authorization: `Bearer ${adminToken}` } })
+  t.match(view.json(), { title: 'fine', stars: null })
+  t.ok(Date.parse(view.json().updated) >= Date.parse(view.json().created), 'the updated timestamp is set by the edit')
+})
+
+// The check before a write's body is read (lib/crud/write-gate.ts) is kept per caller class like a
+// plan: an anonymous caller's refusal and a user's admission never answer for each other, whichever
+// comes first, and a known class compiles nothing again. The bodies are invalid, so only that check
+// tells 403 (refused before the body is read) from 400 (admitted, then the body fails validation).
+forEachDialect(t, 'the may-write check is decided once per caller class', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const insert = async (uid: string | undefined) => await app.inject({
+    method: 'POST',
+    url: '/api/v1/table/notes/insert',
+    headers: uid === undefined ? {} : { 'x-test-uid': uid },
+    payload: { values: { owner: uid ?? 'nobody', stars: 'many' } }
+  })
+  t.equal((await insert(undefined)).statusCode, 403, 'anonymous: the createRule folds to false')
+  t.equal((await insert('dave')).statusCode, 400, 'a user after the anonymous refusal is admitted (then the body fails)')
+  const shapes = planCacheSize().shapes
+  t.equal((await insert(undefined)).statusCode, 403, 'anonymous again, after a user was admitted: still refused')
+  t.equal((await insert('erin')).statusCode, 400, 'another user of the same class is admitted')
+  t.equal(planCacheSize().shapes, shapes, 'both classes were answered from the cache')
+})
