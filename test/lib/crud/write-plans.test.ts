@@ -110,3 +110,56 @@ forEachDialect(t, 'the may-write check is decided once per caller class', async 
   t.equal((await insert('erin')).statusCode, 400, 'another user of the same class is admitted')
   t.equal(planCacheSize().shapes, shapes, 'both classes were answered from the cache')
 })
+
+// A planned insert or edit whose rules are 'true' is one statement on the caller's connection: on
+// SQLite it runs synchronously and answers without a promise (decision D109). What the database
+// refuses there (a unique key, NOT NULL, a foreign key) must answer exactly as the unplanned path
+// does (a before-insert or before-update record hook makes a write unplanned), and leave nothing written.
+forEachDialect(t, 'a refused planned write answers as the unplanned one', async (t, dialect) => {
+  const open = { name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }
+  const app = await buildApp(t, {
+    jwtSecret: 'write-plans-refused-secret',
+    appUrl: 'http://localhost:3000',
+    tables: [
+      { name: 'owners', fields: [{ name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' }], extensions: [open] },
+      {
+        name: 'things',
+        fields: [
+          { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+          { name: 'slug', type: 'text', sqlType: 'text', unique: true, notNull: true },
+          { name: 'owner_id', type: 'relation', sqlType: 'integer', foreignKey: { table: 'owners', column: 'id' } },
+          { name: 'n', type: 'integer', sqlType: 'integer' }
+        ],
+        extensions: [open]
+      }
+    ]
+  }, { dialect })
+  const post = async (url: string, payload: unknown) => await app.inject({ method: 'POST', url: `/api/v1/table/${url}`, payload })
+  t.equal((await post('owners/insert', { values: { id: 1 } })).statusCode, 200)
+  t.equal((await post('things/insert', { values: { slug: 'taken', owner_id: 1, n: 1 } })).statusCode, 200)
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['a unique key another row holds', { slug: 'taken', owner_id: 1 }],
+    ['a foreign key no row has', { slug: 'fresh', owner_id: 99 }],
+    ['NOT NULL left out', { owner_id: 1 }]
+  ]
+  const unplanned = async <T>(event: 'beforeInsert' | 'beforeUpdate', work: () => Promise<T>): Promise<T> => {
+    const unhook = app.fastbase.hooks.on('things', event, () => {})
+    try { return await work() } finally { unhook() }
+  }
+  for (const [what, values] of cases) {
+    const planned = await post('things/insert', { values, returning: '*' })
+    t.equal(planned.statusCode, 400, `${what}: 400 (${planned.body})`)
+    const other = await unplanned('beforeInsert', async () => await post('things/insert', { values, returning: '*' }))
+    t.same(planned.json(), other.json(), `${what}: the same answer as the unplanned insert`)
+  }
+  const second = await post('things/insert', { values: { slug: 'second', owner_id: 1, n: 3 }, returning: 'id' })
+  const id = second.json()[0].id
+  const editPlanned = await post(`things/edit/${id}?returning=*`, { slug: 'taken' })
+  t.equal(editPlanned.statusCode, 400, `an edit onto a unique key another row holds: 400 (${editPlanned.body})`)
+  const editFk = await post(`things/edit/${id}?returning=*`, { owner_id: 99 })
+  t.equal(editFk.statusCode, 400, `an edit to a foreign key no row has: 400 (${editFk.body})`)
+  t.same((await unplanned('beforeUpdate', async () => await post(`things/edit/${id}?returning=*`, { slug: 'taken' }))).json(), editPlanned.json(), 'the same answer as the unplanned edit (unique)')
+  t.same((await unplanned('beforeUpdate', async () => await post(`things/edit/${id}?returning=*`, { owner_id: 99 }))).json(), editFk.json(), 'the same answer as the unplanned edit (foreign key)')
+  const rows = (await post('things/select', { order: 'id' })).json()
+  t.same(rows.map((r: { slug: string, owner_id: number }) => [r.slug, r.owner_id]), [['taken', 1], ['second', 1]], 'nothing the database refused was written')
+})
