@@ -66,10 +66,10 @@ function startCommand () {
  * and links to the built package: the start script's command and flags, NODE_ENV=production, the
  * database as DATABASE_URL, the port as PORT. `extraFlags` are more Node flags (the heap check's).
  */
-export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdout, root: from = root } = {}) {
+export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdout } = {}) {
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'fastbase.config.json'), JSON.stringify(itemsConfig(), null, 2))
-  for (const name of ['package.json', 'dist', 'node_modules', 'scripts']) symlinkSync(join(from, name), join(dir, name))
+  for (const name of ['package.json', 'dist', 'node_modules', 'scripts']) symlinkSync(join(root, name), join(dir, name))
   const port = await freePort()
   const [nodeFlags, rest] = ((words) => { const i = words.indexOf('scripts/start.mjs'); return [words.slice(0, i), words.slice(i)] })(startCommand())
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', DATABASE_URL: databaseUrl }
@@ -102,9 +102,9 @@ export async function startFastbase (dir, databaseUrl, { extraFlags = [], onStdo
   }
 }
 
-/** The ceiling in a forked process (bench/child.mjs's channel), with Node's default flags. */
-export async function startCeiling (databaseUrl) {
-  const child = fork(join(here, 'items-ceiling.mjs'), [JSON.stringify({ databaseUrl })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: process.env.CEIL_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.CEIL_PROF] : [] })
+/** The ceiling in a forked process (bench/child.mjs's channel), with Node's default flags and `nodeFlags` (a profile's). */
+async function startCeiling (databaseUrl, nodeFlags = []) {
+  const child = fork(join(here, 'items-ceiling.mjs'), [JSON.stringify({ databaseUrl })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: nodeFlags })
   const ready = await new Promise((resolve, reject) => {
     const early = (code) => reject(new Error(`the items ceiling exited (code ${code}) before it was ready`))
     child.once('exit', early)
@@ -300,7 +300,7 @@ async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
  * The whole set on `databaseUrl` (a fresh database), in `work`. `adminUrl`: a PostgreSQL URL to ask
  * pg_stat_activity through (PostgreSQL only). Returns the results and the problems seen.
  */
-export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, extraFlags = [], log = console.log }) {
+export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, extraFlags = [], ceilingFlags = [], log = console.log }) {
   const load = () => loadavg().map((n) => n.toFixed(2)).join(' ')
   const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags })
   let ceiling
@@ -309,7 +309,7 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
   try {
     log(`Seeding ${ITEM_COUNT} items through the API...`)
     await seedItems(fastbase.url)
-    ceiling = await startCeiling(databaseUrl)
+    ceiling = await startCeiling(databaseUrl, ceilingFlags)
     const servers = [fastbase, ceiling]
     const list = itemScenarios().filter((s) => only === undefined || only.some((name) => s.name === name || s.name === `items-${name}`))
     await verify(servers, list)

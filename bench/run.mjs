@@ -13,6 +13,7 @@
 //   npm run bench -- --only view,insert    only these scenarios (and the memory scenario), no extra measures
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
 //   npm run bench -- --fastbase-node-option=--cpu-prof   one more Node flag for fastbase's servers (repeatable; they already get npm start's)
+//   npm run bench -- --items-only --ceiling-node-option=--cpu-prof   the same for the items set's ceiling (Node's default flags otherwise)
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
 //
 // Beside req/s each run reports the server's CPU time per request (user + system time of its
@@ -67,6 +68,7 @@ const { values: flags } = parseArgs({
     // Node flags for fastbase's server processes (not the ceiling's, nor this one's), to measure what
     // a flag of `npm start` costs under load.
     'fastbase-node-option': { type: 'string', multiple: true, default: [] },
+    'ceiling-node-option': { type: 'string', multiple: true, default: [] },
     quick: { type: 'boolean', default: false },
     // Only the realtime measure (bench/realtime.mjs), not the comparison with the ceiling.
     'realtime-only': { type: 'boolean', default: false },
@@ -460,7 +462,8 @@ async function itemsScenario () {
       heapSeconds: quick ? 2 : Math.max(options.duration, 5),
       // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
       only: options.only,
-      extraFlags: flags['fastbase-node-option']
+      extraFlags: flags['fastbase-node-option'],
+      ceilingFlags: flags['ceiling-node-option']
     })
     console.log(itemsReport(options.dialect, result))
     return result
