@@ -13,3 +13,8 @@ export function errorMessage (thrown: unknown): string {
   const message = isObject(thrown) ? thrown.message : undefined
   return typeof message === 'string' ? message : String(thrown)
 }
+
+/** A caught value as an Error, for callbacks that take one (Fastify's `done`): itself when it is one. */
+export function thrownError (thrown: unknown): Error {
+  return thrown instanceof Error ? thrown : new Error(errorMessage(thrown))
+}

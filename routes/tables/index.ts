@@ -9,6 +9,7 @@ import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../.
 import { select, list, view } from '../../lib/crud/read.js'
 import { insert, update, edit, remove } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
+import { thrownError } from '../../lib/thrown.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { requestGlobals } from '../../lib/request-globals.js'
@@ -93,10 +94,11 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
           assertMayTry(ctx, rules(request))
           read = readMultipart(request)
         } catch (error) {
-          return done(error as Error)
+          done(thrownError(error))
+          return
         }
-        if (read === undefined) return done()
-        read.then(() => done(), done)
+        if (read === undefined) done()
+        else read.then(() => { done() }, (error: unknown) => { done(thrownError(error)) })
       }
       return onSend === undefined ? { preValidation } : { preValidation, onSend }
     }

@@ -116,7 +116,7 @@ forEachDialect(t, 'the may-write check is decided once per caller class', async 
 // refuses there (a unique key, NOT NULL, a foreign key) must answer exactly as the unplanned path
 // does (a before-insert or before-update record hook makes a write unplanned), and leave nothing written.
 forEachDialect(t, 'a refused planned write answers as the unplanned one', async (t, dialect) => {
-  const open = { name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }
+  const open = { name: 'rules' as const, listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }
   const app = await buildApp(t, {
     jwtSecret: 'write-plans-refused-secret',
     appUrl: 'http://localhost:3000',
@@ -134,7 +134,7 @@ forEachDialect(t, 'a refused planned write answers as the unplanned one', async 
       }
     ]
   }, { dialect })
-  const post = async (url: string, payload: unknown) => await app.inject({ method: 'POST', url: `/api/v1/table/${url}`, payload })
+  const post = async (url: string, payload: Record<string, unknown>) => await app.inject({ method: 'POST', url: `/api/v1/table/${url}`, payload })
   t.equal((await post('owners/insert', { values: { id: 1 } })).statusCode, 200)
   t.equal((await post('things/insert', { values: { slug: 'taken', owner_id: 1, n: 1 } })).statusCode, 200)
   const cases: Array<[string, Record<string, unknown>]> = [
@@ -143,7 +143,7 @@ forEachDialect(t, 'a refused planned write answers as the unplanned one', async 
     ['NOT NULL left out', { owner_id: 1 }]
   ]
   const unplanned = async <T>(event: 'beforeInsert' | 'beforeUpdate', work: () => Promise<T>): Promise<T> => {
-    const unhook = app.fastbase.hooks.on('things', event, () => {})
+    const unhook = event === 'beforeInsert' ? app.fastbase.hooks.on('things', 'beforeInsert', () => {}) : app.fastbase.hooks.on('things', 'beforeUpdate', () => {})
     try { return await work() } finally { unhook() }
   }
   for (const [what, values] of cases) {
