@@ -29,7 +29,7 @@ import { errors } from './lib/errors.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
 import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
-import { lingerAfterEarlyAnswers } from './plugins/lingering-close.js'
+import { finishAnswers } from './plugins/answer-hooks.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
 export type { FastbaseOptions }
@@ -70,7 +70,6 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   if (!host.hasRequestDecorator('fastbaseAuth')) host.decorateRequest('fastbaseAuth', undefined)
   if (opts.standalone === true) routeNotFound(host)
   await host.register(async (app) => {
-    echoRequestId(opts.standalone === true ? host : app)
     instance = await fastbaseScope(app, opts, opts.standalone === true ? host : app)
   })
   if (decorator !== false) host.decorate(decorator, instance)
@@ -79,8 +78,9 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
 /**
  * fastbase inside its scope `app`: the kernel builds every service (lib/kernel/index.ts), the
  * request-facing functions are added, and the whole is sealed as `app.fastbase`; then the request
- * pipeline (in `pipeline`'s order) and the routes. `edge` is where early answers linger (the whole
- * server when standalone).
+ * pipeline (in `pipeline`'s order) and the routes. `edge` is where answers are finished (their
+ * request id, an early answer's lingering close, the slow-answer log: plugins/answer-hooks.ts), the
+ * whole server when standalone.
  */
 export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions, edge: FastifyInstance, pipeline: readonly PipelineStep[] = REQUEST_PIPELINE): Promise<Fastbase> {
   const { services, lifecycle } = await buildKernel({ options: opts, bundledExampleAllowed: startedAsOwnServer(opts), codeActions: opts.actions ?? [], log: app.log })
@@ -88,7 +88,7 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
   // preClose runs after a failed start too: the database is still open for what must finish.
   app.addHook('preClose', async () => { await lifecycle.preClose() })
   app.addHook('onClose', async () => { await lifecycle.close() })
-  lingerAfterEarlyAnswers(edge, services.limits)
+  finishAnswers(edge, services.limits)
   app.decorate('fastbase', sealed(app, services))
   const prefix = opts.prefix ?? '/api/v1'
   for (const step of pipeline) await step(app, prefix)
@@ -115,34 +115,14 @@ function sealed (app: FastifyInstance, services: Readonly<KernelServices>): Fast
 }
 
 /**
- * Every answer of fastbase's routes (of the whole server when standalone) names its request id, so a
- * caller can quote it and an operator find its log lines. A host's own routes are left alone.
- */
-function echoRequestId (scope: FastifyInstance): void {
-  scope.addHook('onRequest', (request, reply, done) => {
-    void reply.header(REQUEST_ID_HEADER, request.id)
-    done()
-  })
-}
-
-/** FASTBASE_SLOW_REQUEST_MS: requests slower than this are logged (warn) with their id; 0 turns it off. */
-const SLOW_REQUEST_MS = Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
-
-/**
  * The API under its prefix: bodies up to `limits.bodySize` (decision D38), an empty JSON body read
- * as `{}` (decision D36), the standard 404 body for unknown API paths, and a warning for slow
- * requests (per-request log lines are off by default, see `options`).
+ * as `{}` (decision D36), the standard 404 body for unknown API paths (per-request log lines are
+ * off by default, see `options`; slow answers are logged by plugins/answer-hooks.ts).
  */
 async function api (scope: FastifyInstance): Promise<void> {
   scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
   lenientJsonBodies(scope)
   routeNotFound(scope)
-  if (SLOW_REQUEST_MS > 0) {
-    scope.addHook('onResponse', (request, reply, done) => {
-      if (reply.elapsedTime > SLOW_REQUEST_MS) request.log.warn({ method: request.method, route: request.routeOptions.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'slow request')
-      done()
-    })
-  }
   // Each group in a scope of its own (their body parsers and hooks differ).
   for (const routes of [healthRoutes, tableRoutes, authRoutes, actionRoutes, fileRoutes, adminRoutes, backupRoutes]) await scope.register(routes as FastifyPluginAsync)
 }

@@ -8,6 +8,7 @@ import fastbase, { options as serverOptions } from '../../app.js'
 import { adminToken, forEachDialect, freshDir, sharedDatabase } from '../helper.js'
 import { baseFields } from '../../lib/config/helpers.js'
 import type { DatabaseSettings } from '../../schemas/config.js'
+import { SseClient, config as realtimeConfig, listening } from '../fixtures/realtime/client.js'
 
 const config: DatabaseSettings = {
   jwtSecret: 'request-id-secret',
@@ -59,4 +60,46 @@ forEachDialect(t, 'ids in logs and answers', async (t, dialect) => {
     t.equal(JSON.parse(failed[0] ?? '{}').reqId, 'trace-500')
     t.ok(lines.every((line) => (line.match(/"reqId"/g)?.length ?? 0) <= 1), 'no line carries reqId twice')
   })
+})
+
+// A realtime stream is a hijacked reply: it skips the onSend hook that names the id on every other
+// answer (plugins/answer-hooks.ts), so it names it itself.
+forEachDialect(t, 'a realtime stream names its request id', async (t, dialect) => {
+  const { base } = await listening(t, realtimeConfig(), { dialect })
+  const client = await SseClient.open(base, { headers: { 'x-request-id': 'trace-stream' } })
+  t.teardown(() => { client.close() })
+  t.equal(client.status, 200)
+  t.equal(client.headers?.get('x-request-id'), 'trace-stream', 'the id it was sent with')
+  const fresh = await SseClient.open(base)
+  t.teardown(() => { fresh.close() })
+  t.match(fresh.headers?.get('x-request-id'), UUID, 'a random UUID otherwise')
+})
+
+// FASTBASE_SLOW_REQUEST_MS (docs/running.md): an answer that took longer to start is logged with its
+// id, route and status, never its query string (filters, addresses, tokens); 0 turns it off.
+forEachDialect(t, 'slow answers are logged without their query string', async (t, dialect) => {
+  const logged = async (threshold: string): Promise<string[]> => {
+    const lines: string[] = []
+    const stream = new Writable({ write (chunk, _enc, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done() } })
+    const before = process.env.FASTBASE_SLOW_REQUEST_MS
+    process.env.FASTBASE_SLOW_REQUEST_MS = threshold
+    const app = Fastify({ ...serverOptions, logger: { ...(serverOptions.logger as object), level: 'info', stream } })
+    try {
+      await app.register(fastbase, { config, databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken })
+      await app.ready()
+    } finally {
+      if (before === undefined) delete process.env.FASTBASE_SLOW_REQUEST_MS
+      else process.env.FASTBASE_SLOW_REQUEST_MS = before
+    }
+    const res = await app.inject({ url: '/api/v1/table/notes/select?where=body%3D%3D%27secret%40example.com%27', headers: { 'x-request-id': 'trace-slow' } })
+    t.equal(res.statusCode, 200, res.body)
+    await app.close()
+    return lines.filter((line) => line.includes('"slow request"'))
+  }
+  // Any answer takes longer than a microsecond to start.
+  const slow = await logged('0.001')
+  t.equal(slow.length, 1, 'one line')
+  t.match(JSON.parse(slow[0] ?? '{}'), { level: 40, reqId: 'trace-slow', method: 'GET', route: '/api/v1/table/notes/select', statusCode: 200 })
+  t.notOk(slow[0]?.includes('secret'), 'no query string')
+  t.same(await logged('0'), [], '0 turns it off')
 })
