@@ -28,15 +28,20 @@ export async function useFactor (mfa: MfaStore, p: Principal, proof: SecondFacto
   return 'code' in proof ? await mfa.useCode(p, proof.code) : await mfa.useRecoveryCode(p, proof.recoveryCode)
 }
 
+/** What a refusal says when the challenge cannot be tried again (the panel and clients start over). */
+const SPENT = 'Invalid or expired challenge'
+
 /**
  * Whose sign-in a challenge of `table` was, once `proof` is their factor: each call spends one of
  * the challenge's attempts first, and only the request that ends the challenge gets the principal.
- * One message for every refusal (a wrong code, another account's challenge, a used one).
+ * One code for every refusal (a wrong code, another account's challenge, a used one); the message
+ * says whether the challenge can still be tried: a wrong code on its last attempt says it is spent,
+ * so a client starts the sign-in again now rather than after one more refusal.
  */
 export async function completeChallenge (mfa: MfaStore, table: string, challenge: string, proof: SecondFactor): Promise<Principal> {
-  const p = await mfa.attempt(table, challenge)
-  if (p === undefined) throw errors.mfaInvalid('Invalid or expired challenge')
-  if (!await useFactor(mfa, p, proof)) throw errors.mfaInvalid()
-  if (!await mfa.finish(challenge)) throw errors.mfaInvalid('Invalid or expired challenge')
-  return p
+  const attempt = await mfa.attempt(table, challenge)
+  if (attempt === undefined) throw errors.mfaInvalid(SPENT)
+  if (!await useFactor(mfa, attempt.principal, proof)) throw attempt.last ? errors.mfaInvalid(SPENT) : errors.mfaInvalid()
+  if (!await mfa.finish(challenge)) throw errors.mfaInvalid(SPENT)
+  return attempt.principal
 }

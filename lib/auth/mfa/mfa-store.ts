@@ -109,16 +109,17 @@ export class MfaStore {
   }
 
   /**
-   * Spends one attempt of a live challenge of `table`, answering whose it is; undefined when it is
-   * unknown, used, expired, another table's or out of attempts (counted for the fleet: one conditional update).
+   * Spends one attempt of a live challenge of `table`, answering whose it is and whether that was its
+   * last attempt; undefined when it is unknown, used, expired, another table's or out of attempts
+   * (counted for the fleet: one conditional update).
    */
-  async attempt (table: string, token: string): Promise<Principal | undefined> {
+  async attempt (table: string, token: string): Promise<{ principal: Principal, last: boolean } | undefined> {
     const hash = sha256(token)
     const spent = await this.db(MFA_CHALLENGES).where({ hash, table_name: table }).where('attempts', '<', CHALLENGE_ATTEMPTS).where('expires_at', '>', nowSeconds())
       .update({ attempts: this.db.raw('?? + 1', ['attempts']) })
     if (spent === 0) return undefined
-    const row = await this.db(MFA_CHALLENGES).where({ hash }).first('user_id')
-    return row === undefined ? undefined : { table, userId: String(row.user_id) }
+    const row = await this.db(MFA_CHALLENGES).where({ hash }).first('user_id', 'attempts')
+    return row === undefined ? undefined : { principal: { table, userId: String(row.user_id) }, last: Number(row.attempts) >= CHALLENGE_ATTEMPTS }
   }
 
   /** Ends a challenge whose factor was proven; false when another request ended it first. */

@@ -144,8 +144,16 @@ forEachDialect(t, 'TOTP second factor', async (t, dialect) => {
     t.equal((await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge, recoveryCode: cat.recovery[0] })).status, 400, 'cat\'s recovery code on it')
     t.equal((await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge })).status, 400, 'neither code nor recovery code')
     t.equal((await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge, code: '1', recoveryCode: '2' })).status, 400, 'both')
-    // Two attempts spent above (the bodies refused before the challenge was read spend none); three more wrong ones.
-    for (let i = 0; i < 3; i++) t.equal((await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge, code: '000000' })).status, 400)
+    // Two attempts spent above (the bodies refused before the challenge was read spend none); three
+    // more wrong ones: the one that spends the last attempt already says the challenge is spent, so a
+    // client starts over then, not after one more refusal.
+    const wrong = []
+    for (let i = 0; i < 3; i++) wrong.push(await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge, code: '000000' }))
+    t.same(wrong.map((r) => [r.status, r.code, r.body.message]), [
+      [400, 'FB_ERR_MFA_INVALID', 'Invalid code'],
+      [400, 'FB_ERR_MFA_INVALID', 'Invalid code'],
+      [400, 'FB_ERR_MFA_INVALID', 'Invalid or expired challenge']
+    ], 'the fifth wrong code says the challenge is spent')
     const spent = await post('/table/users/auth/mfa/verify', { challenge: bobLogin.body.challenge, code: totpNow(bob.secret, 1) })
     t.same([spent.status, spent.body.message], [400, 'Invalid or expired challenge'], 'five attempts spent: even a right code is refused')
     const catLogin = await post('/table/users/auth/login-password', { identity: 'cat', password })
@@ -256,7 +264,9 @@ forEachDialect(t, 'two instances: one code, one challenge, counted for both', as
   t.equal((await api(one).post('/table/users/auth/mfa/verify', { challenge: a.body.challenge, code })).status, 200)
   t.equal((await api(two).post('/table/users/auth/mfa/verify', { challenge: b.body.challenge, code })).code, 'FB_ERR_MFA_INVALID', 'the code used on one instance is refused on the other')
   const c = await api(one).post('/table/users/auth/login-password', { identity: 'fay', password })
-  for (const app of [one, two, one, two, one]) t.equal((await api(app).post('/table/users/auth/mfa/verify', { challenge: c.body.challenge, code: '000000' })).status, 400)
+  const messages = []
+  for (const app of [one, two, one, two, one]) messages.push((await api(app).post('/table/users/auth/mfa/verify', { challenge: c.body.challenge, code: '000000' })).body.message)
+  t.same(messages, ['Invalid code', 'Invalid code', 'Invalid code', 'Invalid code', 'Invalid or expired challenge'], 'the last attempt, on either instance, says the challenge is spent')
   t.equal((await api(two).post('/table/users/auth/mfa/verify', { challenge: c.body.challenge, recoveryCode: fay.recovery[0] })).body.message, 'Invalid or expired challenge', 'five attempts over both instances spend the challenge')
 })
 
