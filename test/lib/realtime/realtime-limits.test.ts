@@ -26,17 +26,20 @@ forEachDialect(t, 'cookie auth, logout and token expiry end the stream', async (
   const again = await SseClient.open(base, { token: ann.token, query: 'subscribe=posts' })
   t.equal(again.status, 401, 'the revoked token cannot reconnect')
 
-  // A short-lived token: the stream ends when it expires.
+  // A short-lived token: the stream ends when it expires. A token's `exp` is in whole seconds, so
+  // it lives between duration - 1 and duration seconds: 3 leaves a loaded machine 2 s to sign up
+  // and open the stream before it expires.
   const shortLived = config()
-  ;(shortLived.tables[0].extensions![0] as { jwtTokenDuration: number }).jwtTokenDuration = 1
+  ;(shortLived.tables[0].extensions![0] as { jwtTokenDuration: number }).jwtTokenDuration = 3
   const other = await listening(t, shortLived, { dialect })
   const bob = await signUp(other.base, 'bob')
   const stream = await SseClient.open(other.base, { token: bob.token, query: 'subscribe=posts' })
   t.teardown(() => stream.close())
+  t.equal(stream.status, 200, 'the stream opens while the token lives')
   const started = Date.now()
-  const expired = await stream.next('error', 4000)
+  const expired = await stream.next('error', 6000)
   t.match(expired.data, { code: 401, reason: 'expired' }, 'error/expired when the token expires')
-  t.ok(Date.now() - started < 4000, 'within the token\'s lifetime (1 s) and a little (a loaded machine)')
+  t.ok(Date.now() - started < 6000, 'within the token\'s lifetime (3 s) and a little (a loaded machine)')
   await stream.until(() => stream.ended ? true : undefined, 2000, 'end of stream')
 })
 
