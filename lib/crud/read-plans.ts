@@ -25,6 +25,12 @@ export interface ReadPlan {
   total?: PlannedStatement
   /** The total may be kept per data version (lib/crud/total-cache.ts): its statement reads no clock. */
   totalKept?: boolean
+  /**
+   * The count of the rows with given keys the total admits, where a kept total can be carried across
+   * inserts (total-cache.ts#Carry): the keys are bound, as one JSON array, at `keysAt`; `reads`
+   * names every table the total's statement reads.
+   */
+  carry?: { statement: PlannedStatement, keysAt: number, reads: ReadonlySet<string> }
   /** The planner's row estimate of the matching rows (list?estimateTotal, where the dialect has one). */
   estimate?: PlannedStatement
 }
@@ -59,7 +65,7 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
 }
 
 function planBytes (plan: ReadPlan): number {
-  return [plan.items, plan.total, plan.estimate].reduce((sum, p) => sum + (p === undefined ? 0 : p.statement.sql.length + p.statement.native.length), 0)
+  return [plan.items, plan.total, plan.estimate, plan.carry?.statement].reduce((sum, p) => sum + (p === undefined ? 0 : p.statement.sql.length + p.statement.native.length), 0)
 }
 
 /** Runs a planned statement for this caller: slots take the caller's values, encoded for their column. */

@@ -5,8 +5,8 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
-import { fillSlots, readPlan, runFilled, runPlanned, type ReadPlan, type PlannedStatement } from './read-plans.js'
-import { keptTotal } from './total-cache.js'
+import { fillSlots, readPlan, runFilled, runPlanned, type ReadPlan, type PlannedStatement, type PlanBuilder } from './read-plans.js'
+import { keptTotal, type Counted } from './total-cache.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -252,14 +252,16 @@ export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ item
     const whole = wholeCondition(c, params, p)
     const counting = whole === false ? p : { ...p, condition: whole }
     const matching = grouped ? baseQuery(c, counting, params.distinct === true) : matchingRows(c, counting).select(db.raw('1'))
-    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : matchingRows(c, counting).count({ total: '*' })
+    const counted: Knex.QueryBuilder = grouped ? db.count({ total: '*' }).from(matching.as('fb_counted')) : versioned(c, matchingRows(c, counting).count({ total: '*' }))
     const estimator = params.estimateTotal === true ? c.dialect.rowEstimate : undefined
     const total = prepare(counted, { planEachRun: true, offThread: p.costly })
+    const totalKept = !c.dialect.readsClock(total.statement.sql)
     return {
       columns: p.columns,
       items: prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }),
       total,
-      totalKept: !c.dialect.readsClock(total.statement.sql),
+      totalKept,
+      carry: totalKept && !grouped ? carryOf(c, p, total, prepare) : undefined,
       estimate: estimator === undefined ? undefined : prepare(matching, { planEachRun: true, wrap: estimator.explain })
     }
   })
@@ -284,12 +286,70 @@ function wholeCondition (ctx: CrudContext, params: ReadParams, p: MatchingPlan):
   return ruleFirst(ruleCondition(ctx, 'listRule', again), whereOf(ctx, params.where, again))
 }
 
+/** Bound where a carry count takes its keys (replaced on each run). */
+const KEYS = '\u0000fb_keys'
+
+/**
+ * The count of the rows with given keys that the total admits (decision D132): where the dialect
+ * looks keys up by index, the table has a one-column key, and the count reads no row of its own
+ * table but the one it counts (a rule that reads other rows of it, through a relation to itself,
+ * might admit old rows anew when one is inserted). It names every table the count reads: an insert
+ * into any other leaves the total as it was.
+ */
+function carryOf (ctx: CrudContext, p: MatchingPlan, total: PlannedStatement, prepare: Parameters<PlanBuilder>[1]): ReadPlan['carry'] {
+  const keyIn = ctx.dialect.keyIn
+  const reads = tablesRead(total.statement.sql)
+  if (keyIn === undefined || ctx.table.key.length !== 1 || p.driven !== undefined || reads.get(ctx.table.name) !== 1) return undefined
+  const key = `${ctx.table.quoted}.${ctx.dialect.quote(ctx.table.key[0].name)}`
+  // The page's condition, which looks each row's parents up (the count's semi-joins would build the
+  // whole set of parents first): the same rows.
+  const statement = prepare(versioned(ctx, matchingRows(ctx, p).whereRaw(keyIn(key, ctx.table.key[0]), [KEYS]).count({ total: '*' })))
+  const keysAt = statement.bindings.indexOf(KEYS)
+  return keysAt < 0 ? undefined : { statement, keysAt, reads: new Set(reads.keys()) }
+}
+
+/** A count that also says the data version it read at, where the dialect can (Dialect#statementVersion). */
+function versioned (ctx: CrudContext, count: Knex.QueryBuilder): Knex.QueryBuilder {
+  const version = ctx.dialect.statementVersion
+  return version === undefined ? count : count.select(ctx.db.raw(`${version} AS ${VERSION}`))
+}
+
+const VERSION = 'fb_version'
+
+function countedOf (rows: Row[]): Counted {
+  const version = rows[0][VERSION]
+  return { total: Number(rows[0].total), version: typeof version === 'string' ? version : undefined }
+}
+
+/**
+ * The tables `sql` reads and how many times: every FROM or JOIN of a quoted name (Knex quotes SQLite
+ * names with backticks, the expression compiler with double quotes). Caller values are bound, never
+ * in the text, so only fastbase's own SQL is read here.
+ */
+function tablesRead (sql: string): Map<string, number> {
+  const reads = new Map<string, number>()
+  for (const [, , name] of sql.matchAll(/\b(?:from|join)\s+([`"])([^`"]+)\1/gi)) reads.set(name, (reads.get(name) ?? 0) + 1)
+  return reads
+}
+
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
 function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): MaybePromise<number> {
   const exact = (): MaybePromise<number> => {
     const values = fillSlots(ctx, total.bindings)
-    const count = (): MaybePromise<number> => andThen(runFilled(ctx, total, values), (rows) => Number(rows[0].total))
-    return plan.totalKept === true ? keptTotal(ctx, total, values, count) : count()
+    const count = (): MaybePromise<Counted> => andThen(runFilled(ctx, total, values), countedOf)
+    if (plan.totalKept !== true) return andThen(count(), (counted) => counted.total)
+    const carry = plan.carry
+    return keptTotal(ctx, total, values, count, carry === undefined
+      ? undefined
+      : {
+          table: ctx.table.name,
+          reads: carry.reads,
+          count: (keys) => {
+            const bound = fillSlots(ctx, carry.statement.bindings)
+            bound[carry.keysAt] = JSON.stringify(keys)
+            return andThen(runFilled(ctx, carry.statement, bound), countedOf)
+          }
+        })
   }
   const estimator = ctx.dialect.rowEstimate
   if (plan.estimate === undefined || estimator === undefined) return exact()

@@ -1,12 +1,18 @@
 // A list's total kept per data version (decision D125): counting every row a rule admits costs far
 // more than the page (a rule that follows relations must relate each row to its parents), and most
-// lists are asked again before anything is written. A total is kept under the data version read
-// before it was counted (DirectRunner#dataVersion): the same statement with the same values answers
-// the same total while the version is unchanged, and after any write anywhere it is counted again.
-// Kept per caller as well, so whether a total was already counted says nothing of other callers.
-// Never for a statement that reads the clock, nor inside a transaction (no version there).
+// lists are asked again before anything is written. A total is kept under the data version it was
+// counted at (DirectRunner#dataVersion): the same statement with the same values answers the same
+// total while the version is unchanged, and after any write anywhere it is counted again, except
+// across writes this process knows all of (decision D132): where every write since the total was
+// counted is a lone insert (a statement alone in its transaction, placed among versions by its
+// WriteSpan) into the list's own table or into a table the count does not read, the rows the rule
+// admits now are the ones it admitted then plus those of the inserted rows it admits, which one
+// look-up by key counts. Kept per caller as well, so whether a total was already counted says
+// nothing of other callers. Never for a statement that reads the clock, nor inside a transaction.
 import type { Binding } from '../dialects/types.js'
+import type { WriteSpan } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
+import type { Change, ChangeSink } from './changes-port.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 
 /** Totals kept at most (one process, every app and table). */
@@ -14,47 +20,158 @@ const MAX_TOTALS = 10_000
 /** A key longer than this (long bound values) is counted each time rather than kept. */
 const MAX_KEY = 2048
 
-interface Kept { version: string, total: number }
+/** Inserts remembered to carry totals across (the last ones of the process). */
+const MAX_INSERTS = 1024
+/** A total is carried across at most this many writes, and this many inserted rows: past them it is counted again. */
+const MAX_CARRIED_WRITES = 64
+const MAX_CARRIED_ROWS = 500
+
+/** A count's answer, and the data version it counted at when the statement says (Dialect#statementVersion). */
+export interface Counted { total: number, version?: string }
+
+/**
+ * How a total may be carried across inserts into `table` (a list neither grouped nor distinct, whose
+ * statement reads no other row of its own table): `count` counts the rows with these keys it admits;
+ * `reads` names every table the statement reads (an insert into another changes nothing it counts).
+ */
+export interface Carry { table: string, reads: ReadonlySet<string>, count: (keys: unknown[]) => MaybePromise<Counted> }
+
+interface Kept { version: string, total: number, table?: string }
+
+/** A lone insert: where it sits among data versions, its table, and the key of each row it inserted. */
+interface Insert { span: WriteSpan, table: string, keys: unknown[] }
 
 const kept = new Map<string, Kept>()
+/** Lone inserts by their span's id. */
+const inserts = new Map<string, Insert>()
+/** How many kept totals may be carried across inserts, by the table each counts. */
+const carriedTables = new Map<string, number>()
 const statementIds = new WeakMap<object, number>()
 let nextStatementId = 0
 
 /** Lookups by result, for the metrics (every app of the process). */
-export const totalCacheCounts = { hits: 0, misses: 0 }
+export const totalCacheCounts = { hits: 0, misses: 0, carried: 0 }
 
 /**
  * The total `count` answers for `statement` with `values`: kept from an earlier count while the
- * data version is unchanged, else counted now (and kept). `statement` is the plan's, kept with it
- * (plan-cache.ts), so its identity names its SQL text.
+ * data version is unchanged, carried across known inserts, else counted now (and kept). `statement`
+ * is the plan's, kept with it (plan-cache.ts), so its identity names its SQL text.
  */
-export function keptTotal (ctx: CrudContext, statement: object, values: readonly Binding[], count: () => MaybePromise<number>): MaybePromise<number> {
+export function keptTotal (ctx: CrudContext, statement: object, values: readonly Binding[], count: () => MaybePromise<Counted>, carry?: Carry): MaybePromise<number> {
   const version = ctx.db.isTransaction === true ? undefined : ctx.direct?.dataVersion?.()
-  if (version === undefined) return count()
+  if (version === undefined) return andThen(count(), (counted) => counted.total)
   let id = statementIds.get(statement)
   if (id === undefined) statementIds.set(statement, id = nextStatementId++)
   const key = `${id}\u0000${ctx.auth.uid ?? ''}\u0000${JSON.stringify(values, plainBigints)}`
-  if (key.length > MAX_KEY) return count()
-  return version instanceof Promise ? version.then(async (now) => await lookUp(key, now, count)) : lookUp(key, version, count)
+  if (key.length > MAX_KEY) return andThen(count(), (counted) => counted.total)
+  const look = (now: string): MaybePromise<number> => lookUp(ctx, key, now, count, carry)
+  return version instanceof Promise ? version.then(look) : look(version)
 }
 
-function lookUp (key: string, version: string, count: () => MaybePromise<number>): MaybePromise<number> {
+function lookUp (ctx: CrudContext, key: string, version: string, count: () => MaybePromise<Counted>, carry: Carry | undefined): MaybePromise<number> {
   const found = kept.get(key)
   if (found !== undefined && found.version === version) {
     totalCacheCounts.hits++
     return found.total
   }
+  const insertedKeys = found?.table === undefined || carry === undefined ? undefined : insertedSince(ctx, found.version, version, carry)
+  if (found === undefined || carry === undefined || insertedKeys === undefined) return counted(key, version, count, carry)
+  const looked = carry.count(insertedKeys)
+  const atOnce = !(looked instanceof Promise)
+  const settle = (admitted: Counted): MaybePromise<number> => {
+    // The look-up must be at the version the inserts were followed to: where it says it read at
+    // another, or waited without saying, something else may have changed meanwhile.
+    if (admitted.version === undefined ? !atOnce : admitted.version !== version) return counted(key, version, count, carry)
+    totalCacheCounts.carried++
+    return keepCounted(key, version, { total: found.total + admitted.total, version: admitted.version }, carry, atOnce)
+  }
+  return looked instanceof Promise ? looked.then(settle) : settle(looked)
+}
+
+function counted (key: string, version: string, count: () => MaybePromise<Counted>, carry: Carry | undefined): MaybePromise<number> {
   totalCacheCounts.misses++
-  return andThen(count(), (total) => {
-    // Re-inserted at the end: the first entry is the least recently counted.
-    kept.delete(key)
-    kept.set(key, { version, total })
-    if (kept.size > MAX_TOTALS) {
-      const oldest = kept.keys().next()
-      if (oldest.done !== true) kept.delete(oldest.value)
+  const result = count()
+  const atOnce = !(result instanceof Promise)
+  return andThen(result, (answer) => keepCounted(key, version, answer, carry, atOnce))
+}
+
+/**
+ * Keeps a total under the version it was counted at: the one the statement names, else, for a
+ * count that answered at once (on the connection the version was read from, nothing in between),
+ * the one read just before. A later insert's span can be followed only from such an exact version;
+ * a count that waited without naming its version (a reader thread) is kept, but never carried.
+ */
+function keepCounted (key: string, version: string, answer: Counted, carry: Carry | undefined, atOnce: boolean): number {
+  const exact = answer.version !== undefined || atOnce
+  keep(key, { version: answer.version ?? version, total: answer.total, table: exact ? carry?.table : undefined })
+  return answer.total
+}
+
+/**
+ * The keys of the rows inserted into the carry's table between data versions `from` and `to`, when
+ * every write between them is a known lone insert, into it or into a table the total does not read;
+ * undefined when anything else may have changed.
+ */
+function insertedSince (ctx: CrudContext, from: string, to: string, carry: Carry): unknown[] | undefined {
+  const writes = ctx.dialect.writesBetween?.(from, to, (id) => inserts.get(id)?.span, MAX_CARRIED_WRITES)
+  if (writes === undefined) return undefined
+  const keys: unknown[] = []
+  for (const id of writes) {
+    const insert = inserts.get(id)
+    if (insert === undefined) return undefined
+    if (insert.table === carry.table) keys.push(...insert.keys)
+    else if (carry.reads.has(insert.table)) return undefined
+    if (keys.length > MAX_CARRIED_ROWS) return undefined
+  }
+  return keys
+}
+
+function keep (key: string, entry: Kept): void {
+  // Re-inserted at the end: the first entry is the least recently counted.
+  forget(key)
+  kept.set(key, entry)
+  if (entry.table !== undefined) carriedTables.set(entry.table, (carriedTables.get(entry.table) ?? 0) + 1)
+  if (kept.size > MAX_TOTALS) {
+    const oldest = kept.keys().next()
+    if (oldest.done !== true) forget(oldest.value)
+  }
+}
+
+function forget (key: string): void {
+  const entry = kept.get(key)
+  if (entry === undefined) return
+  kept.delete(key)
+  if (entry.table === undefined) return
+  const left = (carriedTables.get(entry.table) ?? 1) - 1
+  if (left === 0) carriedTables.delete(entry.table)
+  else carriedTables.set(entry.table, left)
+}
+
+/**
+ * The change sink that remembers lone inserts (those with a WriteSpan), for kept totals to be
+ * carried across them. While any total may be carried it wants every table's inserts: an insert
+ * into a table the total does not read is carried across too, but only if it is known. Updates
+ * and deletes end every carry that spans them, with nothing to capture.
+ */
+export const insertsForTotals: ChangeSink = {
+  wants: (_table, action) => action === 'insert' && carriedTables.size > 0,
+  committed: (changes: Change[]) => {
+    for (const change of changes) {
+      if (change.action !== 'insert' || change.span === undefined || change.keys.some((k) => k.length !== 1 || !plainKey(k[0]))) continue
+      inserts.set(change.span.id, { span: change.span, table: change.table, keys: change.keys.map((k) => k[0]) })
+      if (inserts.size > MAX_INSERTS) forgetOldestInsert()
     }
-    return total
-  })
+  }
+}
+
+function forgetOldestInsert (): void {
+  const oldest = inserts.keys().next()
+  if (oldest.done !== true) inserts.delete(oldest.value)
+}
+
+/** A key JSON carries as it is (Dialect#keyIn binds the keys as one JSON array). */
+function plainKey (value: unknown): boolean {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value))
 }
 
 function plainBigints (_key: string, value: unknown): unknown {

@@ -30,9 +30,10 @@ async function knexRows (query: Knex.Raw): Promise<Row[]> {
 /**
  * A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause, at once from
  * SQLite's direct runner (a planned write then answers with no promise, as a read does: D109).
+ * `spanned`: the data versions either side are recorded where the runner can (DirectRunner#write).
  */
-export function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[]): Row[] | Promise<Row[]> {
-  const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings)
+export function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[], spanned = false): Row[] | Promise<Row[]> {
+  const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings, spanned)
   return rows ?? knexRows(db.raw(sql, bindings))
 }
 

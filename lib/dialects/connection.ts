@@ -2,7 +2,7 @@
 // (transactions, DDL, conflict handling) and a direct runner for single statements outside
 // transactions, where each dialect has its own fast path.
 import type { Knex } from 'knex'
-import type { DialectName } from './types.js'
+import type { DialectName, WriteSpan } from './types.js'
 
 export type Row = Record<string, unknown>
 
@@ -31,8 +31,12 @@ export interface Statement {
  */
 export interface DirectRunner {
   read: (statement: Statement, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
-  /** `sql` has `?` placeholders. Rows of its RETURNING clause. */
-  write: (sql: string, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
+  /**
+   * `sql` has `?` placeholders. Rows of its RETURNING clause. `spanned` (an insert that ends with its
+   * RETURNING list): the runner records in `writeSpans`, under the rows it answers, what places the
+   * write among data versions, where it can (decision D132).
+   */
+  write: (sql: string, bindings: readonly unknown[], spanned?: boolean) => Row[] | Promise<Row[]> | undefined
   /**
    * A text that is the same only while the committed data is (any write, here or in another process
    * or instance, changes it); undefined when that is not known now (a transaction is open). Read
@@ -45,6 +49,10 @@ export interface DirectRunner {
    */
   held?: () => { idle: number, waiting: number }
 }
+
+
+/** Spans of direct writes, under the rows array each answered (DirectRunner#write with `spanned`). */
+export const writeSpans = new WeakMap<Row[], WriteSpan>()
 
 export interface ConnectionSettings {
   /**

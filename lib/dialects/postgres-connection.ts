@@ -8,7 +8,7 @@ import type Pg from 'pg'
 import { memoize } from '../memo.js'
 import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
-import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, writeSpans, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { errorCode, errorMessage } from '../thrown.js'
 import { ReadGate } from './read-gate.js'
 import { isoFromUtcText } from './postgres-timestamp.js'
@@ -16,6 +16,8 @@ import { ConnectionLease, type LeasePool } from './postgres-lease.js'
 import { explainConnectError, knexLog } from './postgres-reachable.js'
 
 const PG_INT8 = 20
+/** The column a spanned write returns its transaction id in (DirectRunner#write). */
+const WRITE_ID = 'fb_write_id'
 const PG_NUMERIC = 1700
 const PG_INT8_ARRAY = 1016
 const PG_NUMERIC_ARRAY = 1231
@@ -137,7 +139,17 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       const run = () => runPooled(lease, statement.native, bindings, seen, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings) => sql.length <= MAX_PREPARED_TEXT ? runPooled(lease, numbered(sql), bindings, seen) : undefined,
+    write: (sql, bindings, spanned) => {
+      if (sql.length > MAX_PREPARED_TEXT) return undefined
+      if (spanned !== true) return runPooled(lease, numbered(sql), bindings, seen)
+      // One more returned column: the id of the statement's own transaction (it runs alone, outside
+      // any transaction block), which later snapshots list as in progress or completed.
+      return runPooled(lease, numbered(`${sql}, pg_current_xact_id()::text AS ${WRITE_ID}`), bindings, seen).then((rows) => {
+        const id = rows[0]?.[WRITE_ID]
+        if (typeof id === 'string') writeSpans.set(rows, { id })
+        return rows
+      })
+    },
     held: () => lease.held(),
     // The cluster's snapshot (xmin:xmax:in-progress ids): equal texts mean no transaction committed
     // in between (committing moves xmax or leaves the in-progress list), on this instance or any other.

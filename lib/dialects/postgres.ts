@@ -9,6 +9,7 @@ import { errorCode } from '../thrown.js'
 import { isObject } from '../plain.js'
 import { READS_BUSY } from './read-gate.js'
 import { isCanonicalIso } from './postgres-timestamp.js'
+import { writesBetween } from './postgres-snapshots.js'
 
 const CONSTRAINT_CODES: Record<string, ConstraintKind> = {
   23505: 'unique', 23502: 'not_null', 23503: 'foreign_key', 23514: 'check',
@@ -40,8 +41,13 @@ const placeholders = new WeakMap<TableField, string>()
 /** `CAST(? AS <the column's type>)`, written once per field (the field objects live as long as the config). */
 function placeholder (field: TableField): string {
   let text = placeholders.get(field)
-  if (text === undefined) placeholders.set(field, text = `CAST(? AS ${postgresDdl.columnType(field).replace(/ generated.*$/i, '')})`)
+  if (text === undefined) placeholders.set(field, text = `CAST(? AS ${valueType(field)})`)
   return text
+}
+
+/** The type of the column's values (its DDL type without a generated clause). */
+function valueType (field: TableField): string {
+  return postgresDdl.columnType(field).replace(/ generated.*$/i, '')
 }
 
 function encode (field: TableField, value: unknown): Binding {
@@ -101,6 +107,11 @@ export const postgres: Dialect = {
   plansSemiJoins: true,
   synchronous: false,
   quote,
+  // An array built once (an InitPlan), which the key's index answers member by member; `IN (SELECT ...)`
+  // is planned as a hash join over the whole table.
+  keyIn: (column, field) => `${column} = ANY(ARRAY(SELECT CAST(k AS ${valueType(field)}) FROM jsonb_array_elements_text(CAST(? AS jsonb)) AS fb_keys(k)))`,
+  writesBetween,
+  statementVersion: 'pg_current_snapshot()::text',
   rowEstimate: {
     explain: (sql) => `EXPLAIN (FORMAT JSON) ${sql}`,
     rows: (result) => {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
-import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, writeSpans, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
 import { RAISE_FUNCTION } from './common.js'
 
@@ -76,6 +76,11 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     statement.run(...bindings)
     return []
   }
+  const versionOf = (db: SqliteDatabase): { text: string, changes: number } => {
+    // One row always: the statement has no FROM.
+    const row = db.prepare<[], { c: number, d: number, s: number }>(DATA_VERSION).get() ?? { c: 0, d: 0, s: 0 }
+    return { text: `${writerEpoch}:${row.c}:${row.d}:${row.s}`, changes: row.c }
+  }
   // Reads skip Knex's one-connection pool queue: they take the writer while Knex is not using it,
   // whose page cache every write of this process keeps current (a second connection must reread
   // what the writer changed: a session check after each write cost a third more), and a read-only
@@ -92,18 +97,24 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       const db = idleWriter() ?? reader?.()
       return db === undefined ? undefined : db.prepare<unknown[], Row>(statement.native).all(...bindings)
     },
-    write (sql, bindings) {
+    write (sql, bindings, spanned) {
       const db = idleWriter()
-      return db === undefined ? undefined : runOn(db, sql, bindings)
+      if (db === undefined) return undefined
+      if (spanned !== true) return runOn(db, sql, bindings)
+      const before = versionOf(db)
+      const rows = runOn(db, sql, bindings)
+      const after = versionOf(db)
+      // total_changes counts trigger and foreign-key-action rows too: only a statement whose own
+      // rows are all that changed has a span.
+      if (after.changes - before.changes === rows.length) writeSpans.set(rows, { id: before.text, after: after.text })
+      return rows
     },
     // Every write of this process goes through the writer (total_changes counts its rows, rolled
     // back or not); data_version moves when another connection or process commits; schema_version
     // with any schema change. Outside transactions only: inside one the writer counts uncommitted rows.
     dataVersion () {
       const db = idleWriter()
-      if (db === undefined) return undefined
-      const row = db.prepare<[], { v: string }>(DATA_VERSION).get()
-      return row === undefined ? undefined : `${writerEpoch}:${row.v}`
+      return db === undefined ? undefined : versionOf(db).text
     }
   }
   return {
@@ -119,7 +130,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   }
 }
 
-const DATA_VERSION = "SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version) || ':' || (SELECT schema_version FROM pragma_schema_version) AS v"
+const DATA_VERSION = 'SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version) AS d, (SELECT schema_version FROM pragma_schema_version) AS s'
 
 /** Opened on first use: the database file exists by then (the schema sync created it). */
 function readOnlyConnection (filename: string, busyTimeout: number): (() => SqliteDatabase) & { close: () => void } {

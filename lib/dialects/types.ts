@@ -45,6 +45,14 @@ export interface DdlDialect {
  */
 export interface Candidates { where: Fragment | true, order: string, limit: number, rest?: Fragment | true }
 
+/**
+ * Where a write that ran alone sits among data versions (DirectRunner#dataVersion), read by the
+ * dialect's `writesBetween`. SQLite: `id` is the version just before it and `after` the one just
+ * after, with no row changed between but the ones it answers (no trigger, no cascade, nobody else's
+ * write). PostgreSQL: `id` is its transaction's id, which snapshots list.
+ */
+export interface WriteSpan { id: string, after?: string }
+
 export interface Dialect extends DdlDialect {
   readonly name: DialectName
   /** The database's name for people (messages). */
@@ -79,6 +87,23 @@ export interface Dialect extends DdlDialect {
   jsonExtract(target: Fragment, path: (string | number)[], asText: boolean, numeric: boolean): Fragment
   /** `json_contains(a, b)`: JSON array `a` contains the value `b`. */
   jsonContains(array: string, value: string): string
+  /**
+   * `column` (of `field`) is one of the members of the JSON array bound at its one `?`, in a form the
+   * planner answers by looking each member up in the column's index. With `writesBetween`, a list's
+   * total can be carried across the rows a write inserted rather than counted again (D132).
+   */
+  keyIn?(column: string, field: TableField): string
+  /**
+   * The writes that moved the data version from `from` to `to`, in order, when `known` places each
+   * of them (a WriteSpan of a write that ran alone) and there are at most `limit`; else undefined.
+   */
+  writesBetween?(from: string, to: string, known: (id: string) => WriteSpan | undefined, limit: number): string[] | undefined
+  /**
+   * SQL of the data version a statement reads at (PostgreSQL's snapshot), for a count to say exactly
+   * which version it counted. Where there is none, a count that answers at once is at the version
+   * read just before it (SQLite).
+   */
+  statementVersion?: string
   /** `json_set(doc, path, value)`: the fragment binds the path only. */
   jsonSet(doc: string, path: (string | number)[], value: string): Fragment
   /**

@@ -78,6 +78,7 @@ export function createMetrics (sources: MetricSources): Metrics {
       this.reset()
       this.inc({ result: 'hit' }, totalCacheCounts.hits)
       this.inc({ result: 'miss' }, totalCacheCounts.misses)
+      this.inc({ result: 'carried' }, totalCacheCounts.carried)
     }
   })
   if (sources.realtime !== undefined) {
@@ -143,7 +144,7 @@ export function createMetrics (sources: MetricSources): Metrics {
     timedRunner: (runner) => ({
       ...runner,
       read: (statement, bindings) => timed(statement.native, () => runner.read(statement, bindings)),
-      write: (sql, bindings) => timed(sql, () => runner.write(sql, bindings))
+      write: (sql, bindings, spanned) => timed(sql, () => runner.write(sql, bindings, spanned))
     })
   }
 }

@@ -75,7 +75,12 @@ forEachDialect(t, 'list totals kept per data version', async (t, dialect) => {
   t.same(await counted(() => total()), { total: 1, hits: 0, misses: 1 }, 'an anonymous caller counts its own')
 
   await insert('alice')
-  t.same(await counted(() => total('alice')), { total: 3, hits: 0, misses: 1 }, 'after an insert through the API: counted again')
+  // A lone insert through the API: the total is carried across it (decision D132, total-carry.test.ts),
+  // on PostgreSQL only if no other transaction of the cluster completed meanwhile.
+  const afterInsert = await counted(() => total('alice'))
+  t.equal(afterInsert.total, 3, 'after an insert through the API')
+  t.equal(afterInsert.hits, 0, 'not the kept total as it was')
+  if (dialect === 'sqlite') t.equal(afterInsert.misses, 0, 'carried, not counted')
   t.equal((await app.inject({ method: 'POST', url: '/api/v1/table/notes/delete', payload: { where: "owner == 'public'" } })).statusCode, 200)
   t.same(await counted(() => total('alice')), { total: 2, hits: 0, misses: 1 }, 'after a delete: counted again')
 
