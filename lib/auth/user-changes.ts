@@ -10,7 +10,7 @@ export async function reportUserWrite (services: SessionServices, at: AuthTable,
   const sink = services.changes?.()
   const { table } = at
   if (sink === undefined || table.key.length === 0) return
-  if (!sink.wants(table.name, action)) {
+  if (!sink.wants(table.name)) {
     recordUncaptured(sink, db, table.name)
     return
   }

@@ -3,14 +3,13 @@
 // upserts, both action modes; lib/auth/user-changes.ts: sign-up and the auth flows) reports the rows
 // it changed here: every column, as the statement left them (for a delete, as they were). Whoever
 // wants to hear of them implements ChangeSink and is set as the executor's `changes` by its plugin
-// (realtime's hub, record after-hooks, the kept totals); the write path knows nothing of them.
+// (realtime's hub, record after-hooks); the write path knows nothing of them.
 // Outside a transaction the statement has committed when it returns; inside one the changes wait
 // on the transaction (a savepoint's move to its parent when it is released) and reach the sink
 // only after the outermost COMMIT. A rollback drops them: nothing is ever published for it.
 import type { Knex } from 'knex'
 import type { AuthContext } from '../auth-context.js'
 import { afterCommit, isTransaction, parentOf, settledOf } from '../db/after-commit.js'
-import type { WriteSpan } from '../dialects/types.js'
 
 type Row = Record<string, unknown>
 
@@ -36,13 +35,11 @@ export interface Change {
   caller?: AuthContext
   /** The request it was made for, for the logs of what runs after the commit. */
   requestId?: string
-  /** The data versions either side of the statement, where it ran alone (lib/dialects/types.ts#WriteSpan). */
-  span?: WriteSpan
 }
 
 export interface ChangeSink {
-  /** Whether `action`s on `table` should be captured at all (false: nobody could receive them). */
-  wants: (table: string, action: ChangeAction) => boolean
+  /** Whether writes to `table` should be captured at all (false: nobody could receive them). */
+  wants: (table: string) => boolean
   /** One committed transaction's changes, in statement order. Must not throw. */
   committed: (changes: Change[]) => void
   /**

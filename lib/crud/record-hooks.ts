@@ -212,14 +212,14 @@ function sqlEvents (write: SqlWrite): BeforeEvent[] {
 /** Two change sinks as one: realtime and the after-hooks both hear every committed change they want. */
 export function bothSinks (first: ChangeSink, second: ChangeSink): ChangeSink {
   return {
-    wants: (table, action) => first.wants(table, action) || second.wants(table, action),
+    wants: (table) => first.wants(table) || second.wants(table),
     uncaptured: (table) => {
       first.uncaptured?.(table)
       second.uncaptured?.(table)
     },
     committed: (changes) => {
       for (const sink of [first, second]) {
-        const wanted = changes.filter((c) => sink.wants(c.table, c.action))
+        const wanted = changes.filter((c) => sink.wants(c.table))
         if (wanted.length > 0) sink.committed(wanted)
       }
     }

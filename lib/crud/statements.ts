@@ -8,7 +8,8 @@ import { constraintError } from './db-errors.js'
 import { and, applyCondition, ruleCondition, type CrudContext } from './context.js'
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
-import { writeSpans } from '../dialects/connection.js'
+import type { SpanOf } from '../dialects/connection.js'
+import { followsInserts, insertedAlone } from './total-cache.js'
 import { recordChange, recordUncaptured, type Change, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
@@ -35,25 +36,28 @@ const CAPTURE_ALIAS = 'fb_rt_'
 /** A column captured for the change sink: always a column of the table. */
 export type CapturedColumn = OutputColumn & { field: TableField }
 
-export function captureColumns (ctx: CrudContext, action: ChangeAction): CapturedColumn[] {
-  if (ctx.changes === undefined || !ctx.changes.wants(ctx.table.name, action)) return []
-  return capturedFields(ctx)
-}
-
-/** Every column of the table, as captured (none for a table without a key: its rows cannot be named). */
-export function capturedFields (ctx: CrudContext): CapturedColumn[] {
-  if (ctx.table.key.length === 0) return []
+export function captureColumns (ctx: CrudContext, planned = false): CapturedColumn[] {
+  if (ctx.table.key.length === 0 || (!planned && (ctx.changes === undefined || !ctx.changes.wants(ctx.table.name)))) return []
   return ctx.table.fieldList.map((f, i) => ({ key: `${CAPTURE_ALIAS}${i}`, fragment: { sql: `${ctx.table.quoted}.${ctx.dialect.quote(f.name)}`, bindings: [] }, field: f, aggregate: false }))
 }
 
 /**
- * Is an insert that captures `capture` placed among data versions (DirectRunner#write's `spanned`,
- * decision D132)? Only where it is captured, and where the table has no triggers of its own, which
- * could write elsewhere in the same transaction.
+ * Where an insert is to be placed among data versions (DirectRunner#write's `span`, decision D132),
+ * the object its span is put in: while a kept total may be carried across inserts, where the table
+ * has a one-column key (the totals name rows by it) and no triggers of its own (one could write
+ * elsewhere in the same transaction).
  */
-export function spansInsert (ctx: CrudContext, capture: CapturedColumn[]): boolean {
-  return capture.length > 0 && (ctx.table.data.triggers ?? []).length === 0
+export function insertSpan (ctx: CrudContext): SpanOf | undefined {
+  return followsInserts() && ctx.table.key.length === 1 && (ctx.table.data.triggers ?? []).length === 0 ? {} : undefined
 }
+
+/** After an insert's statement: where it ran alone (it has a span), the kept totals hear of it, with its rows' keys. */
+export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, rows: Row[]): void {
+  if (span?.span !== undefined) insertedAlone(ctx.table.name, span.span, rows.map((row) => row[ONE_KEY]))
+}
+
+/** The column keyColumns returns a one-column key in. */
+const ONE_KEY = `${KEY_ALIAS}0`
 
 /**
  * Does an update that assigns `assigned` need the rows as they were (Change#before, decision D105)?
@@ -64,7 +68,7 @@ export function spansInsert (ctx: CrudContext, capture: CapturedColumn[]): boole
  */
 export function capturesBefore (ctx: CrudContext, assigned: Iterable<string>): boolean {
   const table = ctx.table
-  if (table.key.length === 0 || ctx.changes === undefined || !ctx.changes.wants(table.name, 'update')) return false
+  if (table.key.length === 0 || ctx.changes === undefined || !ctx.changes.wants(table.name)) return false
   const names = new Set(assigned)
   if (table.updated !== undefined) names.add(table.updated.name)
   for (const name of names) {
@@ -96,7 +100,7 @@ export function reportChange (ctx: CrudContext, db: Knex, action: ChangeAction, 
   const keys = decoded.map((values) => keyAt.map((i) => values[i]))
   const record = (values: unknown[]): Row => Object.fromEntries(capture.map((c, i) => [c.field.name, values[i]]))
   const records = decoded.map(record)
-  const change: Change = { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId, span: writeSpans.get(rows) }
+  const change: Change = { table: ctx.table.name, action, keys, rows: records, caller: ctx.auth, requestId: ctx.requestId }
   if (before !== undefined) {
     const was = new Map(before.map((row) => capture.map((c) => ctx.dialect.decode(c.field, row[c.key]))).map((values) => [JSON.stringify(keyAt.map((i) => values[i])), record(values)]))
     change.before = keys.map((key) => was.get(JSON.stringify(key)) ?? null)
@@ -149,12 +153,14 @@ export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<stri
 
 export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
   if (or === 'REPLACE') return await upsert(ctx, trx, rows, columns)
-  const capture = captureColumns(ctx, 'insert')
+  const capture = captureColumns(ctx)
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const names = Object.keys(rows[0])
   let result: Row[]
   if (or !== 'IGNORE' && names.length > 0) {
-    result = await plainInsert(ctx, trx, rows, names, all, spansInsert(ctx, capture))
+    const span = insertSpan(ctx)
+    result = await plainInsert(ctx, trx, rows, names, all, span)
+    reportLoneInsert(ctx, span, result)
   } else {
     const insert = trx(ctx.table.name).insert(rows)
     const query: Knex.QueryBuilder = or === 'IGNORE' ? insert.onConflict().ignore() : insert
@@ -176,11 +182,11 @@ function sqlOf (value: Knex.Raw, bindings: Binding[]): string {
  * written here: Knex's insert compiler normalises every row object anew on each call and was a
  * tenth of an insert's time. Conflict handling (IGNORE, REPLACE) stays with Knex.
  */
-function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[], spanned: boolean): Row[] | Promise<Row[]> {
+function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[], span: SpanOf | undefined): Row[] | Promise<Row[]> {
   const q = ctx.dialect.quote
   const bindings: Binding[] = []
   const tuples = rows.map((row) => `(${names.map((name) => sqlOf(row[name], bindings)).join(', ')})`)
-  return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings, spanned)
+  return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings, span)
 }
 
 /**
@@ -211,7 +217,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
   const written = Object.keys(rows[0])
   const keys = uniqueKeys(ctx, written)
   if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
-  const capture = captureColumns(ctx, 'update')
+  const capture = captureColumns(ctx)
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const run = async (batch: Record<string, Knex.Raw>[], target: string[]): Promise<Row[]> => {
     // Which rows exist already decides each returned row's realtime action (insert or update).
@@ -287,7 +293,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   })
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
   if (condition !== true) bindings.push(...condition.bindings)
-  const capture = captureColumns(ctx, 'update')
+  const capture = captureColumns(ctx)
   // In the statement's transaction (lib/crud/write.ts#update opens one for it).
   const before = capture.length > 0 && capturesBefore(ctx, set.keys())
     ? ctx.dialect.rawRows(await trx.raw(`SELECT ${capture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')} FROM ${ctx.table.quoted}${where}`, condition === true ? [] : condition.bindings))
@@ -373,7 +379,7 @@ export async function updateStatement (ctx: CrudContext, trx: Knex.Transaction, 
 export async function deleteStatement (ctx: CrudContext, trx: Knex.Transaction, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const bindings = condition === true ? [] : [...condition.bindings]
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
-  const capture = captureColumns(ctx, 'delete')
+  const capture = captureColumns(ctx)
   const rows = await runWriteStatement(trx, ctx.direct, `DELETE FROM ${ctx.table.quoted}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
   reportChange(ctx, trx, 'delete', capture, rows)
   return answered(columns, rows)

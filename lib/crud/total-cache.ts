@@ -12,7 +12,6 @@
 import type { Binding } from '../dialects/types.js'
 import type { WriteSpan } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
-import type { Change, ChangeSink } from './changes-port.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 
 /** Totals kept at most (one process, every app and table). */
@@ -20,10 +19,14 @@ const MAX_TOTALS = 10_000
 /** A key longer than this (long bound values) is counted each time rather than kept. */
 const MAX_KEY = 2048
 
-/** Inserts remembered to carry totals across (the last ones of the process). */
-const MAX_INSERTS = 1024
 /** A total is carried across at most this many writes, and this many inserted rows: past them it is counted again. */
 const MAX_CARRIED_WRITES = 64
+/**
+ * Inserts remembered to carry totals across: the last ones of the process, twice as many as a total
+ * is carried across (two databases' writes may interleave). Few, so that they die young: a thousand
+ * kept lived long enough to be promoted, and the collector's work cost an insert 3 µs.
+ */
+const MAX_INSERTS = 2 * MAX_CARRIED_WRITES
 const MAX_CARRIED_ROWS = 500
 
 /** A count's answer, and the data version it counted at when the statement says (Dialect#statementVersion). */
@@ -147,21 +150,20 @@ function forget (key: string): void {
   else carriedTables.set(entry.table, left)
 }
 
+/** Whether inserts should be placed among data versions for the totals: while any may be carried across them. */
+export function followsInserts (): boolean {
+  return carriedTables.size > 0
+}
+
 /**
- * The change sink that remembers lone inserts (those with a WriteSpan), for kept totals to be
- * carried across them. While any total may be carried it wants every table's inserts: an insert
- * into a table the total does not read is carried across too, but only if it is known. Updates
- * and deletes end every carry that spans them, with nothing to capture.
+ * A lone insert into `table` (lib/crud/statements.ts#reportLoneInsert): where its span places it,
+ * and its rows' keys. An insert into a table no total counts is remembered too: a total that does
+ * not read that table is carried across it.
  */
-export const insertsForTotals: ChangeSink = {
-  wants: (_table, action) => action === 'insert' && carriedTables.size > 0,
-  committed: (changes: Change[]) => {
-    for (const change of changes) {
-      if (change.action !== 'insert' || change.span === undefined || change.keys.some((k) => k.length !== 1 || !plainKey(k[0]))) continue
-      inserts.set(change.span.id, { span: change.span, table: change.table, keys: change.keys.map((k) => k[0]) })
-      if (inserts.size > MAX_INSERTS) forgetOldestInsert()
-    }
-  }
+export function insertedAlone (table: string, span: WriteSpan, keys: unknown[]): void {
+  if (!keys.every(plainKey)) return
+  inserts.set(span.id, { span, table, keys })
+  if (inserts.size > MAX_INSERTS) forgetOldestInsert()
 }
 
 function forgetOldestInsert (): void {

@@ -12,7 +12,7 @@ import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { outputColumns, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
-import { capturedFields, keyColumns, returningSql } from './statements.js'
+import { captureColumns, keyColumns, returningSql } from './statements.js'
 import { cachedPlan, valueSlot } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
@@ -87,7 +87,7 @@ function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindin
     let text = texts[i]
     if (text === undefined) {
       const bindings = [...headBindings]
-      const sql = head + returningSql(ctx, captured ? [...columns, ...capturedFields(ctx)] : columns, bindings)
+      const sql = head + returningSql(ctx, captured ? [...columns, ...captureColumns(ctx, true)] : columns, bindings)
       texts[i] = text = { sql, bindings: slotted(trace, bindings) }
     }
     return text

@@ -2,7 +2,7 @@
 // native form) and, per run, its bindings. The one place that decides whether a statement takes
 // the connection's direct runner or goes through Knex; the runners themselves are per dialect.
 import type { Knex } from 'knex'
-import type { DirectRunner, Row, Statement } from '../dialects/connection.js'
+import type { DirectRunner, Row, SpanOf, Statement } from '../dialects/connection.js'
 import type { Binding } from '../dialects/types.js'
 
 export type { Statement } from '../dialects/connection.js'
@@ -30,10 +30,10 @@ async function knexRows (query: Knex.Raw): Promise<Row[]> {
 /**
  * A write statement given as `?` SQL text, the same way. Rows of its RETURNING clause, at once from
  * SQLite's direct runner (a planned write then answers with no promise, as a read does: D109).
- * `spanned`: the data versions either side are recorded where the runner can (DirectRunner#write).
+ * `span`: set to the write's place among data versions where the runner can (DirectRunner#write).
  */
-export function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[], spanned = false): Row[] | Promise<Row[]> {
-  const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings, spanned)
+export function runWriteStatement (db: Knex | Knex.Transaction, direct: DirectRunner | undefined, sql: string, bindings: readonly Binding[], span?: SpanOf): Row[] | Promise<Row[]> {
+  const rows = db.isTransaction === true ? undefined : direct?.write(sql, bindings, span)
   return rows ?? knexRows(db.raw(sql, bindings))
 }
 

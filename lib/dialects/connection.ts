@@ -32,11 +32,12 @@ export interface Statement {
 export interface DirectRunner {
   read: (statement: Statement, bindings: readonly unknown[]) => Row[] | Promise<Row[]> | undefined
   /**
-   * `sql` has `?` placeholders. Rows of its RETURNING clause. `spanned` (an insert that ends with its
-   * RETURNING list): the runner records in `writeSpans`, under the rows it answers, what places the
-   * write among data versions, where it can (decision D132).
+   * `sql` has `?` placeholders. Rows of its RETURNING clause. `span` (an insert that ends with its
+   * RETURNING list): the runner sets `span.span` to what places the write among data versions, where
+   * it can, before it answers (decision D132). An object the caller holds, not a map keyed by the
+   * rows: a WeakMap entry per write made every scavenge slower (D109).
    */
-  write: (sql: string, bindings: readonly unknown[], spanned?: boolean) => Row[] | Promise<Row[]> | undefined
+  write: (sql: string, bindings: readonly unknown[], span?: SpanOf) => Row[] | Promise<Row[]> | undefined
   /**
    * A text that is the same only while the committed data is (any write, here or in another process
    * or instance, changes it); undefined when that is not known now (a transaction is open). Read
@@ -51,8 +52,8 @@ export interface DirectRunner {
 }
 
 
-/** Spans of direct writes, under the rows array each answered (DirectRunner#write with `spanned`). */
-export const writeSpans = new WeakMap<Row[], WriteSpan>()
+/** Where DirectRunner#write puts a write's span. */
+export interface SpanOf { span?: WriteSpan }
 
 export interface ConnectionSettings {
   /**

@@ -8,7 +8,7 @@ import type Pg from 'pg'
 import { memoize } from '../memo.js'
 import { quote } from './common.js'
 import { LIFT_STATEMENT_TIMEOUT, schemaLockSql } from './postgres-ddl.js'
-import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, writeSpans, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { errorCode, errorMessage } from '../thrown.js'
 import { ReadGate } from './read-gate.js'
 import { isoFromUtcText } from './postgres-timestamp.js'
@@ -139,14 +139,14 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       const run = () => runPooled(lease, statement.native, bindings, seen, statement.planEachRun === true)
       return statement.offThread === true && gate !== undefined ? gate.run(run) : run()
     },
-    write: (sql, bindings, spanned) => {
+    write: (sql, bindings, span) => {
       if (sql.length > MAX_PREPARED_TEXT) return undefined
-      if (spanned !== true) return runPooled(lease, numbered(sql), bindings, seen)
+      if (span === undefined) return runPooled(lease, numbered(sql), bindings, seen)
       // One more returned column: the id of the statement's own transaction (it runs alone, outside
       // any transaction block), which later snapshots list as in progress or completed.
       return runPooled(lease, numbered(`${sql}, pg_current_xact_id()::text AS ${WRITE_ID}`), bindings, seen).then((rows) => {
         const id = rows[0]?.[WRITE_ID]
-        if (typeof id === 'string') writeSpans.set(rows, { id })
+        if (typeof id === 'string') span.span = { id }
         return rows
       })
     },

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
-import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, writeSpans, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
+import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
 import { RAISE_FUNCTION } from './common.js'
 
@@ -27,6 +27,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
   const busyTimeout = envInt('FASTBASE_SQLITE_BUSY_TIMEOUT', 5000)
   let writerDb: SqliteDatabase | undefined
+  /** The writer's total_changes(), read around a spanned write (a statement of its own, answering the bare number). */
+  let writerChanges: (() => number) | undefined
   // A new writer connection starts its change counter at 0 again: its versions must not repeat an
   // earlier connection's (a restore swaps the database file).
   let writerEpoch = ''
@@ -50,9 +52,12 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
           db.pragma(`busy_timeout = ${busyTimeout}`)
           db.pragma('foreign_keys = ON')
           registerFunctions(db)
+          // Prepared apart from the cache below: pluck() changes the statement it is called on.
+          const changes = db.prepare<[], number>(TOTAL_CHANGES).pluck()
           cachePreparedStatements(db)
           writerDb = db
           writerEpoch = randomBytes(6).toString('hex')
+          writerChanges = () => changes.get() ?? 0
           done(null, db)
         } catch (err) {
           done(err, db)
@@ -76,11 +81,6 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     statement.run(...bindings)
     return []
   }
-  const versionOf = (db: SqliteDatabase): { text: string, changes: number } => {
-    // One row always: the statement has no FROM.
-    const row = db.prepare<[], { c: number, d: number, s: number }>(DATA_VERSION).get() ?? { c: 0, d: 0, s: 0 }
-    return { text: `${writerEpoch}:${row.c}:${row.d}:${row.s}`, changes: row.c }
-  }
   // Reads skip Knex's one-connection pool queue: they take the writer while Knex is not using it,
   // whose page cache every write of this process keeps current (a second connection must reread
   // what the writer changed: a session check after each write cost a third more), and a read-only
@@ -97,16 +97,18 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       const db = idleWriter() ?? reader?.()
       return db === undefined ? undefined : db.prepare<unknown[], Row>(statement.native).all(...bindings)
     },
-    write (sql, bindings, spanned) {
+    write (sql, bindings, span) {
       const db = idleWriter()
       if (db === undefined) return undefined
-      if (spanned !== true) return runOn(db, sql, bindings)
-      const before = versionOf(db)
+      if (span === undefined || writerChanges === undefined) return runOn(db, sql, bindings)
+      // Only total_changes() either side (a quarter of a µs; the whole version costs 6): the other
+      // parts of a version only ever grow, so writesBetween compares them at its two ends.
+      const before = writerChanges()
       const rows = runOn(db, sql, bindings)
-      const after = versionOf(db)
+      const after = writerChanges()
       // total_changes counts trigger and foreign-key-action rows too: only a statement whose own
       // rows are all that changed has a span.
-      if (after.changes - before.changes === rows.length) writeSpans.set(rows, { id: before.text, after: after.text })
+      if (after - before === rows.length) span.span = { id: `${writerEpoch}:${before}`, after: `${writerEpoch}:${after}` }
       return rows
     },
     // Every write of this process goes through the writer (total_changes counts its rows, rolled
@@ -114,7 +116,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     // with any schema change. Outside transactions only: inside one the writer counts uncommitted rows.
     dataVersion () {
       const db = idleWriter()
-      return db === undefined ? undefined : versionOf(db).text
+      const row = db?.prepare<[], { c: number, d: number, s: number }>(DATA_VERSION).get()
+      return row === undefined ? undefined : `${writerEpoch}:${row.c}:${row.d}:${row.s}`
     }
   }
   return {
@@ -130,6 +133,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   }
 }
 
+const TOTAL_CHANGES = 'SELECT total_changes()'
+// The writer's epoch, then these three, joined by colons (Dialect#writesBetween reads them).
 const DATA_VERSION = 'SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version) AS d, (SELECT schema_version FROM pragma_schema_version) AS s'
 
 /** Opened on first use: the database file exists by then (the schema sync created it). */

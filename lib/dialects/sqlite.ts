@@ -3,6 +3,7 @@ import type { Binding, Dialect, Fragment, ConstraintKind } from './types.js'
 import type { TableField } from '../../schemas/config.js'
 import { sqliteDdl } from './sqlite-ddl.js'
 import { sqliteSearch } from './sqlite-fts.js'
+import { writesBetween } from './sqlite-versions.js'
 import { READ_TIMEOUT, READERS_BUSY } from './sqlite-readers.js'
 import { ValueError, jsonText, numberInput, toDate, sqliteDateText } from '../values.js'
 import { quote, commonFunction, driverMessage, columnFromMessage, jsonPairArguments } from './common.js'
@@ -86,18 +87,7 @@ export const sqlite: Dialect = {
   },
   jsonContains: (array, value) => `EXISTS (SELECT 1 FROM json_each(${array}) WHERE json_each.value = ${value})`,
   keyIn: (column) => `${column} IN (SELECT value FROM json_each(?))`,
-  // Each write spans the version before it to the one after: the writes between two versions are
-  // a chain of them, or unknown.
-  writesBetween (from, to, known, limit) {
-    const ids: string[] = []
-    for (let at = from; at !== to;) {
-      const span = known(at)
-      if (span?.after === undefined || ids.length === limit) return undefined
-      ids.push(at)
-      at = span.after
-    }
-    return ids
-  },
+  writesBetween,
   jsonSet: (doc, path, value) => ({ sql: `json_set(${doc}, ?, ${value})`, bindings: [pathText(path)] }),
   // json_patch drops the patch's null members: harmless, a missing key reads as null (types.ts).
   jsonObject: (pairs) => jsonPairArguments(pairs).map((args) => `json_object(${args})`).reduce((a, b) => `json_patch(${a}, ${b})`),

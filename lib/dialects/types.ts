@@ -47,9 +47,9 @@ export interface Candidates { where: Fragment | true, order: string, limit: numb
 
 /**
  * Where a write that ran alone sits among data versions (DirectRunner#dataVersion), read by the
- * dialect's `writesBetween`. SQLite: `id` is the version just before it and `after` the one just
- * after, with no row changed between but the ones it answers (no trigger, no cascade, nobody else's
- * write). PostgreSQL: `id` is its transaction's id, which snapshots list.
+ * dialect's `writesBetween`. SQLite: `id` is the writer's count of changed rows just before it and
+ * `after` the one just after, with no row changed between but the ones it answers (no trigger, no
+ * cascade). PostgreSQL: `id` is its transaction's id, which snapshots list.
  */
 export interface WriteSpan { id: string, after?: string }
 

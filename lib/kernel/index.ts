@@ -13,7 +13,6 @@
 //      port as its change sink; then auth, actions' runner and the in-process API over it.
 import { describeTables } from '../table/descriptor.js'
 import { RecordHooks, bothSinks } from '../crud/record-hooks.js'
-import { insertsForTotals } from '../crud/total-cache.js'
 import type { Executor } from '../crud/context.js'
 import { compileActions, compileCodeActionsWith, runAction as runCompiled, sqlWritesOf, type CompiledAction, type RunOptions } from '../actions/run.js'
 import { createStorage } from '../storage/index.js'
@@ -88,8 +87,8 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   const reader: Executor = { db, dialect, limits, direct }
   realtime = await realtimePort({ config, options, reader, descriptors, log }, life)
   // Every write made through the executor meets the record hooks and, after its commit, is heard by
-  // the hooks' after-hooks, the realtime hub and the kept totals (carried across inserts, D132).
-  const executor: Executor = Object.freeze({ ...reader, hooks, changes: bothSinks(realtime === undefined ? hooks : bothSinks(hooks, realtime.hub), insertsForTotals) })
+  // the hooks' after-hooks and the realtime hub.
+  const executor: Executor = Object.freeze({ ...reader, hooks, changes: realtime === undefined ? hooks : bothSinks(hooks, realtime.hub) })
 
   const auth = authServices({ config, options, db, dialect, descriptors, executor, log }, life)
   if (realtime !== undefined) {

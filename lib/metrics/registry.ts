@@ -144,7 +144,7 @@ export function createMetrics (sources: MetricSources): Metrics {
     timedRunner: (runner) => ({
       ...runner,
       read: (statement, bindings) => timed(statement.native, () => runner.read(statement, bindings)),
-      write: (sql, bindings, spanned) => timed(sql, () => runner.write(sql, bindings, spanned))
+      write: (sql, bindings, span) => timed(sql, () => runner.write(sql, bindings, span))
     })
   }
 }

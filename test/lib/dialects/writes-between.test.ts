@@ -6,17 +6,20 @@ import type { WriteSpan } from '../../../lib/dialects/types.js'
 
 const knownFrom = (spans: Record<string, WriteSpan>) => (id: string): WriteSpan | undefined => spans[id]
 
-t.test('SQLite: a chain of spans from one version to the other', async (t) => {
+t.test('SQLite: a chain of spans from one changes count to the other, the other counters unchanged', async (t) => {
   const between = dialectFor('sqlite').writesBetween!
-  const spans = { 'e:1:2:3': { id: 'e:1:2:3', after: 'e:2:2:3' }, 'e:2:2:3': { id: 'e:2:2:3', after: 'e:5:2:3' } }
-  const known = knownFrom(spans)
+  // Versions are epoch:changes:data_version:schema_version; spans name epoch:changes.
+  const known = knownFrom({ 'e:1': { id: 'e:1', after: 'e:2' }, 'e:2': { id: 'e:2', after: 'e:5' } })
   t.same(between('e:1:2:3', 'e:1:2:3', known, 10), [], 'the same version: no write')
-  t.same(between('e:1:2:3', 'e:2:2:3', known, 10), ['e:1:2:3'], 'one write')
-  t.same(between('e:1:2:3', 'e:5:2:3', known, 10), ['e:1:2:3', 'e:2:2:3'], 'two writes, in order')
+  t.same(between('e:1:2:3', 'e:2:2:3', known, 10), ['e:1'], 'one write')
+  t.same(between('e:1:2:3', 'e:5:2:3', known, 10), ['e:1', 'e:2'], 'two writes, in order')
   t.equal(between('e:1:2:3', 'e:5:2:3', known, 1), undefined, 'more than the limit')
   t.equal(between('e:1:2:3', 'e:6:2:3', known, 10), undefined, 'a write nobody knows after the known ones')
   t.equal(between('e:1:2:3', 'e:5:3:3', known, 10), undefined, 'another connection committed (data_version moved)')
+  t.equal(between('e:1:2:3', 'e:5:2:4', known, 10), undefined, 'the schema changed')
+  t.equal(between('e:1:2:3', 'f:5:2:3', known, 10), undefined, 'another writer connection')
   t.equal(between('e:0:2:3', 'e:2:2:3', known, 10), undefined, 'an unknown write first')
+  t.equal(between('junk', 'e:2:2:3', known, 10), undefined, 'not a version')
 })
 
 t.test('PostgreSQL: the transactions completed between two snapshots, all known', async (t) => {
