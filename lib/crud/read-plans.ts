@@ -6,6 +6,7 @@ import type { Binding } from '../dialects/types.js'
 import { compileStatement, runStatement, type Statement } from '../db/statement.js'
 import type { OutputColumn } from './columns.js'
 import type { CrudContext } from './context.js'
+import type { Reads } from './sql-reads.js'
 import { cachedPlan, fillSlots } from './plan-cache.js'
 import type { MaybePromise } from '../maybe-async.js'
 
@@ -27,10 +28,10 @@ export interface ReadPlan {
   totalKept?: boolean
   /**
    * The count of the rows with given keys the total admits, where a kept total can be carried across
-   * inserts (total-cache.ts#Carry): the keys are bound, as one JSON array, at `keysAt`; `reads`
-   * names every table the total's statement reads.
+   * writes (total-cache.ts#Carry): the keys are bound, as one JSON array, at `keysAt`; `reads` is
+   * what the total's statement reads.
    */
-  carry?: { statement: PlannedStatement, keysAt: number, reads: ReadonlySet<string> }
+  carry?: { statement: PlannedStatement, keysAt: number, reads: Reads }
   /** The planner's row estimate of the matching rows (list?estimateTotal, where the dialect has one). */
   estimate?: PlannedStatement
 }

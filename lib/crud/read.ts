@@ -7,6 +7,7 @@ import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
 import { fillSlots, readPlan, runFilled, runPlanned, type ReadPlan, type PlannedStatement, type PlanBuilder } from './read-plans.js'
 import { keptTotal, type Counted } from './total-cache.js'
+import { statementReads } from './sql-reads.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
 
@@ -293,19 +294,32 @@ const KEYS = '\u0000fb_keys'
  * The count of the rows with given keys that the total admits (decision D132): where the dialect
  * looks keys up by index, the table has a one-column key, and the count reads no row of its own
  * table but the one it counts (a rule that reads other rows of it, through a relation to itself,
- * might admit old rows anew when one is inserted). It names every table the count reads: an insert
- * into any other leaves the total as it was.
+ * might admit old rows anew when one is inserted). It says what the count reads: an insert into any
+ * other table, or an update of columns it does not read, leaves the total as it was.
  */
 function carryOf (ctx: CrudContext, p: MatchingPlan, total: PlannedStatement, prepare: Parameters<PlanBuilder>[1]): ReadPlan['carry'] {
   const keyIn = ctx.dialect.keyIn
-  const reads = tablesRead(total.statement.sql)
-  if (keyIn === undefined || ctx.table.key.length !== 1 || p.driven !== undefined || reads.get(ctx.table.name) !== 1) return undefined
+  const reads = statementReads(total.statement.sql)
+  if (keyIn === undefined || !uniqueKey(ctx) || p.driven !== undefined || reads.tables.get(ctx.table.name) !== 1) return undefined
   const key = `${ctx.table.quoted}.${ctx.dialect.quote(ctx.table.key[0].name)}`
   // The page's condition, which looks each row's parents up (the count's semi-joins would build the
   // whole set of parents first): the same rows.
   const statement = prepare(versioned(ctx, matchingRows(ctx, p).whereRaw(keyIn(key, ctx.table.key[0]), [KEYS]).count({ total: '*' })))
   const keysAt = statement.bindings.indexOf(KEYS)
-  return keysAt < 0 ? undefined : { statement, keysAt, reads: new Set(reads.keys()) }
+  return keysAt < 0 ? undefined : { statement, keysAt, reads }
+}
+
+/**
+ * Is the table's key one column the database holds unique? A uid field without `unique` may repeat
+ * (a table without a primary key names rows by it): counting the inserted keys would count older
+ * rows that share them.
+ */
+function uniqueKey (ctx: CrudContext): boolean {
+  const key = ctx.table.key
+  if (key.length !== 1) return false
+  const field = key[0]
+  return field.primary === true || field.unique === true || (ctx.table.data.indexes ?? []).some((index) =>
+    index.unique === true && index.where === undefined && (typeof index.fields === 'string' ? [index.fields] : index.fields).join() === field.name)
 }
 
 /** A count that also says the data version it read at, where the dialect can (Dialect#statementVersion). */
@@ -321,17 +335,6 @@ function countedOf (rows: Row[]): Counted {
   return { total: Number(rows[0].total), version: typeof version === 'string' ? version : undefined }
 }
 
-/**
- * The tables `sql` reads and how many times: every FROM or JOIN of a quoted name (Knex quotes SQLite
- * names with backticks, the expression compiler with double quotes). Caller values are bound, never
- * in the text, so only fastbase's own SQL is read here.
- */
-function tablesRead (sql: string): Map<string, number> {
-  const reads = new Map<string, number>()
-  for (const [, , name] of sql.matchAll(/\b(?:from|join)\s+([`"])([^`"]+)\1/gi)) reads.set(name, (reads.get(name) ?? 0) + 1)
-  return reads
-}
-
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
 function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): MaybePromise<number> {
   const exact = (): MaybePromise<number> => {
@@ -343,6 +346,7 @@ function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): Ma
       ? undefined
       : {
           table: ctx.table.name,
+          key: ctx.table.key[0].name,
           reads: carry.reads,
           count: (keys) => {
             const bound = fillSlots(ctx, carry.statement.bindings)

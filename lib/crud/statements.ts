@@ -9,7 +9,7 @@ import { and, applyCondition, ruleCondition, type CrudContext } from './context.
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
 import type { SpanOf } from '../dialects/connection.js'
-import { followsInserts, insertedAlone } from './total-cache.js'
+import { followsWrites, wroteAlone } from './total-cache.js'
 import { recordChange, recordUncaptured, type Change, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
@@ -42,18 +42,23 @@ export function captureColumns (ctx: CrudContext, planned = false): CapturedColu
 }
 
 /**
- * Where an insert is to be placed among data versions (DirectRunner#write's `span`, decision D132),
- * the object its span is put in: while a kept total may be carried across inserts, where the table
+ * Where a write is to be placed among data versions (DirectRunner#write's `span`, decision D132),
+ * the object its span is put in: while a kept total may be carried across writes, where the table
  * has a one-column key (the totals name rows by it) and no triggers of its own (one could write
- * elsewhere in the same transaction).
+ * elsewhere in the same transaction). The statement must end with its RETURNING list.
  */
-export function insertSpan (ctx: CrudContext): SpanOf | undefined {
-  return followsInserts() && ctx.table.key.length === 1 && (ctx.table.data.triggers ?? []).length === 0 ? {} : undefined
+export function writeSpan (ctx: CrudContext): SpanOf | undefined {
+  return followsWrites() && ctx.table.key.length === 1 && (ctx.table.data.triggers ?? []).length === 0 ? {} : undefined
 }
 
 /** After an insert's statement: where it ran alone (it has a span), the kept totals hear of it, with its rows' keys. */
 export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, rows: Row[]): void {
-  if (span?.span !== undefined) insertedAlone(ctx.table.name, span.span, rows.map((row) => row[ONE_KEY]))
+  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { keys: rows.map((row) => row[ONE_KEY]) })
+}
+
+/** After an update's statement: where it ran alone, the kept totals hear which columns it assigned. */
+export function reportLoneUpdate (ctx: CrudContext, span: SpanOf | undefined, assigned: Iterable<string>): void {
+  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { assigned: new Set(assigned) })
 }
 
 /** The column keyColumns returns a one-column key in. */
@@ -158,7 +163,8 @@ export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, 
   const names = Object.keys(rows[0])
   let result: Row[]
   if (or !== 'IGNORE' && names.length > 0) {
-    const span = insertSpan(ctx)
+    // The totals name the inserted rows by the key it returns (an action's SQL-mode insert may not).
+    const span = all.some((c) => c.key === ONE_KEY) ? writeSpan(ctx) : undefined
     result = await plainInsert(ctx, trx, rows, names, all, span)
     reportLoneInsert(ctx, span, result)
   } else {
@@ -298,8 +304,13 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   const before = capture.length > 0 && capturesBefore(ctx, set.keys())
     ? ctx.dialect.rawRows(await trx.raw(`SELECT ${capture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')} FROM ${ctx.table.quoted}${where}`, condition === true ? [] : condition.bindings))
     : undefined
-  const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, capture.length === 0 ? columns : [...columns, ...capture], bindings)}`, bindings)
+  // A span needs a RETURNING clause (one row per changed row; on PostgreSQL, the id appended to it):
+  // the key, where the statement returns nothing else.
+  const span = writeSpan(ctx)
+  const returned = [...columns, ...capture, ...(span !== undefined && columns.length === 0 && capture.length === 0 ? keyColumns(ctx) : [])]
+  const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, returned, bindings)}`, bindings, span)
   reportChange(ctx, trx, 'update', capture, rows, before)
+  reportLoneUpdate(ctx, span, set.keys())
   return answered(columns, rows)
 }
 

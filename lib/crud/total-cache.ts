@@ -4,14 +4,15 @@
 // counted at (DirectRunner#dataVersion): the same statement with the same values answers the same
 // total while the version is unchanged, and after any write anywhere it is counted again, except
 // across writes this process knows all of (decision D132): where every write since the total was
-// counted is a lone insert (a statement alone in its transaction, placed among versions by its
-// WriteSpan) into the list's own table or into a table the count does not read, the rows the rule
-// admits now are the ones it admitted then plus those of the inserted rows it admits, which one
-// look-up by key counts. Kept per caller as well, so whether a total was already counted says
+// counted is a lone one (a statement alone in its transaction, placed among versions by its
+// WriteSpan), an insert into the list's own table or into a table the count does not read, or an
+// update of columns the count does not read, the rows the rule admits now are the ones it admitted
+// then plus those of the inserted rows it admits, which one look-up by key counts. Kept per caller as well, so whether a total was already counted says
 // nothing of other callers. Never for a statement that reads the clock, nor inside a transaction.
 import type { Binding } from '../dialects/types.js'
 import type { WriteSpan } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
+import type { Reads } from './sql-reads.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 
 /** Totals kept at most (one process, every app and table). */
@@ -22,32 +23,37 @@ const MAX_KEY = 2048
 /** A total is carried across at most this many writes, and this many inserted rows: past them it is counted again. */
 const MAX_CARRIED_WRITES = 64
 /**
- * Inserts remembered to carry totals across: the last ones of the process, twice as many as a total
- * is carried across (two databases' writes may interleave). Few, so that they die young: a thousand
+ * Writes remembered to carry totals across: the last ones of each connection, twice as many as a
+ * total is carried across. Few, so that they die young: a thousand
  * kept lived long enough to be promoted, and the collector's work cost an insert 3 µs.
  */
-const MAX_INSERTS = 2 * MAX_CARRIED_WRITES
+const MAX_WRITES = 2 * MAX_CARRIED_WRITES
 const MAX_CARRIED_ROWS = 500
 
 /** A count's answer, and the data version it counted at when the statement says (Dialect#statementVersion). */
 export interface Counted { total: number, version?: string }
 
 /**
- * How a total may be carried across inserts into `table` (a list neither grouped nor distinct, whose
- * statement reads no other row of its own table): `count` counts the rows with these keys it admits;
- * `reads` names every table the statement reads (an insert into another changes nothing it counts).
+ * How a total may be carried across writes (a list neither grouped nor distinct, whose statement
+ * reads no other row of its own table, `table`, keyed by its column `key`): `count` counts the rows
+ * with these keys it admits; `reads` is what the statement reads (an insert into another table, or
+ * an update of columns it does not read, changes nothing it counts).
  */
-export interface Carry { table: string, reads: ReadonlySet<string>, count: (keys: unknown[]) => MaybePromise<Counted> }
+export interface Carry { table: string, key: string, reads: Reads, count: (keys: unknown[]) => MaybePromise<Counted> }
 
 interface Kept { version: string, total: number, table?: string }
 
-/** A lone insert: where it sits among data versions, its table, and the key of each row it inserted. */
-interface Insert { span: WriteSpan, table: string, keys: unknown[] }
+/** A lone write: where it sits among data versions, its table, and the keys of the rows it inserted or the columns it assigned. */
+type Write = { span: WriteSpan, table: string } & LoneWrite
+export type LoneWrite = { keys: unknown[] } | { assigned: ReadonlySet<string> }
 
 const kept = new Map<string, Kept>()
-/** Lone inserts by their span's id. */
-const inserts = new Map<string, Insert>()
-/** How many kept totals may be carried across inserts, by the table each counts. */
+/**
+ * Lone writes by their span's id, per connection (the runner that made them): PostgreSQL's
+ * transaction ids and snapshots span the server, so another app's write there is not one of ours.
+ */
+const writesByRunner = new WeakMap<object, Map<string, Write>>()
+/** How many kept totals may be carried across writes, by the table each counts. */
 const carriedTables = new Map<string, number>()
 const statementIds = new WeakMap<object, number>()
 let nextStatementId = 0
@@ -57,7 +63,7 @@ export const totalCacheCounts = { hits: 0, misses: 0, carried: 0 }
 
 /**
  * The total `count` answers for `statement` with `values`: kept from an earlier count while the
- * data version is unchanged, carried across known inserts, else counted now (and kept). `statement`
+ * data version is unchanged, carried across known writes, else counted now (and kept). `statement`
  * is the plan's, kept with it (plan-cache.ts), so its identity names its SQL text.
  */
 export function keptTotal (ctx: CrudContext, statement: object, values: readonly Binding[], count: () => MaybePromise<Counted>, carry?: Carry): MaybePromise<number> {
@@ -112,19 +118,30 @@ function keepCounted (key: string, version: string, answer: Counted, carry: Carr
 
 /**
  * The keys of the rows inserted into the carry's table between data versions `from` and `to`, when
- * every write between them is a known lone insert, into it or into a table the total does not read;
- * undefined when anything else may have changed.
+ * every write between them is a known lone write that changes nothing else the total counts: an
+ * insert into it or into a table the count does not read, an update of columns it does not read.
+ * Undefined when anything else may have changed.
  */
 function insertedSince (ctx: CrudContext, from: string, to: string, carry: Carry): unknown[] | undefined {
-  const writes = ctx.dialect.writesBetween?.(from, to, (id) => inserts.get(id)?.span, MAX_CARRIED_WRITES)
+  const writes = ctx.direct === undefined ? undefined : writesByRunner.get(ctx.direct)
   if (writes === undefined) return undefined
+  const between = ctx.dialect.writesBetween?.(from, to, (id) => writes.get(id)?.span, MAX_CARRIED_WRITES)
+  if (between === undefined) return undefined
   const keys: unknown[] = []
-  for (const id of writes) {
-    const insert = inserts.get(id)
-    if (insert === undefined) return undefined
-    if (insert.table === carry.table) keys.push(...insert.keys)
-    else if (carry.reads.has(insert.table)) return undefined
-    if (keys.length > MAX_CARRIED_ROWS) return undefined
+  for (const id of between) {
+    const write = writes.get(id)
+    if (write === undefined) return undefined
+    if (!carry.reads.tables.has(write.table)) continue
+    if ('keys' in write) {
+      if (write.table !== carry.table) return undefined
+      keys.push(...write.keys)
+      if (keys.length > MAX_CARRIED_ROWS) return undefined
+    } else {
+      const read = carry.reads.columns?.get(write.table)
+      if (read === undefined || [...write.assigned].some((name) => read.has(name))) return undefined
+      // A changed key would lose a row inserted earlier from the keys looked up.
+      if (write.table === carry.table && write.assigned.has(carry.key)) return undefined
+    }
   }
   return keys
 }
@@ -150,25 +167,25 @@ function forget (key: string): void {
   else carriedTables.set(entry.table, left)
 }
 
-/** Whether inserts should be placed among data versions for the totals: while any may be carried across them. */
-export function followsInserts (): boolean {
+/** Whether writes should be placed among data versions for the totals: while any may be carried across them. */
+export function followsWrites (): boolean {
   return carriedTables.size > 0
 }
 
 /**
- * A lone insert into `table` (lib/crud/statements.ts#reportLoneInsert): where its span places it,
- * and its rows' keys. An insert into a table no total counts is remembered too: a total that does
- * not read that table is carried across it.
+ * A lone write to `table` (lib/crud/statements.ts#reportLoneInsert, #reportLoneUpdate): where its
+ * span places it, and the keys it inserted or the columns it assigned. One to a table no total
+ * counts is remembered too: a total that does not read that table is carried across it.
  */
-export function insertedAlone (table: string, span: WriteSpan, keys: unknown[]): void {
-  if (!keys.every(plainKey)) return
-  inserts.set(span.id, { span, table, keys })
-  if (inserts.size > MAX_INSERTS) forgetOldestInsert()
-}
-
-function forgetOldestInsert (): void {
-  const oldest = inserts.keys().next()
-  if (oldest.done !== true) inserts.delete(oldest.value)
+export function wroteAlone (runner: object, table: string, span: WriteSpan, write: LoneWrite): void {
+  if ('keys' in write && !write.keys.every(plainKey)) return
+  let writes = writesByRunner.get(runner)
+  if (writes === undefined) writesByRunner.set(runner, writes = new Map())
+  writes.set(span.id, { span, table, ...write })
+  if (writes.size > MAX_WRITES) {
+    const oldest = writes.keys().next()
+    if (oldest.done !== true) writes.delete(oldest.value)
+  }
 }
 
 /** A key JSON carries as it is (Dialect#keyIn binds the keys as one JSON array). */

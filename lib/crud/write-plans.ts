@@ -47,6 +47,8 @@ export const MAX_PLANNED_ROWS = 500
 
 export interface EditPlan {
   fields: TableField[]
+  /** The columns the statement assigns: the fields given and the `updated` timestamp. */
+  assigned: string[]
   columns: OutputColumn[]
   /** false: the updateRule refuses every row for this caller (nothing found). */
   statement: false | PlannedWrite
@@ -169,7 +171,7 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     if (uid === undefined) return UNPLANNED
     const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
-    if (where === false) return { fields, columns, statement: false }
+    if (where === false) return { fields, assigned: [...set.keys()], columns, statement: false }
     const bindings: Binding[] = []
     const assignments = [...set].map(([name, f]) => {
       bindings.push(...f.bindings)
@@ -177,6 +179,6 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     })
     bindings.push(...where.bindings)
     const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
-    return { fields, columns, statement: withReturning(c, trace, head, bindings, columns) }
+    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns) }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

@@ -13,7 +13,7 @@ import type { HookContext } from '../table/descriptor.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
 import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
-import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, reportLoneInsert, insertSpan, type Conflict } from './statements.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, reportLoneInsert, reportLoneUpdate, writeSpan, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
 import { assertAssurance } from './write-gate.js'
@@ -287,7 +287,7 @@ function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams
     const captured = captureColumns(ctx)
     const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
     const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
-    const span = insertSpan(ctx)
+    const span = writeSpan(ctx)
     const inserted = andThen(runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)], span), (result) => {
       reportChange(ctx, trx, 'insert', captured, result)
       reportLoneInsert(ctx, span, result)
@@ -598,8 +598,10 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   const write = (): MaybePromise<Row[]> => transaction(ctx, [body], (db) => {
     const captured = captureColumns(ctx)
     const planned = statement(captured.length > 0)
-    return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values)), (changed) => {
+    const span = writeSpan(ctx)
+    return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values), span), (changed) => {
       reportChange(ctx, db, 'update', captured, changed)
+      reportLoneUpdate(ctx, span, plan.assigned)
       return changed
     })
   }, false)

@@ -141,7 +141,7 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
     },
     write: (sql, bindings, span) => {
       if (sql.length > MAX_PREPARED_TEXT) return undefined
-      if (span === undefined) return runPooled(lease, numbered(sql), bindings, seen)
+      if (span === undefined || !sql.includes(' RETURNING ')) return runPooled(lease, numbered(sql), bindings, seen)
       // One more returned column: the id of the statement's own transaction (it runs alone, outside
       // any transaction block), which later snapshots list as in progress or completed.
       return runPooled(lease, numbered(`${sql}, pg_current_xact_id()::text AS ${WRITE_ID}`), bindings, seen).then((rows) => {

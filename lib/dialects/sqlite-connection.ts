@@ -108,7 +108,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       const after = writerChanges()
       // total_changes counts trigger and foreign-key-action rows too: only a statement whose own
       // rows are all that changed has a span.
-      if (after - before === rows.length) span.span = { id: `${writerEpoch}:${before}`, after: `${writerEpoch}:${after}` }
+      if (rows.length > 0 && after - before === rows.length) span.span = { id: `${writerEpoch}:${before}`, after: `${writerEpoch}:${after}` }
       return rows
     },
     // Every write of this process goes through the writer (total_changes counts its rows, rolled

@@ -1,8 +1,9 @@
-// A kept list total carried across inserts (lib/crud/total-cache.ts, decision D132): where every
+// A kept list total carried across lone writes (lib/crud/total-cache.ts, decision D132): where every
 // write since the total was counted is a lone insert into the list's own table (or into a table the
-// count does not read), the total is the kept one plus the inserted rows the rule and the where
-// admit, counted by key; anything else (an update, a delete, a write to a table the rule follows, a
-// raw statement, another connection, a transaction, a rule reading its own table) counts again. The
+// count does not read), or a lone update of columns the count does not read, the total is the kept
+// one plus the inserted rows the rule and the where admit, counted by key; anything else (an update
+// of a column it reads, a delete, an insert into a table the rule follows, a raw statement, another
+// connection, a transaction, a rule reading its own table) counts again. The
 // totals are the same either way, on both dialects. On PostgreSQL the data version is the cluster's
 // snapshot, which every other test file's writes move too, so there whether a given list carried is
 // not this test's to say: only that the totals are right, and that carrying happens.
@@ -29,6 +30,7 @@ const config: DatabaseSettings = {
       fields: [
         { name: 'id', type: 'integer', sqlType: 'integer', primary: true },
         { name: 'public', type: 'bool', sqlType: 'boolean', notNull: true },
+        { name: 'title', type: 'text', sqlType: 'text' },
         { name: 'owner_id', type: 'relation', sqlType: 'text', foreignKey: { table: 'people', column: 'id' } }
       ],
       extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', ...open }]
@@ -116,44 +118,63 @@ forEachDialect(t, 'list totals carried across lone inserts', async (t, dialect) 
   t.same(await total(undefined, "&where=body='secret'"), carried(0), 'and carried: still none it may see')
   t.same(await total('cat', "&where=body='secret'"), counted(2), 'cat sees hers (the one on bob\'s post she does not)')
 
-  // Anything but a lone insert into the table counts again.
+  // An update of columns the count does not read changes nothing it counts: carried across.
   await call('POST', 'comments/update', { where: 'id == 1', set: { body: "'edited'" } })
-  t.same(await total(), counted(3), 'after an update')
+  t.same(await total(), carried(3), 'after an update of a column neither the rule nor the where reads')
+  await call('POST', 'comments/edit/4', { body: 'edited too' })
+  await call('POST', 'posts/update', { where: 'id == 1', set: { title: "'A title'" } })
+  await insert(comment(1))
+  t.same(await total(), carried(4), 'an edit, an update of a parent\'s unread column, an insert: carried')
+  t.same(await total(undefined, "&where=body='edited'"), counted(1), 'a where that reads body')
+  await call('POST', 'comments/update', { where: 'id == 4', set: { body: "'edited'" } })
+  t.same(await total(undefined, "&where=body='edited'"), counted(2), 'an update of the column it reads: counted')
+  await call('POST', 'comments/update', { where: 'id == 1', set: { post_id: '3' } })
+  t.same(await total(), counted(3), 'an update of the column the rule follows: counted')
+  await call('POST', 'comments/update', { where: 'id == 1', set: { post_id: '1' } })
+  t.same(await total(), counted(4), 'and back')
+  await call('POST', 'comments/update', { where: 'id == 1', set: { id: '1000' } })
+  t.same(await total(), counted(4), 'an update of the key: counted')
+  await call('POST', 'comments/update', { where: 'id == 1000', set: { id: '1' } })
+  t.same(await total(), counted(4), 'and back')
+  await call('POST', 'comments/update', { where: 'id == 999999', set: { body: "'nobody'" } })
+  t.same(await total(), kept(4), 'an update that changed no row: nothing was written')
+
+  // Anything else counts again.
   await call('POST', 'comments/delete', { where: 'id == 2' })
-  t.same(await total(), counted(3), 'after a delete of a hidden row')
+  t.same(await total(), counted(4), 'after a delete of a hidden row')
   await call('POST', 'posts/update', { where: 'id == 2', set: { owner_id: "'ann'" } })
-  t.same(await total(), counted(5), 'after a write to a table the rule follows: post 2 is ann\'s now')
+  t.same(await total(), counted(6), 'after a write to a table the rule follows: post 2 is ann\'s now')
   await call('POST', 'people/update', { where: "id == 'ann'", set: { active: 'false' } })
   t.same(await total(), counted(0), 'after a write two hops away')
   await call('POST', 'people/update', { where: "id == 'ann'", set: { active: 'true' } })
-  t.same(await total(), counted(5), 'and back')
+  t.same(await total(), counted(6), 'and back')
   await insert(comment(1))
   await app.fastbase.db('comments').insert({ id: nextId++, body: 'raw', post_id: 1 })
-  t.same(await total(), counted(7), 'a raw insert after one through the API: counted')
+  t.same(await total(), counted(8), 'a raw insert after one through the API: counted')
   const other = connect(databaseUrl, freshDir(t, 'other-'))
   t.teardown(other.close)
   await insert(comment(1))
   await other.knex('comments').insert({ id: nextId++, body: 'elsewhere', post_id: 1 })
   await insert(comment(1))
-  t.same(await total(), counted(10), 'an insert by another connection between two through the API: counted')
+  t.same(await total(), counted(11), 'an insert by another connection between two through the API: counted')
   const trx = await app.fastbase.db.transaction()
   await trx('comments').insert({ id: nextId++, body: 'in a transaction', post_id: 1 })
   await trx.commit()
-  t.same(await total(), counted(11), 'after a transaction')
+  t.same(await total(), counted(12), 'after a transaction')
 
   // An insert into a table the rule does not read changes nothing it counts: carried across.
   await call('POST', 'threads/insert', { values: { id: 100, open: true } })
   await insert(comment(1))
-  t.same(await total(), carried(12), 'an insert into another table, then one into this')
+  t.same(await total(), carried(13), 'an insert into another table, then one into this')
   // One into a table it reads might: a new post nobody comments on yet, counted all the same.
   await call('POST', 'posts/insert', { values: { id: 4, public: true, owner_id: 'ann' } })
-  t.same(await total(), counted(12), 'after an insert into a table the rule follows: counted')
+  t.same(await total(), counted(13), 'after an insert into a table the rule follows: counted')
 
   // Many inserts since the count: carried up to a bound, then counted.
   for (let i = 0; i < 3; i++) await insert(comment(1))
-  t.same(await total(), carried(15), 'three inserts')
+  t.same(await total(), carried(16), 'three inserts')
   for (let i = 0; i < 65; i++) await insert(comment(1))
-  t.same(await total(), counted(80), 'more inserts than a total is carried across: counted')
+  t.same(await total(), counted(81), 'more inserts than a total is carried across: counted')
 
   // A rule that reads other rows of its own table is never carried: were a reference left dangling
   // (a foreign key the database does not hold), a new row could admit old ones.
