@@ -17,6 +17,24 @@ type Row = Record<string, unknown>
 /** A statement and its bindings: constants, and slots (lib/expr/trace.ts) filled per run. */
 export interface PlannedStatement { statement: Statement, bindings: readonly Binding[] }
 
+/** A count's answer, and the data version it counted at when the statement says (Dialect#statementVersion). */
+export interface Counted { total: number, version?: string }
+
+/**
+ * How a kept list total may be carried across writes (lib/crud/total-cache.ts, decision D132): a
+ * list neither grouped nor distinct, whose count reads no other row of its own table, `table`, keyed
+ * by its column `key`. `statement` counts the rows with given keys the total admits (the keys bound
+ * as one JSON array); `count` runs it for the caller in `ctx`. `reads` is what the count reads (an
+ * insert into another table, or an update of columns it does not read, changes nothing it counts).
+ */
+export interface Carry {
+  table: string
+  key: string
+  reads: Reads
+  statement: PlannedStatement
+  count: (ctx: CrudContext, keys: unknown[]) => MaybePromise<Counted>
+}
+
 export interface ReadPlan {
   columns: OutputColumn[]
   /** Every column is answered as the driver reads it (Dialect#readsAsIs): rows need no decoding, set by readPlan. */
@@ -26,12 +44,8 @@ export interface ReadPlan {
   total?: PlannedStatement
   /** The total may be kept per data version (lib/crud/total-cache.ts): its statement reads no clock. */
   totalKept?: boolean
-  /**
-   * The count of the rows with given keys the total admits, where a kept total can be carried across
-   * writes (total-cache.ts#Carry): the keys are bound, as one JSON array, at `keysAt`; `reads` is
-   * what the total's statement reads.
-   */
-  carry?: { statement: PlannedStatement, keysAt: number, reads: Reads }
+  /** How a kept total can be carried across writes, where it can (total-cache.ts#Carry). */
+  carry?: Carry
   /** The planner's row estimate of the matching rows (list?estimateTotal, where the dialect has one). */
   estimate?: PlannedStatement
 }

@@ -5,8 +5,8 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
-import { fillSlots, readPlan, runFilled, runPlanned, type ReadPlan, type PlannedStatement, type PlanBuilder } from './read-plans.js'
-import { keptTotal, type Counted } from './total-cache.js'
+import { fillSlots, readPlan, runFilled, runPlanned, type Carry, type Counted, type ReadPlan, type PlannedStatement, type PlanBuilder } from './read-plans.js'
+import { keptTotal } from './total-cache.js'
 import { statementReads } from './sql-reads.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 import { outputColumns, selectList, decodeRow, orderSql, groupSql, checkGrouping, checkDistinct, columnWidth, type OutputColumn, type ListSpec } from './columns.js'
@@ -297,7 +297,7 @@ const KEYS = '\u0000fb_keys'
  * might admit old rows anew when one is inserted). It says what the count reads: an insert into any
  * other table, or an update of columns it does not read, leaves the total as it was.
  */
-function carryOf (ctx: CrudContext, p: MatchingPlan, total: PlannedStatement, prepare: Parameters<PlanBuilder>[1]): ReadPlan['carry'] {
+function carryOf (ctx: CrudContext, p: MatchingPlan, total: PlannedStatement, prepare: Parameters<PlanBuilder>[1]): Carry | undefined {
   const keyIn = ctx.dialect.keyIn
   const reads = statementReads(total.statement.sql)
   if (keyIn === undefined || !uniqueKey(ctx) || p.driven !== undefined || reads.tables.get(ctx.table.name) !== 1) return undefined
@@ -306,7 +306,19 @@ function carryOf (ctx: CrudContext, p: MatchingPlan, total: PlannedStatement, pr
   // whole set of parents first): the same rows.
   const statement = prepare(versioned(ctx, matchingRows(ctx, p).whereRaw(keyIn(key, ctx.table.key[0]), [KEYS]).count({ total: '*' })))
   const keysAt = statement.bindings.indexOf(KEYS)
-  return keysAt < 0 ? undefined : { statement, keysAt, reads }
+  if (keysAt < 0) return undefined
+  // Kept with the plan, built once: a request that finds its total kept allocates nothing for it.
+  return {
+    table: ctx.table.name,
+    key: ctx.table.key[0].name,
+    reads,
+    statement,
+    count: (caller, keys) => {
+      const bound = fillSlots(caller, statement.bindings)
+      bound[keysAt] = JSON.stringify(keys)
+      return andThen(runFilled(caller, statement, bound), countedOf)
+    }
+  }
 }
 
 /**
@@ -341,19 +353,7 @@ function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): Ma
     const values = fillSlots(ctx, total.bindings)
     const count = (): MaybePromise<Counted> => andThen(runFilled(ctx, total, values), countedOf)
     if (plan.totalKept !== true) return andThen(count(), (counted) => counted.total)
-    const carry = plan.carry
-    return keptTotal(ctx, total, values, count, carry === undefined
-      ? undefined
-      : {
-          table: ctx.table.name,
-          key: ctx.table.key[0].name,
-          reads: carry.reads,
-          count: (keys) => {
-            const bound = fillSlots(ctx, carry.statement.bindings)
-            bound[carry.keysAt] = JSON.stringify(keys)
-            return andThen(runFilled(ctx, carry.statement, bound), countedOf)
-          }
-        })
+    return keptTotal(ctx, total, values, count, plan.carry)
   }
   const estimator = ctx.dialect.rowEstimate
   if (plan.estimate === undefined || estimator === undefined) return exact()

@@ -9,10 +9,9 @@
 // update of columns the count does not read, the rows the rule admits now are the ones it admitted
 // then plus those of the inserted rows it admits, which one look-up by key counts. Kept per caller as well, so whether a total was already counted says
 // nothing of other callers. Never for a statement that reads the clock, nor inside a transaction.
-import type { Binding } from '../dialects/types.js'
-import type { WriteSpan } from '../dialects/types.js'
+import type { Binding, WriteSpan } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
-import type { Reads } from './sql-reads.js'
+import type { Carry, Counted } from './read-plans.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
 
 /** Totals kept at most (one process, every app and table). */
@@ -30,16 +29,7 @@ const MAX_CARRIED_WRITES = 64
 const MAX_WRITES = 2 * MAX_CARRIED_WRITES
 const MAX_CARRIED_ROWS = 500
 
-/** A count's answer, and the data version it counted at when the statement says (Dialect#statementVersion). */
-export interface Counted { total: number, version?: string }
 
-/**
- * How a total may be carried across writes (a list neither grouped nor distinct, whose statement
- * reads no other row of its own table, `table`, keyed by its column `key`): `count` counts the rows
- * with these keys it admits; `reads` is what the statement reads (an insert into another table, or
- * an update of columns it does not read, changes nothing it counts).
- */
-export interface Carry { table: string, key: string, reads: Reads, count: (keys: unknown[]) => MaybePromise<Counted> }
 
 interface Kept { version: string, total: number, table?: string }
 
@@ -85,7 +75,7 @@ function lookUp (ctx: CrudContext, key: string, version: string, count: () => Ma
   }
   const insertedKeys = found?.table === undefined || carry === undefined ? undefined : insertedSince(ctx, found.version, version, carry)
   if (found === undefined || carry === undefined || insertedKeys === undefined) return counted(key, version, count, carry)
-  const looked = carry.count(insertedKeys)
+  const looked = carry.count(ctx, insertedKeys)
   const atOnce = !(looked instanceof Promise)
   const settle = (admitted: Counted): MaybePromise<number> => {
     // The look-up must be at the version the inserts were followed to: where it says it read at
