@@ -6,7 +6,7 @@ import type { Fastbase } from './plugins/types.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
 import authPlugin from './plugins/auth.js'
-import filesPlugin, { fileHooksOf } from './plugins/files.js'
+import { fileHooksOf } from './plugins/files.js'
 import metricsPlugin from './plugins/metrics.js'
 import authContextPlugin, { callerResolver } from './plugins/auth-context.js'
 import docsPlugin from './plugins/docs.js'
@@ -30,21 +30,22 @@ import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
 import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
 import { finishAnswers } from './plugins/answer-hooks.js'
+import { requestLoggersOnFirstUse } from './plugins/request-logger.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
 export type { FastbaseOptions }
 
 /**
  * What fastbase adds to Fastify before its routes: error handling, schema compilers, cookies and rate
- * limits, multipart bodies, request metrics, who the caller is, the API document. Each reads the
- * sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter
- * (test/app/app.test.ts registers them in reverse); all of them come before any route.
+ * limits, request metrics, who the caller is, the API document (multipart bodies are parsed in the
+ * table writes' own scope: routes/tables/index.ts). Each reads the sealed `app.fastbase` and adds
+ * hooks, parsers or compilers only, so their order does not matter (test/app/app.test.ts registers
+ * them in reverse); all of them come before any route.
  */
 export const REQUEST_PIPELINE: readonly PipelineStep[] = [
   async (app) => { await app.register(errorsPlugin) },
   async (app) => { await app.register(validationPlugin) },
   async (app) => { await app.register(authPlugin) },
-  async (app) => { await app.register(filesPlugin) },
   async (app) => { await app.register(metricsPlugin) },
   async (app) => { await app.register(authContextPlugin) },
   async (app, prefix) => { await app.register(docsPlugin, { prefix }) }
@@ -89,6 +90,7 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
   app.addHook('preClose', async () => { await lifecycle.preClose() })
   app.addHook('onClose', async () => { await lifecycle.close() })
   finishAnswers(edge, services.limits)
+  requestLoggersOnFirstUse(app)
   app.decorate('fastbase', sealed(app, services))
   const prefix = opts.prefix ?? '/api/v1'
   for (const step of pipeline) await step(app, prefix)

@@ -56,7 +56,7 @@ function multipartError (error: unknown): unknown {
   return errors.badRequest(`Malformed multipart body: ${typeof message === 'string' ? message : 'unreadable'}`)
 }
 
-/** Registers the multipart parser (the host's own when it has one). */
+/** Registers the multipart parser (the host's own when it has one) in the scope of the table writes (routes/tables/index.ts). */
 async function files (app: FastifyInstance): Promise<void> {
   await app.register(multipartPlugin)
 }

@@ -11,6 +11,7 @@ import { insert, update, edit, remove } from '../../lib/crud/write.js'
 import { errors } from '../../lib/errors.js'
 import { thrownError } from '../../lib/thrown.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
+import filesPlugin from '../../plugins/files.js'
 import type { TypeBoxApp } from '../typebox.js'
 import { requestGlobals } from '../../lib/request-globals.js'
 import { callerOf } from '../../plugins/auth-context.js'
@@ -70,44 +71,23 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
     return ctx
   }
 
-  for (const table of tables.values()) {
-    const base = `/table/${table.name}`
-    const s = tableSchemas(table.data, limits)
-    const doc = tableDocument(documentComponents(app.fastbase), table)
+  /** What a table's read and write routes share: paths, schemas, the document's parts. */
+  const shared = (table: TableDescriptor) => {
     const tags = [table.name]
-    const read = (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
-    // Every table's writes take multipart bodies (`@jsonPayload` and plain fields, as teenybase
-    // clients send them to any table); only tables with file fields take file parts (plugins/files.ts).
-    // A caller refused whatever the body says hears 403 before the body is validated: a 400 listing
-    // required fields would describe a table it may not write. Multipart bodies are checked more
-    // strictly before a byte is stored (plugins/files.ts).
-    // The write's context is built once, here, after the file tracker it names, and its handler reads
-    // it back; a JSON body passes with no promise.
-    const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => {
-      const { track, readMultipart, onSend } = app.fastbase.fileHooks(table, (request) => assertMayWrite(writeContext(request), rules(request)))
-      const preValidation = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
-        let read: Promise<void> | undefined
-        try {
-          track?.(request)
-          const ctx = context(request, table, true)
-          request.tableWriteContext = ctx
-          assertMayTry(ctx, rules(request))
-          read = readMultipart(request)
-        } catch (error) {
-          done(thrownError(error))
-          return
-        }
-        if (read === undefined) done()
-        else read.then(() => { done() }, (error: unknown) => { done(thrownError(error)) })
-      }
-      return onSend === undefined ? { preValidation } : { preValidation, onSend }
+    return {
+      base: `/table/${table.name}`,
+      s: tableSchemas(table.data, limits),
+      doc: tableDocument(documentComponents(app.fastbase), table),
+      read: (summary: string, response: unknown) => ({ tags, summary, response: { 200: response, ...errorResponses } })
     }
-    const consumes = { consumes: ['application/json', FORM, 'multipart/form-data'] }
+  }
+  const parts = new Map([...tables.values()].map((table) => [table, shared(table)]))
 
-    // select and list take the same parameters as a query string (GET, which has no body) or as a
-    // body (POST: JSON or a form; validated, so always there). The read handlers are not async:
-    // a SQLite read answers at once and Fastify sends it with no promise (decision D109); Fastify
-    // catches what they throw as it catches a rejection.
+  // select and list take the same parameters as a query string (GET, which has no body) or as a
+  // body (POST: JSON or a form; validated, so always there). The read handlers are not async:
+  // a SQLite read answers at once and Fastify sends it with no promise (decision D109); Fastify
+  // catches what they throw as it catches a rejection.
+  for (const [table, { base, s, doc, read }] of parts) {
     const reads = [
       ['select', `Select ${table.name} records`, s.records, select, doc.select],
       ['list', `List ${table.name} records with the total`, s.list, list, doc.list]
@@ -128,28 +108,6 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
         return run(context(request, table, false), request.body)
       })
     }
-    app.post(`${base}/insert`, {
-      ...writeOptions(() => ['createRule']),
-      schema: { ...read(`Insert ${table.name} records`, s.records), ...doc.insert(), body: s.insertBody, ...consumes }
-    }, (request, reply) => {
-      inListOrder(reply, request.body.returning)
-      return insert(writeContext(request), request.body)
-    })
-    app.post(`${base}/update`, {
-      ...writeOptions(() => ['updateRule']),
-      schema: { ...read(`Update ${table.name} records`, s.records), ...doc.update(), body: s.updateBody, ...consumes }
-    }, async (request, reply) => {
-      inListOrder(reply, request.body.returning)
-      return await update(writeContext(request), request.body)
-    })
-    app.post(`${base}/delete`, {
-      ...writeOptions(() => ['deleteRule']),
-      schema: { ...read(`Delete ${table.name} records`, s.records), ...doc.delete(), body: s.deleteBody, consumes: ['application/json', FORM] }
-    }, async (request, reply) => {
-      inListOrder(reply, request.body.returning)
-      return await remove(writeContext(request), request.body)
-    })
-
     if (table.uid === undefined) continue
     app.get(`${base}/view/:id`, {
       schema: { ...read(`View one ${table.name} record`, s.record), ...doc.view(), params: IdParamsSchema, querystring: q.view }
@@ -157,19 +115,77 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
       inListOrder(reply, request.query.select)
       return view(context(request, table, false), request.params.id, request.query)
     })
-    app.post(`${base}/edit/:id`, {
-      ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
-      schema: { ...read(`Edit one ${table.name} record`, s.record), ...doc.edit(), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
-    }, (request, reply) => {
-      inListOrder(reply, request.query.returning)
-      return edit(writeContext(request), request.params.id, request.body ?? {}, request.query)
-    })
   }
 
-  // Anything else under /table/: an unknown table, or an unknown operation of a known one.
-  app.all('/table/:table/*', { schema: { hide: true, params: CatchAllParams } }, async (request) => {
-    const name = request.params.table
-    if (!tables.has(name)) throw errors.tableNotFound(name)
-    throw errors.routeNotFound(request.method, request.url.split('?')[0])
+  // The writes in a scope of their own, the only one with the multipart parser (plugins/files.ts):
+  // @fastify/multipart runs an async onResponse hook on every request of its scope, which reads
+  // then never pay for (decision D133).
+  await app.register(async (writes: TypeBoxApp) => {
+    await writes.register(filesPlugin)
+    for (const [table, { base, s, doc, read }] of parts) {
+      // Every table's writes take multipart bodies (`@jsonPayload` and plain fields, as teenybase
+      // clients send them to any table); only tables with file fields take file parts (plugins/files.ts).
+      // A caller refused whatever the body says hears 403 before the body is validated: a 400 listing
+      // required fields would describe a table it may not write. Multipart bodies are checked more
+      // strictly before a byte is stored (plugins/files.ts).
+      // The write's context is built once, here, after the file tracker it names, and its handler reads
+      // it back; a JSON body passes with no promise.
+      const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => {
+        const { track, readMultipart, onSend } = writes.fastbase.fileHooks(table, (request) => assertMayWrite(writeContext(request), rules(request)))
+        const preValidation = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+          let read: Promise<void> | undefined
+          try {
+            track?.(request)
+            const ctx = context(request, table, true)
+            request.tableWriteContext = ctx
+            assertMayTry(ctx, rules(request))
+            read = readMultipart(request)
+          } catch (error) {
+            done(thrownError(error))
+            return
+          }
+          if (read === undefined) done()
+          else read.then(() => { done() }, (error: unknown) => { done(thrownError(error)) })
+        }
+        return onSend === undefined ? { preValidation } : { preValidation, onSend }
+      }
+      const consumes = { consumes: ['application/json', FORM, 'multipart/form-data'] }
+      writes.post(`${base}/insert`, {
+        ...writeOptions(() => ['createRule']),
+        schema: { ...read(`Insert ${table.name} records`, s.records), ...doc.insert(), body: s.insertBody, ...consumes }
+      }, (request, reply) => {
+        inListOrder(reply, request.body.returning)
+        return insert(writeContext(request), request.body)
+      })
+      writes.post(`${base}/update`, {
+        ...writeOptions(() => ['updateRule']),
+        schema: { ...read(`Update ${table.name} records`, s.records), ...doc.update(), body: s.updateBody, ...consumes }
+      }, async (request, reply) => {
+        inListOrder(reply, request.body.returning)
+        return await update(writeContext(request), request.body)
+      })
+      writes.post(`${base}/delete`, {
+        ...writeOptions(() => ['deleteRule']),
+        schema: { ...read(`Delete ${table.name} records`, s.records), ...doc.delete(), body: s.deleteBody, consumes: ['application/json', FORM] }
+      }, async (request, reply) => {
+        inListOrder(reply, request.body.returning)
+        return await remove(writeContext(request), request.body)
+      })
+      if (table.uid === undefined) continue
+      writes.post(`${base}/edit/:id`, {
+        ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
+        schema: { ...read(`Edit one ${table.name} record`, s.record), ...doc.edit(), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
+      }, (request, reply) => {
+        inListOrder(reply, request.query.returning)
+        return edit(writeContext(request), request.params.id, request.body ?? {}, request.query)
+      })
+    }
+    // Anything else under /table/: an unknown table, or an unknown operation of a known one. Here, so
+    // that an upload to a misspelled table hears that the table is unknown, not that the body is.
+    writes.all('/table/:table/*', { schema: { hide: true, params: CatchAllParams } }, async (request) => {
+      const name = request.params.table
+      if (!tables.has(name)) throw errors.tableNotFound(name)
+      throw errors.routeNotFound(request.method, request.url.split('?')[0])
+    })
   })
 }
