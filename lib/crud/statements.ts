@@ -157,7 +157,7 @@ export function statementBatches (rows: Record<string, Knex.Raw>[]): Record<stri
 }
 
 export async function insertStatement (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], or: Conflict | undefined, columns: OutputColumn[]): Promise<Row[]> {
-  if (or === 'REPLACE') return await upsert(ctx, trx, rows, columns)
+  if (or === 'REPLACE') return await replaceOnConflict(ctx, trx, rows, columns)
   const capture = captureColumns(ctx)
   const all = capture.length === 0 ? columns : [...columns, ...capture]
   const names = Object.keys(rows[0])
@@ -211,15 +211,15 @@ export function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
 }
 
 /**
- * SQL-mode REPLACE (the developer's own SQL, no table rules: decision D19) = upsert on the conflicting
- * unique key: the row holding the key is updated with the other values, keeping its primary key, uid and
- * `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
+ * SQL-mode REPLACE (the developer's own SQL, no table rules: decision D19), an on-conflict replace on
+ * the conflicting unique key: the row holding the key is updated with the other values, keeping its
+ * primary key, uid and `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
  * PostgreSQL needs one conflict target per statement, so with several unique keys among the values each
  * row is first looked up on all of them (SQLite's own REPLACE would delete every row it meets instead):
  * the key it meets an existing row on is the target; a row meeting two different rows is a
  * unique-constraint 400, on both dialects.
  */
-async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], columns: OutputColumn[]): Promise<Row[]> {
+async function replaceOnConflict (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], columns: OutputColumn[]): Promise<Row[]> {
   const written = Object.keys(rows[0])
   const keys = uniqueKeys(ctx, written)
   if (keys.length === 0) throw errors.badRequest('or=REPLACE needs the values of a primary key or unique field to find the row to replace')
@@ -229,7 +229,7 @@ async function upsert (ctx: CrudContext, trx: Knex.Transaction, rows: Record<str
     // Which rows exist already decides each returned row's realtime action (insert or update).
     const keyCapture = capture.filter((c) => ctx.table.key.includes(c.field))
     const existing = capture.length === 0 ? undefined : await existingKeys(ctx, trx, batch, target, keyCapture)
-    const result = await runWriteQuery(trx, ctx.direct, upsertQuery(ctx, trx, batch, written, target, all))
+    const result = await runWriteQuery(trx, ctx.direct, onConflictQuery(ctx, trx, batch, written, target, all))
     if (existing !== undefined) {
       // In the order the rows were returned: one change per run of inserts or updates.
       const run: Row[] = []
@@ -257,7 +257,7 @@ export function matchCondition (ctx: CrudContext, row: Record<string, Knex.Raw>,
   return { sql: `(${sql})`, bindings }
 }
 
-/** The keys (as JSON of the decoded `keyCapture` columns) of the rows an upsert of `rows` on `target` would update. */
+/** The keys (as JSON of the decoded `keyCapture` columns) of the rows an on-conflict replace of `rows` on `target` would update. */
 async function existingKeys (ctx: CrudContext, trx: Knex.Transaction, rows: Record<string, Knex.Raw>[], target: string[], keyCapture: OutputColumn[]): Promise<Set<string>> {
   const matches = rows.map((row) => matchCondition(ctx, row, target))
   const list = keyCapture.map((c) => `${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`).join(', ')
@@ -275,7 +275,7 @@ export async function metKey (ctx: CrudContext, trx: Knex.Transaction, row: Reco
   return met.length === 0 ? undefined : keys[met[0]]
 }
 
-function upsertQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<string, Knex.Raw>[], written: string[], target: string[], columns: OutputColumn[]): Knex.QueryBuilder {
+function onConflictQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<string, Knex.Raw>[], written: string[], target: string[], columns: OutputColumn[]): Knex.QueryBuilder {
   const kept = keptColumns(ctx, target)
   const merged = written.filter((name) => !kept.has(name))
   const conflict = db(ctx.table.name).insert(rows).onConflict(target)
@@ -285,7 +285,7 @@ function upsertQuery (ctx: CrudContext, db: Knex.Transaction, rows: Record<strin
   return columns.length > 0 ? query.returning(selectList(db, ctx, columns)) : query
 }
 
-/** Columns an upsert never changes in the row it meets on `target`: its keys, uid and `created`. */
+/** Columns a REPLACE (either kind) never changes in the row it meets on `target`: its keys, uid and `created`. */
 export function keptColumns (ctx: CrudContext, target: string[]): Set<string | undefined> {
   return new Set([...ctx.table.key.map((f) => f.name), ctx.table.uid?.name, ctx.table.created?.name, ...target])
 }
