@@ -213,7 +213,8 @@ export function uniqueKeys (ctx: CrudContext, written: string[]): string[][] {
 /**
  * SQL-mode REPLACE (the developer's own SQL, no table rules: decision D19), an on-conflict replace on
  * the conflicting unique key: the row holding the key is updated with the other values, keeping its
- * primary key, uid and `created`. The table API's REPLACE is not this: it updates a met row through `update` (lib/crud/write.ts).
+ * primary key, uid and `created`. The table API's REPLACE is not this: it updates a met row through
+ * `update` (lib/crud/write.ts#upsert).
  * PostgreSQL needs one conflict target per statement, so with several unique keys among the values each
  * row is first looked up on all of them (SQLite's own REPLACE would delete every row it meets instead):
  * the key it meets an existing row on is the target; a row meeting two different rows is a
