@@ -37,9 +37,9 @@ export type { FastbaseOptions }
 
 /**
  * What fastbase adds to Fastify before its routes: error handling, schema compilers, cookies and rate
- * limits, request metrics, who the caller is, the API document (multipart bodies are parsed in the
- * table writes' own scope: routes/tables/index.ts). Each reads the sealed `app.fastbase` and adds
- * hooks, parsers or compilers only, so their order does not matter (test/app/app.test.ts registers
+ * limits, request metrics, the API document (multipart bodies are parsed in the table writes' own
+ * scope, routes/tables/index.ts; who the caller is, in the API prefix's scope after CORS). Each reads
+ * the sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter (test/app/app.test.ts registers
  * them in reverse); all of them come before any route.
  */
 export const REQUEST_PIPELINE: readonly PipelineStep[] = [
@@ -47,7 +47,6 @@ export const REQUEST_PIPELINE: readonly PipelineStep[] = [
   async (app) => { await app.register(validationPlugin) },
   async (app) => { await app.register(authPlugin) },
   async (app) => { await app.register(metricsPlugin) },
-  async (app) => { await app.register(authContextPlugin) },
   async (app, prefix) => { await app.register(docsPlugin, { prefix }) }
 ]
 
@@ -91,7 +90,7 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
   app.addHook('onClose', async () => { await lifecycle.close() })
   finishAnswers(edge, services.limits)
   requestLoggersOnFirstUse(app)
-  app.decorate('fastbase', sealed(app, services))
+  app.decorate('fastbase', sealed(services))
   const prefix = opts.prefix ?? '/api/v1'
   for (const step of pipeline) await step(app, prefix)
   const { metrics, config } = services
@@ -99,6 +98,8 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
   // Everything under the prefix in one scope, so CORS (when origins are listed) covers it all.
   await app.register(async (scope) => {
     await scope.register(corsPlugin, { origins: services.options.origins })
+    // Who the caller is, after CORS's hook (plugins/auth-context.ts).
+    await scope.register(authContextPlugin)
     // GET and POST <prefix>/realtime, unless realtime is off.
     if (services.realtime !== undefined) await scope.register(realtimeRoutes)
     await scope.register(api)
@@ -109,8 +110,8 @@ export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions
 }
 
 /** The kernel's services with the functions that know requests, frozen: `app.fastbase`. */
-function sealed (app: FastifyInstance, services: Readonly<KernelServices>): Fastbase {
-  const callerFrom = callerResolver(app, services)
+function sealed (services: Readonly<KernelServices>): Fastbase {
+  const callerFrom = callerResolver(services)
   const host = hostAuthentication(callerFrom, services.callers, new Set(services.auth.tables.keys()))
   // The declared type narrows the in-process API, the hooks and runAction per table and action (plugins/types.ts); the values are the kernel's.
   return Object.freeze({ ...services, callerFrom, authenticate: host.authenticate, callerOf: host.callerOf, fileHooks: fileHooksOf(services) }) as unknown as Fastbase

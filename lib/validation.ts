@@ -6,6 +6,7 @@ import { FormatRegistry, type TSchema } from '@sinclair/typebox'
 import { ValueErrorType, type ValueError, type ValueErrorIterator } from '@sinclair/typebox/errors'
 import { isDateText } from './values.js'
 import { addFieldError, errors, type FastbaseError, type FieldErrors } from './errors.js'
+import { isObject } from './plain.js'
 
 // Formats the record schemas use (TypeBox ships none).
 // Dot-separated domain labels that cannot contain dots: one way to match, so linear time on any
@@ -69,12 +70,31 @@ export function validationError (list: Issue[]): FastbaseError {
   return errors.validation(fields, root)
 }
 
-/** A Fastify validator: bodies are checked as sent; query strings and params are converted from text first. */
+/**
+ * A Fastify validator: bodies are checked as sent; query strings and params are converted from text
+ * first. Conversion only changes what fails the schema as sent (`limit=20` to a number), so a value
+ * that passes as sent is taken as it is, without TypeBox's conversion (a walk over schema and value
+ * per request, most of a plain read's validation cost: decision D134). The exception is a union
+ * that admits text and also a number, boolean or null: conversion may pick the other branch.
+ */
 export function compileValidator (schema: TSchema, coerce: boolean): (value: unknown) => { value?: unknown, error?: Array<{ instancePath: string, message: string }> } {
   const check = TypeCompiler.Compile(schema)
+  const convertAlways = coerce && convertsText(schema)
   return (input) => {
-    const value = coerce ? Value.Convert(schema, input) : input
+    const value = coerce && (convertAlways || !check.Check(input)) ? Value.Convert(schema, input) : input
     if (check.Check(value)) return { value }
     return { error: issues(check.Errors(value)).map((i) => ({ instancePath: i.path, message: i.message })) }
   }
+}
+
+const SCALARS = new Set(['number', 'integer', 'boolean', 'null'])
+
+/** Whether `schema` holds a union with a branch that takes text and one that takes a number, boolean or null. */
+export function convertsText (schema: unknown, depth = 0): boolean {
+  if (!isObject(schema) || depth > 32) return false
+  const branches = Array.isArray(schema.anyOf) ? schema.anyOf.filter(isObject) : []
+  const text = branches.some((b) => b.type === 'string' || b.type === undefined)
+  const other = branches.some((b) => SCALARS.has(String(b.type)) || (b.const !== undefined && typeof b.const !== 'string'))
+  if (text && other) return true
+  return Object.values(schema).some((v) => convertsText(v, depth + 1))
 }

@@ -6,10 +6,12 @@
 // The cookie authenticates an unsafe method only from the app's own or an allowed origin
 // (lib/auth/sessions/request-origin.ts), checked here, before any route reads a body or an upload part.
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { parseCookie } from 'cookie'
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { unverifiedClaims } from '../lib/auth/tokens/token-claims.js'
 import { ANONYMOUS, adminContext, type AdminRole, type AuthContext } from '../lib/auth-context.js'
 import { errors } from '../lib/errors.js'
+import { thrownError } from '../lib/thrown.js'
 import { userContext } from '../lib/auth/sessions/user-context.js'
 import type { AuthTable } from '../lib/auth/types.js'
 import type { KernelServices } from '../lib/kernel/index.js'
@@ -34,7 +36,7 @@ interface Claims { table?: AuthTable, payload: Record<string, unknown>, until: n
  * or 403 cross-origin). Built once per instance (app.ts), before `app.fastbase` is sealed: the hook
  * below and the host's `authenticate` share it and its cache of verified tokens.
  */
-export function callerResolver (app: FastifyInstance, services: Pick<KernelServices, 'options' | 'config' | 'auth' | 'executor'>): (request: FastifyRequest) => AuthContext | Promise<AuthContext> {
+export function callerResolver (services: Pick<KernelServices, 'options' | 'config' | 'auth' | 'executor'>): (request: FastifyRequest) => AuthContext | Promise<AuthContext> {
   const { options, config, auth, executor } = services
   const serviceToken = options.adminServiceToken
   const serviceDigest = serviceToken === undefined ? undefined : secretDigest(serviceToken)
@@ -54,7 +56,7 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
   }
 
   function cookieToken (request: FastifyRequest): string | undefined {
-    const cookie = cookieName === undefined || request.headers.cookie === undefined ? undefined : app.parseCookie(request.headers.cookie)[cookieName]
+    const cookie = cookieName === undefined || request.headers.cookie === undefined ? undefined : parseCookie(request.headers.cookie)[cookieName]
     return cookie === undefined || cookie === '' ? undefined : cookie
   }
 
@@ -131,29 +133,29 @@ export function callerResolver (app: FastifyInstance, services: Pick<KernelServi
   }
 }
 
-async function authContext (app: FastifyInstance): Promise<void> {
-  const { callerFrom } = app.fastbase
-  // Not async: most requests carry no token and need no promise. A refusal (401, cross-origin 403) is
-  // answered from preParsing, still before any body or upload is read, but after the API scope's own
-  // onRequest hooks: CORS's headers are then on the answer, so a page on a listed origin can read that
-  // its token was refused, not a network error (decision D121).
-  const refusals = new WeakMap<FastifyRequest, unknown>()
-  app.addHook('onRequest', (request, _reply, done) => {
+/**
+ * The onRequest hook that sets `request.fastbaseAuth`. Not async: most requests carry no token and
+ * need no promise. A refusal (401, cross-origin 403) is answered here, before any body or upload is read.
+ */
+export function identifyCaller (callerFrom: (request: FastifyRequest) => AuthContext | Promise<AuthContext>): onRequestHookHandler {
+  return (request, _reply, done) => {
     request.fastbaseAuth = ANONYMOUS
     let caller: AuthContext | Promise<AuthContext>
     try {
       caller = callerFrom(request)
     } catch (error) {
-      refusals.set(request, error)
-      return done()
+      return done(thrownError(error))
     }
     if (!(caller instanceof Promise)) return done()
-    caller.then((auth) => { request.fastbaseAuth = auth; done() }, (error: unknown) => { refusals.set(request, error); done() })
-  })
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    if (refusals.has(request)) return done(refusals.get(request) as Error)
-    done(null, payload)
-  })
+    caller.then((auth) => { request.fastbaseAuth = auth; done() }, (error: unknown) => { done(thrownError(error)) })
+  }
+}
+
+// Registered in the API prefix's scope after CORS (app.ts), so the hook runs after CORS's own and a
+// refusal carries CORS's headers: a page on a listed origin can read that its token was refused, not
+// a network error (decisions D121, D134).
+async function authContext (app: FastifyInstance): Promise<void> {
+  app.addHook('onRequest', identifyCaller(app.fastbase.callerFrom))
 }
 
 /**

@@ -1,16 +1,14 @@
-// What the auth routes and the auth-context hook need of Fastify: cookies (the auth cookie) and rate
-// limits, counted in the database when instances share it. The auth services themselves are the
-// kernel's (lib/kernel/auth.ts).
+// What the auth routes need of Fastify across fastbase's scope: rate limits, counted in the database
+// when instances share it (cookies are registered with the auth routes, the only ones that set them:
+// routes/auth/index.ts). The auth services themselves are the kernel's (lib/kernel/auth.ts).
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
-import cookiePlugin from './external/cookie.js'
 import rateLimitPlugin from './external/rate-limit.js'
 import { databaseRateLimitStore } from '../lib/auth/stores/rate-limit-store.js'
 import type {} from './types.js'
 
 async function auth (app: FastifyInstance): Promise<void> {
-  await app.register(cookiePlugin)
   const { config, dialect } = app.fastbase
   await app.register(rateLimitPlugin, config.rateLimit !== false && dialect.sharedByInstances ? { store: sharedRateLimits(app) } : {})
 }

@@ -12,6 +12,7 @@ import type {} from './types.js'
 import { packageVersion } from '../lib/package.js'
 import { documentComponents } from '../schemas/openapi/components.js'
 import { finishDocument } from '../schemas/openapi/finish.js'
+import { identifyCaller } from './auth-context.js'
 
 export interface DocsOptions {
   /** API prefix, e.g. `/api/v1`. Applied here: a fastify-plugin ignores Fastify's own `prefix`. */
@@ -54,8 +55,10 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
     }
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
-  // Listed in its own document, as teenybase's is (clients and its tests look for it there).
+  // Listed in its own document, as teenybase's is (clients and its tests look for it there). Outside
+  // the API routes' scope, it looks at credentials itself: a bad token is a 401 here too (D12, D134).
   app.get(`${prefix}/doc`, {
+    onRequest: identifyCaller(app.fastbase.callerFrom),
     schema: {
       tags: ['meta'],
       operationId: 'doc',

@@ -24,23 +24,35 @@ const CLASSES_PER_SHAPE = 16
 const MAX_HELD_BYTES = 16 * 1024 * 1024
 // A plan this long (a select of 100 long expressions) is built for its request and not kept.
 const MAX_PLAN_BYTES = 16 * 1024
-const shapes = new Map<string, Shape>()
+/**
+ * Shapes by table and caller kind (admin or not, rules applied or not), then by shape key: the key a
+ * hit looks up is the caller's shape key itself, never a longer string built per request (a
+ * constant key, as a read without parameters has, is then found without hashing or comparing text).
+ */
+const byKind = new WeakMap<TableDescriptor, Array<Map<string, Shape> | undefined>>()
+// Every kept shape, oldest first (Maps keep insertion order), with the map and key that hold it.
+const kept = new Map<Shape, { holder: Map<string, Shape>, key: string }>()
 let heldBytes = 0
-const tableIds = new WeakMap<TableDescriptor, number>()
-let nextTableId = 0
 
 /** The context a plan is built in: it carries the trace that records what the plan read. */
 export type PlanningContext = CrudContext & { trace: Trace }
+
+/** The shapes of this table for this caller's kind. */
+function shapesFor (ctx: CrudContext): Map<string, Shape> {
+  let kinds = byKind.get(ctx.table)
+  if (kinds === undefined) byKind.set(ctx.table, kinds = [])
+  const kind = (ctx.auth.superadmin ? 4 : ctx.auth.admin ? 2 : 0) + (ctx.applyRules ? 1 : 0)
+  return kinds[kind] ??= new Map()
+}
 
 /**
  * The plan for this caller: from the cache, or built now (by `build`, given a context that carries
  * the trace) and kept for its class. `bytesOf` is the SQL text a plan holds, which the cache bounds.
  */
 export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: PlanningContext) => P, bytesOf: (plan: P) => number): P {
-  let tableId = tableIds.get(ctx.table)
-  if (tableId === undefined) tableIds.set(ctx.table, tableId = nextTableId++)
-  const key = `${tableId}${ctx.auth.superadmin ? 'S' : ctx.auth.admin ? 'A' : 'U'}${ctx.applyRules ? 'R' : 'N'}${short(shapeKey, LONG_SHAPE)}`
-  const shape = shapes.get(key)
+  const holder = shapesFor(ctx)
+  const key = short(shapeKey, LONG_SHAPE)
+  const shape = holder.get(key)
   if (shape !== undefined) {
     // A shape whose plans read no global (trivial rules, an anonymous caller's public read) has one
     // class: its hit builds no globals object at all (decision D106).
@@ -67,15 +79,19 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   entry.plans.set(signature(entry.reads, globalsOf(ctx)), { plan, bytes })
   entry.bytes += bytes
   heldBytes += bytes
-  if (shape !== undefined && shape !== entry) heldBytes -= shape.bytes
-  shapes.delete(key)
-  shapes.set(key, entry)
-  while (shapes.size > MAX_SHAPES || heldBytes > MAX_HELD_BYTES) {
-    const first = shapes.entries().next()
+  if (shape !== undefined) {
+    if (shape !== entry) heldBytes -= shape.bytes
+    kept.delete(shape)
+  }
+  holder.set(key, entry)
+  kept.set(entry, { holder, key })
+  while (kept.size > MAX_SHAPES || heldBytes > MAX_HELD_BYTES) {
+    const first = kept.entries().next()
     if (first.done === true) break
-    const [oldestKey, oldest] = first.value
+    const [oldest, at] = first.value
     heldBytes -= oldest.bytes
-    shapes.delete(oldestKey)
+    kept.delete(oldest)
+    at.holder.delete(at.key)
   }
   return plan
 }
@@ -85,7 +101,7 @@ export const planCacheCounts = { hits: 0, misses: 0 }
 
 /** What the cache holds now (for tests and diagnostics). */
 export function planCacheSize (): { shapes: number, bytes: number } {
-  return { shapes: shapes.size, bytes: heldBytes }
+  return { shapes: kept.size, bytes: heldBytes }
 }
 
 function signature (reads: Map<string, boolean>, globals: Record<string, unknown>): string {

@@ -53,7 +53,7 @@ export interface ReadPlan {
 /** Builds the Knex queries of a plan for the caller in `ctx` (which carries the trace). */
 export type PlanBuilder = (ctx: CrudContext, prepare: (query: Knex.QueryBuilder, options?: PrepareOptions) => PlannedStatement) => ReadPlan
 
-export interface PrepareOptions extends Pick<Statement, 'planEachRun' | 'offThread'> {
+export interface PrepareOptions extends Pick<Statement, 'planEachRun' | 'offThread' | 'oneRow'> {
   /** Wraps the statement's text (an EXPLAIN for an estimate). */
   wrap?: (sql: string) => string
 }
@@ -64,13 +64,14 @@ const noWrap = (sql: string): string => sql
 export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder): ReadPlan {
   return cachedPlan(ctx, shapeKey, (c) => {
     const trace = c.trace
-    const prepare = (query: Knex.QueryBuilder, { wrap = noWrap, planEachRun, offThread }: PrepareOptions = {}): PlannedStatement => {
+    const prepare = (query: Knex.QueryBuilder, { wrap = noWrap, planEachRun, offThread, oneRow }: PrepareOptions = {}): PlannedStatement => {
       const { statement, bindings } = compileStatement(query)
       const wrapped: Statement = { sql: wrap(statement.sql), native: wrap(statement.native) }
       // A plan for each run's values beats the generic one only when there are values: a statement
       // without any (a count under a trivial rule) is planned once, named (decision D107).
       if (planEachRun === true && (bindings.length > 0 || wrap !== noWrap)) wrapped.planEachRun = true
       if (offThread === true) wrapped.offThread = true
+      if (oneRow === true) wrapped.oneRow = true
       return { statement: wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
     }
     const plan = build(c, prepare)

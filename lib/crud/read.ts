@@ -216,8 +216,15 @@ function expandedPage (ctx: CrudContext, p: MatchingPlan, params: ReadParams, of
   return ordered(joinScores(db.from(ctx.table.name).select(selectList(db, ctx, p.columns)).whereIn(ctx.table.key.map((f) => `${ctx.table.name}.${f.name}`), pageKeys), p), p)
 }
 
+/** What of `params` decides the SQL text. Without parameters, the operation's name: a constant, found at once (plan-cache.ts). */
 function shapeOf (op: string, params: ReadParams): string {
+  if (!hasKeys(params)) return op
   return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset, op === 'list' && params.estimateTotal === true])
+}
+
+function hasKeys (params: object): boolean {
+  for (const _ in params) return true
+  return false
 }
 
 function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): MaybePromise<Row[]> {
@@ -372,7 +379,7 @@ export function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'se
     const columns = outputColumns(c, 'select', params.select)
     if (condition === false) return { columns }
     const db = c.db
-    return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true }), { offThread: c.budget.costly }) }
+    return { columns, items: prepare(applyCondition(db.from(c.table.name).select(selectList(db, c, columns)), condition).limit(1, { skipBinding: true }), { offThread: c.budget.costly, oneRow: true }) }
   })
   return andThen(rowsOf(ctx, plan, plan.items, value), (rows) => {
     if (rows.length === 0) throw errors.recordNotFound()

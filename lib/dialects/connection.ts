@@ -22,6 +22,8 @@ export interface Statement {
    * loop, and every other request, never waits for it.
    */
   offThread?: boolean
+  /** It answers one row at most (`LIMIT 1`): SQLite takes that row without a second step (decision D134). */
+  oneRow?: boolean
 }
 
 /**

@@ -95,7 +95,12 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     read (statement, bindings) {
       if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
       const db = idleWriter() ?? reader?.()
-      return db === undefined ? undefined : db.prepare<unknown[], Row>(statement.native).all(...bindings)
+      if (db === undefined) return undefined
+      const prepared = db.prepare<unknown[], Row>(statement.native)
+      if (statement.oneRow !== true) return prepared.all(...bindings)
+      // A read only: `get` leaves the statement unfinished, which a write must not (decision D83).
+      const row = prepared.get(...bindings)
+      return row === undefined ? [] : [row]
     },
     write (sql, bindings, span) {
       const db = idleWriter()

@@ -1,4 +1,5 @@
-// @fastify/cookie, for the auth cookie (routes/auth/kit.ts sets it, plugins/auth-context.ts reads it).
+// @fastify/cookie, for the cookies the auth routes set (routes/auth/kit.ts, the OAuth state) and read;
+// plugins/auth-context.ts reads the auth cookie with the `cookie` package @fastify/cookie is built on.
 // A host app may have registered it already: a second registration in one app is an error, and the
 // host's serves fastbase as well.
 import fp from 'fastify-plugin'

@@ -20,8 +20,11 @@ import { authDocument, otpMfaDocument } from './document.js'
 import { otpRoutes } from './otp-routes.js'
 import { mfaRoutes } from './mfa-routes.js'
 import { authTablesFor } from '../../lib/internal/tables.js'
+import cookiePlugin from '../../plugins/external/cookie.js'
 
 export default async function authRoutes (app: TypeBoxApp): Promise<void> {
+  // Only these routes set cookies: @fastify/cookie's onSend hook runs for them alone (decision D134).
+  await app.register(cookiePlugin)
   const { auth } = app.fastbase
   const limited = () => {
     const limit = auth.rateLimit()

@@ -11,6 +11,7 @@ import panelRoutes from '../../routes/panel.js'
 import type { Fastbase } from '../../plugins/types.js'
 import { sendError } from '../../plugins/errors.js'
 import { FastbaseError } from '../../lib/errors.js'
+import { ANONYMOUS } from '../../lib/auth-context.js'
 
 const prefix = '/api/v1'
 
@@ -32,7 +33,9 @@ async function build (t: Test) {
   const fastbase = {
     config: { appName: 'x', tables: [], jwtSecret: 's', appUrl: 'http://l' },
     dialect: { name: 'sqlite' },
-    db
+    db,
+    // Who calls: anonymous always (the document's own route asks, plugins/auth-context.ts#identifyCaller).
+    callerFrom: () => ANONYMOUS
   } as unknown as Fastbase
   app.decorate('fastbase', fastbase)
   // fastbase's rendering of its errors (the errors plugin needs the whole app).

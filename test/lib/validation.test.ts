@@ -1,0 +1,45 @@
+// lib/validation.ts: what the request validators let through and how they convert query text. A
+// value that passes as sent is taken as sent; only what fails is converted (decision D134).
+import t from 'tap'
+import { Type } from '@sinclair/typebox'
+import { compileValidator, convertsText } from '../../lib/validation.js'
+import { querySchemas, IdParamsSchema } from '../../schemas/http/tables.js'
+import { DEFAULT_LIMITS } from '../../lib/limits.js'
+
+t.test('query text: converted where the schema needs it, kept as sent where it already passes', async (t) => {
+  const read = compileValidator(querySchemas(DEFAULT_LIMITS).read, true)
+  const input = { limit: '20', order: '-id', distinct: 'true' }
+  t.same(read(input), { value: { limit: 20, order: '-id', distinct: true } }, 'numbers and booleans come from text')
+  const plain = { order: '-id', select: ['id', 'title'] }
+  const answer = read(plain)
+  t.equal(answer.value, plain, 'a value that passes as sent is the same object, not a converted copy')
+  t.same(read({ limit: 'ten' }).error?.map((e) => e.instancePath), ['/limit'], 'text that cannot be a number is refused')
+  t.same(read({ limit: '-1' }).error?.map((e) => e.instancePath), ['/limit'], 'a converted value is still checked')
+  const id = compileValidator(IdParamsSchema, true)
+  t.same(id({ id: '5000' }), { value: { id: '5000' } })
+  t.same(id({ id: '' }).error?.map((e) => e.instancePath), ['/id'])
+})
+
+t.test('bodies are checked as sent, never converted', async (t) => {
+  const body = compileValidator(Type.Object({ n: Type.Integer() }), false)
+  t.same(body({ n: 3 }), { value: { n: 3 } })
+  t.same(body({ n: '3' }).error?.map((e) => e.instancePath), ['/n'], 'a number sent as text is an error in a body')
+})
+
+t.test('a union that admits text and a number is converted even when the text passes', async (t) => {
+  const schema = Type.Object({ v: Type.Union([Type.Integer(), Type.String()]) })
+  t.equal(convertsText(schema), true)
+  t.same(compileValidator(schema, true)({ v: '5' }), { value: { v: 5 } }, 'as TypeBox converts it: the first branch that takes it')
+  t.same(compileValidator(schema, true)({ v: 'five' }), { value: { v: 'five' } })
+  t.equal(convertsText(Type.Object({ v: Type.Union([Type.Literal(1), Type.Literal('one')]) })), true, 'a numeric literal beside text')
+  t.equal(convertsText(Type.Object({ v: Type.Array(Type.Union([Type.Null(), Type.String()])) })), true, 'found at any depth')
+})
+
+t.test('the read schemas hold no such union: their passing values are never converted', async (t) => {
+  const q = querySchemas(DEFAULT_LIMITS)
+  t.equal(convertsText(q.read), false)
+  t.equal(convertsText(q.view), false)
+  t.equal(convertsText(q.edit), false)
+  t.equal(convertsText(IdParamsSchema), false)
+  t.equal(convertsText(Type.Object({ v: Type.Union([Type.String(), Type.Array(Type.String())]) })), false, 'text or a list of text')
+})
