@@ -10,12 +10,8 @@ import type { DatabaseSettings } from '../../schemas/config.js'
 const config: DatabaseSettings = {
   jwtSecret: 'hook-scope-secret',
   appUrl: 'http://127.0.0.1',
-  tables: [{
-    name: 'notes',
-    autoSetUid: true,
-    fields: [...baseFields, { name: 'body', type: 'text', sqlType: 'text' }],
-    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'true', deleteRule: 'true' }]
-  }]
+  // Public reads, writes by no one: a read's wrapping is what is looked at.
+  tables: [{ name: 'notes', autoSetUid: true, fields: [...baseFields, { name: 'body', type: 'text', sqlType: 'text' }], extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true' }] }]
 }
 
 /** The hooks printRoutes lists under the route `path` (GET), by kind. */
