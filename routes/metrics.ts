@@ -15,8 +15,9 @@ export interface MetricsRouteOptions {
 
 const metricsRoutes: FastifyPluginAsync<MetricsRouteOptions> = async (app, { metrics, settings }) => {
   const token = secretDigest(settings.token)
-  // externalCredential: the bearer token is the scraper's, not a user's: the auth context leaves it alone.
-  app.get(settings.path ?? DEFAULT_METRICS_PATH, { schema: { hide: true }, config: { externalCredential: true } }, async (request, reply) => {
+  // Outside the API prefix's scope, where no hook reads credentials (decision D134): the bearer token
+  // is the scraper's, checked here alone.
+  app.get(settings.path ?? DEFAULT_METRICS_PATH, { schema: { hide: true } }, async (request, reply) => {
     const header = request.headers.authorization
     const given = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined
     if (given === undefined || !matchesDigest(given, token)) {
