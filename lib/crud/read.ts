@@ -229,10 +229,22 @@ function hasKeys (params: object): boolean {
 
 function rowsOf (ctx: CrudContext, plan: ReadPlan, planned: PlannedStatement | undefined, id?: string | number): MaybePromise<Row[]> {
   if (planned === undefined) return []
-  // The driver's rows hold the answer's keys in the answer's order (the select list names them):
-  // columns read as they are need no second object per row (decision D108).
-  if (plan.asIs === true) return runPlanned(ctx, planned, id)
-  return andThen(runPlanned(ctx, planned, id), (rows) => rows.map((row) => decodeRow(ctx, plan.columns, row)))
+  return andThen(runPlanned(ctx, planned, id), (rows) => decoded(ctx, plan, rows))
+}
+
+/**
+ * The driver's rows hold the answer's keys in the answer's order (the select list names them):
+ * columns read as they are need no second object per row (decision D108).
+ */
+function decoded (ctx: CrudContext, plan: ReadPlan, rows: Row[]): Row[] {
+  return plan.asIs === true ? rows : rows.map((row) => decodeRow(ctx, plan.columns, row))
+}
+
+/** A page whose total may be kept, read with the data version in one read transaction where the runner can (decision D135). */
+function versionedPage (ctx: CrudContext, plan: ReadPlan, page: PlannedStatement): { items: Row[], version: string } | undefined {
+  if (plan.totalKept !== true || ctx.db.isTransaction === true) return undefined
+  const read = ctx.direct?.readVersioned?.(page.statement, fillSlots(ctx, page.bindings))
+  return read === undefined ? undefined : { items: decoded(ctx, plan, read.rows), version: read.version }
 }
 
 // select, list and view answer at once when the database does (SQLite), without a promise
@@ -275,8 +287,9 @@ export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ item
   })
   if (plan.items === undefined || plan.total === undefined) return { items: [], total: params.skipTotal === true ? -1 : 0 }
   if (params.skipTotal === true) return andThen(rowsOf(ctx, plan, plan.items), (items) => ({ items, total: -1 }))
-  const items = rowsOf(ctx, plan, plan.items)
-  const total = totalOf(ctx, plan, plan.total)
+  const page = versionedPage(ctx, plan, plan.items)
+  const items = page?.items ?? rowsOf(ctx, plan, plan.items)
+  const total = totalOf(ctx, plan, plan.total, page?.version)
   if (!(items instanceof Promise) && !(total instanceof Promise)) return { items, total }
   return Promise.all([items, total]).then(([rows, count]) => ({ items: rows, total: count }))
 }
@@ -355,12 +368,13 @@ function countedOf (rows: Row[]): Counted {
 }
 
 /** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
-function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement): MaybePromise<number> {
+/** The list's total; `version`, the data version its page was read at, when it was read with it. */
+function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement, version?: string): MaybePromise<number> {
   const exact = (): MaybePromise<number> => {
     const values = fillSlots(ctx, total.bindings)
     const count = (): MaybePromise<Counted> => andThen(runFilled(ctx, total, values), countedOf)
     if (plan.totalKept !== true) return andThen(count(), (counted) => counted.total)
-    return keptTotal(ctx, total, values, count, plan.carry)
+    return keptTotal(ctx, total, values, count, plan.carry, version)
   }
   const estimator = ctx.dialect.rowEstimate
   if (plan.estimate === undefined || estimator === undefined) return exact()

@@ -56,8 +56,8 @@ export const totalCacheCounts = { hits: 0, misses: 0, carried: 0 }
  * data version is unchanged, carried across known writes, else counted now (and kept). `statement`
  * is the plan's, kept with it (plan-cache.ts), so its identity names its SQL text.
  */
-export function keptTotal (ctx: CrudContext, statement: object, values: readonly Binding[], count: () => MaybePromise<Counted>, carry?: Carry): MaybePromise<number> {
-  const version = ctx.db.isTransaction === true ? undefined : ctx.direct?.dataVersion?.()
+export function keptTotal (ctx: CrudContext, statement: object, values: readonly Binding[], count: () => MaybePromise<Counted>, carry?: Carry, known?: string): MaybePromise<number> {
+  const version = known ?? (ctx.db.isTransaction === true ? undefined : ctx.direct?.dataVersion?.())
   if (version === undefined) return andThen(count(), (counted) => counted.total)
   let id = statementIds.get(statement)
   if (id === undefined) statementIds.set(statement, id = nextStatementId++)

@@ -47,6 +47,12 @@ export interface DirectRunner {
    */
   dataVersion?: () => string | Promise<string> | undefined
   /**
+   * `read` and then `dataVersion` in one read transaction, where the runner can now (SQLite's idle
+   * writer): the rows are of the version answered, and the version costs no second lock (decision
+   * D135). undefined otherwise; the caller then reads and asks apart.
+   */
+  readVersioned?: (statement: Statement, bindings: readonly unknown[]) => { rows: Row[], version: string } | undefined
+  /**
    * Pool connections the runner holds idle between its statements, and its statements waiting for
    * one (PostgreSQL's lease): the pool counts the first as used and never sees the second.
    */

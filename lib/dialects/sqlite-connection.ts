@@ -121,9 +121,29 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
     // with any schema change. Outside transactions only: inside one the writer counts uncommitted rows.
     dataVersion () {
       const db = idleWriter()
-      const row = db?.prepare<[], { c: number, d: number, s: number }>(DATA_VERSION).get()
-      return row === undefined ? undefined : `${writerEpoch}:${row.c}:${row.d}:${row.s}`
+      return db === undefined ? undefined : versionOn(db)
+    },
+    // BEGIN takes no lock; the read takes the one both statements then share (a lone statement takes
+    // and drops its own, two file-lock calls on WAL's shared memory), and COMMIT drops it. Nothing can
+    // run on the writer in between: better-sqlite3 runs all four synchronously.
+    readVersioned (statement, bindings) {
+      if (statement.offThread === true && readers !== undefined) return undefined
+      const db = idleWriter()
+      if (db === undefined) return undefined
+      db.prepare(BEGIN).run()
+      try {
+        const rows = db.prepare<unknown[], Row>(statement.native).all(...bindings)
+        const version = versionOn(db)
+        return version === undefined ? undefined : { rows, version }
+      } finally {
+        db.prepare(COMMIT).run()
+      }
     }
+  }
+  /** The writer's data version (Dialect#writesBetween reads its parts). */
+  function versionOn (db: SqliteDatabase): string | undefined {
+    const row = db.prepare<[], { c: number, d: number, s: number }>(DATA_VERSION).get()
+    return row === undefined ? undefined : `${writerEpoch}:${row.c}:${row.d}:${row.s}`
   }
   return {
     knex,
@@ -139,6 +159,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
 }
 
 const TOTAL_CHANGES = 'SELECT total_changes()'
+const BEGIN = 'BEGIN'
+const COMMIT = 'COMMIT'
 // The writer's epoch, then these three, joined by colons (Dialect#writesBetween reads them).
 const DATA_VERSION = 'SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version) AS d, (SELECT schema_version FROM pragma_schema_version) AS s'
 

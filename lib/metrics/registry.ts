@@ -140,11 +140,12 @@ export function createMetrics (sources: MetricSources): Metrics {
       latency.observe({ route, method }, seconds)
       if (status === 429) refusals.inc({ route })
     },
-    // The runner's other members (held, dataVersion) pass through as they are.
+    // The runner's other members (held, dataVersion) pass through as they are; its reads are timed.
     timedRunner: (runner) => ({
       ...runner,
       read: (statement, bindings) => timed(statement.native, () => runner.read(statement, bindings)),
-      write: (sql, bindings, span) => timed(sql, () => runner.write(sql, bindings, span))
+      write: (sql, bindings, span) => timed(sql, () => runner.write(sql, bindings, span)),
+      readVersioned: runner.readVersioned === undefined ? undefined : (statement, bindings) => timed(statement.native, () => runner.readVersioned?.(statement, bindings))
     })
   }
 }
