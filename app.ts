@@ -39,8 +39,8 @@ export type { FastbaseOptions }
  * What fastbase adds to Fastify before its routes: error handling, schema compilers, cookies and rate
  * limits, request metrics, the API document (multipart bodies are parsed in the table writes' own
  * scope, routes/tables/index.ts; who the caller is, in the API prefix's scope after CORS). Each reads
- * the sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter (test/app/app.test.ts registers
- * them in reverse); all of them come before any route.
+ * the sealed `app.fastbase` and adds hooks, parsers or compilers only, so their order does not matter
+ * (test/app/app.test.ts registers them in reverse); all of them come before any route.
  */
 export const REQUEST_PIPELINE: readonly PipelineStep[] = [
   async (app) => { await app.register(errorsPlugin) },

@@ -56,7 +56,7 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
   })
   await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
   // Listed in its own document, as teenybase's is (clients and its tests look for it there). Outside
-  // the API routes' scope, it looks at credentials itself: a bad token is a 401 here too (D12, D134).
+  // the API routes' scope, it looks at credentials itself: a bad token is a 401 here too (decisions D12, D134).
   app.get(`${prefix}/doc`, {
     onRequest: identifyCaller(app.fastbase.callerFrom),
     schema: {

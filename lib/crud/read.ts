@@ -367,8 +367,10 @@ function countedOf (rows: Row[]): Counted {
   return { total: Number(rows[0].total), version: typeof version === 'string' ? version : undefined }
 }
 
-/** The exact count, or with an estimate planned, the estimate when it is large enough to be worth it. */
-/** The list's total; `version`, the data version its page was read at, when it was read with it. */
+/**
+ * The exact count, or with an estimate planned, the estimate when it is large enough to be worth it.
+ * `version`: the data version the page was read at, when it was read with it (decision D135).
+ */
 function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement, version?: string): MaybePromise<number> {
   const exact = (): MaybePromise<number> => {
     const values = fillSlots(ctx, total.bindings)
