@@ -5,14 +5,14 @@
 import fp from 'fastify-plugin'
 import { Type } from '@sinclair/typebox'
 import swagger, { type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyPluginAsync, FastifySchema } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifySchema } from 'fastify'
 // The `app.fastbase` declaration.
 import type {} from './types.js'
 import { packageVersion } from '../lib/package.js'
 import { documentComponents } from '../schemas/openapi/components.js'
 import { finishDocument } from '../schemas/openapi/finish.js'
 import { identifyCaller } from './auth-context.js'
+import { lazyRoutes } from './lazy-routes.js'
 
 export interface DocsOptions {
   /** API prefix, e.g. `/api/v1`. Applied here: a fastify-plugin ignores Fastify's own `prefix`. */
@@ -54,7 +54,12 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
       return finishDocument(doc, { prefix, config, components: documentComponents(fb), version: packageVersion })
     }
   })
-  await app.register(swaggerUi, { routePrefix: `${prefix}/doc/ui` })
+  // Swagger UI, loaded on its first visit (plugins/lazy-routes.ts, decision D136).
+  const ui = `${prefix}/doc/ui`
+  lazyRoutes(app, [ui, `${ui}/*`], async (inner) => {
+    await inner.register(documentOf(app))
+    await inner.register((await import('@fastify/swagger-ui')).default, { routePrefix: ui })
+  })
   // Listed in its own document, as teenybase's is (clients and its tests look for it there). Outside
   // the API routes' scope, it looks at credentials itself: a bad token is a 401 here too (decisions D12, D134).
   app.get(`${prefix}/doc`, {
@@ -68,6 +73,16 @@ const docs: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
       response: { 200: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) }
     }
   }, async () => app.swagger())
+}
+
+/**
+ * The explorer's instance shows this app's document: @fastify/swagger-ui asks for a plugin of
+ * @fastify/swagger's name and reads the document through its `swagger` decorator.
+ */
+function documentOf (app: FastifyInstance) {
+  return fp(async (inner: FastifyInstance) => {
+    inner.decorate('swagger', app.swagger.bind(app))
+  }, { name: '@fastify/swagger' })
 }
 
 /**

@@ -4,9 +4,9 @@
 // as code even if a rendering bug let it through.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync } from 'fastify'
 import { packageRoot } from '../lib/package.js'
+import { lazyRoutes } from '../plugins/lazy-routes.js'
 
 export interface PanelOptions {
   /** Where the panel is served (default `/panel`). */
@@ -43,26 +43,23 @@ const panel: FastifyPluginAsync<PanelOptions> = async (app, opts) => {
   const index = readFileSync(join(root, 'index.html'), 'utf8')
     .replace('<meta name="fastbase-api" content="/api/v1">', `<meta name="fastbase-api" content="${apiPrefix.replace(/[^\w/.-]/g, '')}">`)
 
-  await app.register(fastifyStatic, {
-    root,
+  // The files, by @fastify/static, loaded on the panel's first visit (plugins/lazy-routes.ts, decision D136).
+  lazyRoutes(app, [path, `${path}/*`], async (inner) => {
+    const { default: fastifyStatic } = await import('@fastify/static')
+    const setHeaders = (res: { setHeader: (name: string, value: string) => void }): void => { for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value) }
     // Without the trailing slash @fastify/static adds one and, with `redirect`, sends /panel there.
-    prefix: path,
-    redirect: true,
-    index: false,
-    cacheControl: false,
-    setHeaders: (res) => { for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value) },
-    // Other plugins (file downloads) may decorate the reply with sendFile; this one needs none.
-    decorateReply: false
-  })
-  // The built fastbase/client, which the panel's own calls go through (panel/api.js).
-  await app.register(fastifyStatic, {
-    root: join(packageRoot, 'dist', 'lib', 'client'),
-    prefix: `${path}/client`,
-    index: false,
-    cacheControl: false,
-    allowedPath: (file) => file.endsWith('.js'),
-    setHeaders: (res) => { for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value) },
-    decorateReply: false
+    await inner.register(fastifyStatic, { root, prefix: path, redirect: true, index: false, cacheControl: false, setHeaders })
+    // The built fastbase/client, which the panel's own calls go through (panel/api.js).
+    await inner.register(fastifyStatic, {
+      root: join(packageRoot, 'dist', 'lib', 'client'),
+      prefix: `${path}/client`,
+      index: false,
+      cacheControl: false,
+      allowedPath: (file) => file.endsWith('.js'),
+      setHeaders,
+      // One instance, two roots: the first decorates the reply.
+      decorateReply: false
+    })
   })
   app.get(`${path}/`, { schema: { hide: true } }, async (_request, reply) => {
     return await reply.headers(SECURITY_HEADERS).type('text/html; charset=utf-8').send(index)
