@@ -5,10 +5,11 @@
 // start, and the plugins live in a Fastify instance of their own, built on the first request and
 // asked with `inject` from then on. Each answer is then sent as the app's own, through its hooks
 // (request id, metrics, slow-answer log), and a path the inner instance does not know gets the
-// app's standard 404 body. The files are small (the largest, Swagger UI's bundle, is 1.5 MB), so an
-// answer held in memory whole costs what streaming it would.
+// app's standard 404 body. An answer is held whole while it is sent (the largest, Swagger UI's bundle,
+// is 1.5 MB), in one Buffer per file content that all its answers share (lib/shared-bodies.ts).
 import Fastify, { LogController, type FastifyInstance, type LightMyRequestResponse } from 'fastify'
 import { errors } from '../lib/errors.js'
+import { SharedBodies } from '../lib/shared-bodies.js'
 
 /** Headers of the inner answer that the outer reply sets for itself. */
 const OWN_HEADERS = new Set(['content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding'])
@@ -22,6 +23,7 @@ const BODY_HEADERS = new Set(['content-length', 'transfer-encoding', 'content-ty
  */
 export function lazyRoutes (app: FastifyInstance, urls: readonly string[], build: (inner: FastifyInstance) => Promise<void>): void {
   let inner: Promise<FastifyInstance> | undefined
+  const bodies = new SharedBodies()
   const ready = async (): Promise<FastifyInstance> => await (inner ??= made(app, build).catch((error: unknown) => {
     inner = undefined
     throw error
@@ -38,7 +40,7 @@ export function lazyRoutes (app: FastifyInstance, urls: readonly string[], build
       for (const [name, value] of Object.entries(answer.headers)) {
         if (value !== undefined && !OWN_HEADERS.has(name)) reply.header(name, value)
       }
-      return await reply.code(answer.statusCode).send(answer.rawPayload)
+      return await reply.code(answer.statusCode).send(bodies.of(answer.headers.etag, answer.rawPayload))
     })
   }
 }
