@@ -17,9 +17,9 @@ const OWN_HEADERS = new Set(['content-length', 'date', 'connection', 'keep-alive
 const BODY_HEADERS = new Set(['content-length', 'transfer-encoding', 'content-type'])
 
 /**
- * GET (and so HEAD) routes at `urls` on `app`, answered by the instance `build` fills with routes
- * at the same paths (under `app`'s prefix in both), made on the first request and closed with `app`. A build that fails is tried
- * again on the next request.
+ * GET (and so HEAD) routes at `urls` on `app`, answered by the instance `build` fills with routes at
+ * the same paths (under `app`'s prefix in both), made on the first request and closed with `app`. A
+ * build that fails is tried again on the next request.
  */
 export function lazyRoutes (app: FastifyInstance, urls: readonly string[], build: (inner: FastifyInstance) => Promise<void>): void {
   let inner: Promise<FastifyInstance> | undefined

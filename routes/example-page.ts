@@ -3,7 +3,7 @@
 // the bundled example (`npm start` with no config), never for a project of one's own (decision D130).
 // The page imports the built client from `/client/` here, not the panel's copy, which moves or goes
 // with the panel's own setting (`panelPrefix`).
-import { readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join, sep } from 'node:path'
 import type { FastifyPluginAsync } from 'fastify'
 import { packageRoot } from '../lib/package.js'
@@ -34,6 +34,7 @@ const examplePage: FastifyPluginAsync = async (app) => {
   const scripts = (name: string): boolean => !name.endsWith('.d.ts') && !name.endsWith('.map')
   // A route per file that exists, so every other path keeps fastbase's 404; the files are served by
   // @fastify/static, loaded on the first visit (plugins/lazy-routes.ts, decision D136).
+  for (const dir of [page, client]) if (!existsSync(dir)) app.log.warn(`fastbase: ${dir} is missing, so the example page's files there are not served`)
   const urls = ['/', ...filesIn(page).map((file) => `/${file}`), ...filesIn(client).filter(scripts).map((file) => `/client/${file}`)]
   lazyRoutes(app, urls, async (inner) => {
     const { default: fastifyStatic } = await import('@fastify/static')
@@ -44,8 +45,9 @@ const examplePage: FastifyPluginAsync = async (app) => {
   })
 }
 
-/** The files under `dir`, as URL paths relative to it. */
+/** The files under `dir`, as URL paths relative to it (none when it is missing). */
 function filesIn (dir: string): string[] {
+  if (!existsSync(dir)) return []
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => statSync(join(dir, file)).isFile())
     .map((file) => file.split(sep).join('/'))
