@@ -2,6 +2,7 @@
 // (forked by run.mjs) so that the load generator never shares an event loop with it.
 
 import { PerformanceObserver } from 'node:perf_hooks'
+import { optimizeFromNowOn } from '../dist/lib/cli/optimizer.js'
 
 // The time this process has spent in garbage collection (main-thread pauses, as V8 reports them):
 // part of its CPU time, reported beside it so that what a build allocates shows on its own.
@@ -21,13 +22,15 @@ function usage () {
 }
 
 /**
- * Listens on a free loopback port and tells the parent `{ type: 'ready', port, startupMs, rss }`.
+ * Listens on a free loopback port, turns V8's optimizer on, and tells the parent `{ type: 'ready', port, startupMs, rss }`.
  * Afterwards answers `{ type: 'usage', id }` with `usage()` (sampled under load by the parent, and
  * read before and after a run to give the server's CPU time per request), and closes when the
  * parent disconnects (exits, or kills the channel).
  */
 export async function serveOverIpc (app, startupMs) {
   await app.listen({ host: '127.0.0.1', port: 0 })
+  // As scripts/start.mjs does once it listens, for the `--no-opt` of npm start's flags (decision D137).
+  optimizeFromNowOn()
   process.on('message', (message) => {
     // A sample asked for just before the parent hung up has no one to go to.
     if (message?.type === 'usage' && process.connected) process.send({ type: 'usage', id: message.id, usage: usage() })

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import Database from 'better-sqlite3'
+import { optimizeFromNowOn } from '../dist/lib/cli/optimizer.js'
 
 const [settle, ...packages] = process.argv.slice(2)
 for (const name of packages) await import(name)
@@ -11,6 +12,8 @@ const db = new Database(':memory:')
 const app = Fastify()
 app.get('/', async () => db.prepare('SELECT 1 AS one').get())
 await app.listen({ port: 0, host: '127.0.0.1' })
+// As scripts/start.mjs does once it listens, for the `--no-opt` of npm start's flags (decision D137).
+optimizeFromNowOn()
 await app.inject({ url: '/' })
 await sleep(Number(settle) * 1000)
 const status = readFileSync('/proc/self/status', 'utf8')

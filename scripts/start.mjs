@@ -7,16 +7,21 @@
 // - a start that fails (a config with problems, an unreachable database, a migration the database
 //   refuses) ends with one clean message on stderr and exit code 1, not Node's uncaught-exception
 //   dump. Set FASTBASE_DEBUG=1 for the stack.
-// package.json's `start` runs it with `--max-semi-space-size=4 --heap-growing-percent=50` (decisions
-// D74, D80, D82): V8's heap sizes are fixed when Node starts, so they cannot be set from here.
+// - V8's optimizing compiler, off while it starts (`--no-opt`), is turned on once it listens (decision
+//   D137).
+// package.json's `start` runs it with `--max-semi-space-size=4 --heap-growing-percent=50 --no-opt`
+// (decisions D74, D80, D82, D137): V8's heap sizes are fixed when Node starts, so they cannot be set
+// from here.
 import { runFastify } from 'fastify-cli/start.js'
 import { withEnvFile } from '../dist/lib/config/locations.js'
+import { optimizeFromNowOn } from '../dist/lib/cli/optimizer.js'
 
 try {
   const { env } = await withEnvFile(process.env, undefined)
   for (const [name, value] of Object.entries(env)) if (process.env[name] === undefined) process.env[name] = value
   process.env.FASTIFY_CLOSE_GRACE_DELAY ??= '10000'
   await runFastify(process.argv.slice(2))
+  optimizeFromNowOn()
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error)
   process.stderr.write(`fastbase could not start: ${message}\n`)
