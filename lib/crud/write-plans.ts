@@ -1,5 +1,5 @@
-// Write plans: the common insert (plain values, no conflict clause) and edit (one record by id)
-// compiled once per shape and caller class (plan-cache.ts), as reads are: the statement's text with
+// Write plans: the common insert (plain values or files of the request, no conflict clause) and edit
+// (one record by id) compiled once per shape and caller class (plan-cache.ts), as reads are: the statement's text with
 // and without the realtime capture columns, where each binding comes from (the values given, the
 // record id, the caller's globals), the fields the values are encoded for, the rule's decision, the
 // returned columns and their decoders. A request then only encodes its values and fills the slots.
@@ -45,14 +45,17 @@ export const UNPLANNED = Symbol('unplanned')
 export const MAX_PLANNED_BINDINGS = 10_000
 export const MAX_PLANNED_ROWS = 500
 
-export interface EditPlan {
+export type EditPlan = {
   fields: TableField[]
   /** The columns the statement assigns: the fields given and the `updated` timestamp. */
   assigned: string[]
   columns: OutputColumn[]
-  /** false: the updateRule refuses every row for this caller (nothing found). */
-  statement: false | PlannedWrite
-}
+} & (
+  /** The updateRule refuses every row for this caller (nothing found). */
+  | { statement: false }
+  /** The statement, and its condition (the id and the updateRule; slots filled per run) to read the rows it will change first. */
+  | { statement: PlannedWrite, where: Fragment }
+)
 
 /** The text a shape's key holds for a returning list. */
 function listKey (spec: ListSpec): string {
@@ -147,7 +150,7 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
 }
 
 /**
- * The plan of an edit giving `names` (every one a field the caller may write, none a file field):
+ * The plan of an edit giving `names` (every one a field the caller may write):
  * `UPDATE t SET ... WHERE <id> AND <updateRule> RETURNING ...`. The updateRule reads `new.<field>`
  * as the value given, bound where it is written.
  */
@@ -179,6 +182,6 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     })
     bindings.push(...where.bindings)
     const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
-    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns) }
+    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns), where: condition(trace, where) as Fragment }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

@@ -71,19 +71,43 @@ function writableField (ctx: CrudContext, name: string, verb: 'insert' | 'update
 }
 
 const SKIP = Symbol('no change')
+const NOT_A_FILE = Symbol('not a file of this request')
 
 /**
- * A file field takes a file uploaded by this request (multipart `@filePayload`), or null / '@null' to
- * clear it; '' means "no change" (HTML forms send it). Anything else is refused: a client cannot point a
- * record at a file it did not upload.
+ * What a file field's value writes: a file uploaded by this request (multipart `@filePayload`), or
+ * null for null / '@null' (cleared); SKIP for '', which means "no change" (HTML forms send it);
+ * NOT_A_FILE for anything else: a client cannot point a record at a file it did not upload.
  */
-function fileValue (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): unknown {
-  if (field.type !== 'file') return value
+function fileChoice (ctx: CrudContext, value: unknown): unknown {
   if (value === '') return SKIP
   if (value === null || value === '@null') return null
   if (typeof value === 'string' && ctx.files?.isUploaded(ctx.table, value) === true) return value
+  return NOT_A_FILE
+}
+
+/** A field's value as written: a file field's by fileChoice, where NOT_A_FILE is a field error and writes nothing. */
+function fileValue (ctx: CrudContext, field: TableField, value: unknown, fieldErrors: FieldErrors): unknown {
+  if (field.type !== 'file') return value
+  const chosen = fileChoice(ctx, value)
+  if (chosen !== NOT_A_FILE) return chosen
   addFieldError(fieldErrors, field.name, 'Expected a file uploaded with this request (@filePayload) or null')
   return SKIP
+}
+
+/**
+ * Whether a plan may write what `rows` give the file fields among `fields`: each value a file of this
+ * request or a clear. A row that leaves one unchanged ('') names fewer columns than the plan's shape,
+ * and a value that is no file of this request is refused: the unplanned path answers both.
+ */
+function plannableFiles (ctx: CrudContext, fields: TableField[], rows: Row[]): boolean {
+  for (const field of fields) {
+    if (field.type !== 'file') continue
+    for (const row of rows) {
+      const chosen = fileChoice(ctx, row[field.name])
+      if (chosen === SKIP || chosen === NOT_A_FILE) return false
+    }
+  }
+  return true
 }
 
 /** A value bound for a column; a value that does not fit is recorded as a field error. */
@@ -229,22 +253,25 @@ async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: 
 
 /**
  * The names of the fields every row gives, when the insert can run from a plan (lib/crud/write-plans.ts):
- * plain values naming the same known fields, no file field (an empty one means "no change"), no
- * identity value (its sequence is resynced after), no expressions, no conflict clause, no write hooks.
+ * plain values naming the same known fields, file fields given a file of this request or cleared
+ * (plannableFiles), no identity value (its sequence is resynced after), no expressions, no conflict
+ * clause, no write hooks.
  */
 function plannedNames (ctx: CrudContext, params: InsertParams, inputs: Row[]): string[] | undefined {
   if (params.expr !== undefined || params.or === 'IGNORE' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeInsert')) return undefined
   const names = Object.keys(inputs[0])
   if (names.length === 0 || inputs.length > MAX_PLANNED_ROWS || inputs.length * (names.length + 3) > MAX_PLANNED_BINDINGS) return undefined
+  const fields: TableField[] = []
   for (const name of names) {
     const field = ctx.table.fields.get(name)
-    if (field === undefined || field.type === 'file' || field.autoIncrement === true) return undefined
+    if (field === undefined || field.autoIncrement === true) return undefined
+    fields.push(field)
   }
   for (let i = 1; i < inputs.length; i++) {
     const other = Object.keys(inputs[i])
     if (other.length !== names.length || other.some((name, j) => name !== names[j])) return undefined
   }
-  return names
+  return plannableFiles(ctx, fields, inputs) ? names : undefined
 }
 
 /** A value bound for `field`, encoded; one that does not fit is recorded as a field error. */
@@ -269,7 +296,7 @@ function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams
   const values: Binding[] = []
   for (const row of inputs) {
     const start = values.length
-    for (const field of plan.fields) values.push(encoded(ctx, field, row[field.name], fieldErrors))
+    for (const field of plan.fields) values.push(encoded(ctx, field, fileValue(ctx, field, row[field.name], fieldErrors), fieldErrors))
     const uid = plan.uid
     if (uid !== undefined && generatesUid(ctx, row)) {
       const fresh = encoded(ctx, uid.field, newUid(), fieldErrors)
@@ -574,28 +601,34 @@ async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: Ed
 }
 
 /**
- * An edit run from a plan (lib/crud/write-plans.ts) when it can be: known fields, none a file,
- * no conflict clause, no write hooks, no before-update record hook. Otherwise, or when the plan says the request is refused,
- * undefined: the unplanned path answers it. With nothing to look up first, a SQLite edit answers at once (decision D109).
+ * An edit run from a plan (lib/crud/write-plans.ts) when it can be: known fields (file fields given a
+ * file of this request or cleared), no conflict clause, no write hooks, no before-update record hook.
+ * Otherwise, or when the plan says the request is refused, undefined: the unplanned path answers it.
+ * With nothing to look up first, a SQLite edit answers at once (decision D109); one that replaces a
+ * file reads the file it releases first, in one transaction with the change.
  */
 function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
   if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
   const names = Object.keys(body)
+  const given: TableField[] = []
   for (const name of names) {
     const field = ctx.table.fields.get(name)
-    if (field === undefined || field.type === 'file') return undefined
+    if (field === undefined) return undefined
+    given.push(field)
   }
+  if (!plannableFiles(ctx, given, [body])) return undefined
   // An edit whose event needs the rows as they were reads them first (lib/crud/statements.ts#runUpdate).
   if (capturesBefore(ctx, names)) return undefined
   const plan = editPlan(ctx, names, returning)
   if (plan === UNPLANNED) return undefined
   const fieldErrors: FieldErrors = {}
   const values: Record<string, Binding> = {}
-  for (const field of plan.fields) values[field.name] = encoded(ctx, field, body[field.name], fieldErrors)
+  for (const field of plan.fields) values[field.name] = encoded(ctx, field, fileValue(ctx, field, body[field.name], fieldErrors), fieldErrors)
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
-  const statement = plan.statement
-  const write = (): MaybePromise<Row[]> => transaction(ctx, [body], (db) => {
+  const { statement, where } = plan
+  const files = ctx.files === undefined ? [] : plan.fields.filter((f) => f.type === 'file')
+  const change = (db: Knex): MaybePromise<Row[]> => {
     const captured = captureColumns(ctx)
     const planned = statement(captured.length > 0)
     const span = writeSpan(ctx)
@@ -604,7 +637,13 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
       reportLoneUpdate(ctx, span, plan.assigned)
       return changed
     })
-  }, false)
+  }
+  const write = (): MaybePromise<Row[]> => files.length === 0
+    ? transaction(ctx, [body], change, false)
+    : transaction(ctx, [body], async (trx) => {
+      await releaseFiles(ctx, trx, { sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }, files)
+      return await change(trx)
+    })
   const references = checkedReferences(ctx, names)
   const rows = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, [body]).then(write)
   return andThen(rows, (changed) => {
