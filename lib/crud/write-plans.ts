@@ -182,6 +182,6 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     })
     bindings.push(...where.bindings)
     const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
-    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns), where: condition(trace, where) as Fragment }
+    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }
