@@ -34,11 +34,13 @@ function upserts (query: unknown): boolean {
  * Rows answer with their keys in the order of the caller's `select` / `returning` list, as teenybase
  * answers: the response schema lists the table's fields in their own order, and the schema's
  * serializer writes keys in that order. Values are already typed by the dialect, so JSON.stringify
- * writes them as the schema's serializer would; answers without a list keep the faster one. Fastify
- * sets no content type on an answer a custom serializer writes, so it is set here.
+ * writes them as the schema's serializer would; answers without a list, or whose list is `*` alone
+ * (every visible field in the table's order: lib/crud/columns.ts#outputColumns), keep the faster one.
+ * Fastify sets no content type on an answer a custom serializer writes, so it is set here.
  */
 function inListOrder (reply: FastifyReply, list: string | string[] | undefined): void {
-  if (list !== undefined && list.length > 0) reply.serializer(JSON.stringify).type(JSON_TYPE)
+  if (list === undefined || list.length === 0 || list === '*' || (list.length === 1 && list[0] === '*')) return
+  reply.serializer(JSON.stringify).type(JSON_TYPE)
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
