@@ -1,8 +1,8 @@
 // Write plans: the common insert (plain values or files of the request, no conflict clause) and edit
-// (one record by id) compiled once per shape and caller class (plan-cache.ts), as reads are: the statement's text with
-// and without the realtime capture columns, where each binding comes from (the values given, the
-// record id, the caller's globals), the fields the values are encoded for, the rule's decision, the
-// returned columns and their decoders. A request then only encodes its values and fills the slots.
+// (one record by id) compiled once per shape and caller class (plan-cache.ts), as reads are: the
+// statement's text with and without the realtime capture columns, where each binding comes from (the
+// values given, the record id, the caller's globals), the fields the values are encoded for, the
+// rule's decision, the returned columns and their decoders. A request then only encodes its values and fills the slots.
 // Everything the text depends on is in the shape: the names of the fields given, in order, the
 // returning list and the caller's class; the values never are (null is bound like any value).
 import type { TableField } from '../../schemas/config.js'

@@ -95,15 +95,15 @@ function fileValue (ctx: CrudContext, field: TableField, value: unknown, fieldEr
 }
 
 /**
- * Whether a plan may write what `rows` give the file fields among `fields`: each value a file of this
+ * Whether a plan may write what `rows` give the file fields among `names`: each value a file of this
  * request or a clear. A row that leaves one unchanged ('') names fewer columns than the plan's shape,
  * and a value that is no file of this request is refused: the unplanned path answers both.
  */
-function plannableFiles (ctx: CrudContext, fields: TableField[], rows: Row[]): boolean {
-  for (const field of fields) {
-    if (field.type !== 'file') continue
+function plannableFiles (ctx: CrudContext, names: string[], rows: Row[]): boolean {
+  for (const name of names) {
+    if (ctx.table.fields.get(name)?.type !== 'file') continue
     for (const row of rows) {
-      const chosen = fileChoice(ctx, row[field.name])
+      const chosen = fileChoice(ctx, row[name])
       if (chosen === SKIP || chosen === NOT_A_FILE) return false
     }
   }
@@ -261,17 +261,17 @@ function plannedNames (ctx: CrudContext, params: InsertParams, inputs: Row[]): s
   if (params.expr !== undefined || params.or === 'IGNORE' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeInsert')) return undefined
   const names = Object.keys(inputs[0])
   if (names.length === 0 || inputs.length > MAX_PLANNED_ROWS || inputs.length * (names.length + 3) > MAX_PLANNED_BINDINGS) return undefined
-  const fields: TableField[] = []
+  let files = false
   for (const name of names) {
     const field = ctx.table.fields.get(name)
     if (field === undefined || field.autoIncrement === true) return undefined
-    fields.push(field)
+    if (field.type === 'file') files = true
   }
   for (let i = 1; i < inputs.length; i++) {
     const other = Object.keys(inputs[i])
     if (other.length !== names.length || other.some((name, j) => name !== names[j])) return undefined
   }
-  return plannableFiles(ctx, fields, inputs) ? names : undefined
+  return !files || plannableFiles(ctx, names, inputs) ? names : undefined
 }
 
 /** A value bound for `field`, encoded; one that does not fit is recorded as a field error. */
@@ -610,13 +610,13 @@ async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: Ed
 function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
   if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
   const names = Object.keys(body)
-  const given: TableField[] = []
+  let files = false
   for (const name of names) {
     const field = ctx.table.fields.get(name)
     if (field === undefined) return undefined
-    given.push(field)
+    if (field.type === 'file') files = true
   }
-  if (!plannableFiles(ctx, given, [body])) return undefined
+  if (files && !plannableFiles(ctx, names, [body])) return undefined
   // An edit whose event needs the rows as they were reads them first (lib/crud/statements.ts#runUpdate).
   if (capturesBefore(ctx, names)) return undefined
   const plan = editPlan(ctx, names, returning)
@@ -627,7 +627,7 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
   const { statement, where } = plan
-  const files = ctx.files === undefined ? [] : plan.fields.filter((f) => f.type === 'file')
+  const released = files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : []
   const change = (db: Knex): MaybePromise<Row[]> => {
     const captured = captureColumns(ctx)
     const planned = statement(captured.length > 0)
@@ -638,10 +638,10 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
       return changed
     })
   }
-  const write = (): MaybePromise<Row[]> => files.length === 0
+  const write = (): MaybePromise<Row[]> => released.length === 0
     ? transaction(ctx, [body], change, false)
     : transaction(ctx, [body], async (trx) => {
-      await releaseFiles(ctx, trx, { sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }, files)
+      await releaseFiles(ctx, trx, { sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }, released)
       return await change(trx)
     })
   const references = checkedReferences(ctx, names)
