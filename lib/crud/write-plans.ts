@@ -11,7 +11,7 @@ import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
-import { outputColumns, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
+import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
 import { captureColumns, keyColumns, returningSql } from './statements.js'
 import { cachedPlan, valueSlot } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
@@ -20,14 +20,13 @@ import { FastbaseError } from '../errors.js'
 export type PlannedWrite = (captured: boolean) => { sql: string, bindings: readonly Binding[] }
 
 export interface InsertPlan {
-  /** The fields of the values given, in the order given. */
+  /** The fields of the values given, in the order given, and their names. */
   fields: TableField[]
+  names: readonly string[]
   /** The uid generated when a row gives none (an autoSetUid table), and where it is bound: the position of the uid among `fields`, or appended. */
   uid?: { field: TableField, given: number }
-  /** The caller's `returning` columns (the answer) and the key columns (for the createRule check). */
-  columns: OutputColumn[]
-  keys: OutputColumn[]
-  width: number
+  /** The caller's `returning` columns (the answer); the statement also returns the key columns, for the createRule check. */
+  answer: () => OutputColumn[]
   /** The createRule on the inserted rows, for this caller's class; slots filled per run. */
   createRule: Condition
   /** The statement of one row. */
@@ -136,10 +135,9 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
     const tuple = `(${slots.join(', ')})`
     return {
       fields,
+      names: fields.map((f) => f.name),
       uid: generated,
-      columns,
-      keys,
-      width: columnWidth(columns),
+      answer: () => columns,
       createRule,
       single: withReturning(c, trace, head + tuple, [], [...columns, ...keys]),
       head,

@@ -215,6 +215,10 @@ export function insert (ctx: CrudContext, params: InsertParams): MaybePromise<Ro
   return unplannedInsert(ctx, params, inputs, expr)
 }
 
+/**
+ * An insert no plan covers (expressions, hooks, a conflict clause, rows of different shapes, an
+ * identity value): its values through the hooks, then checked and written by `writeInsert`.
+ */
 async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: Row[], expr: Array<Record<string, string>>): Promise<Row[]> {
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
@@ -228,27 +232,62 @@ async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: 
   const written = prepared.map((p) => ({ ...p.values }))
   const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors, written[i]) }))
   throwIfErrors(fieldErrors)
-  const createRule = sqlRule === true || params.expr !== undefined ? sqlRule : decidedBeforeWriting(ctx, prepared.map((p) => p.values)) ?? sqlRule
-  if (createRule === false) throw errors.forbidden()
-  const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
-  checkCells(ctx, rows.length, columnWidth(columns))
-  await assertReferencesViewable(ctx, db, checkedReferences(ctx, written.flatMap(Object.keys)), written)
   const keys = keyColumns(ctx)
   const batches = statementBatches(rows)
   const explicitIdentity = ctx.table.fieldList.some((f) => f.autoIncrement === true && inputs.some((row) => row[f.name] !== undefined && row[f.name] !== null))
-  const oneStatement = batches.length === 1 && createRule === true && !explicitIdentity
-  const returned = await transaction(ctx, inputs, async (trx) => {
-    const tctx = withDb(ctx, trx)
-    const result: Row[] = []
-    for (const batch of batches) {
-      result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
+  return await writeInsert(ctx, inputs, {
+    createRule: sqlRule,
+    decidable: params.expr === undefined ? prepared.map((p) => p.values) : undefined,
+    answer: () => params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning),
+    referenced: written.flatMap(Object.keys),
+    written,
+    several: batches.length > 1 || explicitIdentity,
+    statements: async (trx, columns) => {
+      const tctx = withDb(ctx, trx)
+      const result: Row[] = []
+      for (const batch of batches) result.push(...await insertStatement(tctx, trx, batch, params.or, [...columns, ...keys]))
+      await resyncIdentities(tctx, trx, inputs)
+      return result
     }
-    await resyncIdentities(tctx, trx, inputs)
-    await checkCreated(tctx, trx, createRule, result)
-    return result
-  }, !oneStatement)
+  }, params.returning)
+}
+
+/** An insert once its values are checked, planned or not: what it writes, and how. */
+interface InsertWrite {
+  /** The createRule for this caller, its slots filled; `decidable` rows decide it before writing where they can. */
+  createRule: Condition
+  decidable: Row[] | undefined
+  /** The answer's columns, read after the values were checked (a bad list is answered after bad values). */
+  answer: () => OutputColumn[]
+  /** The fields each row writes, and what it writes there (a value, or COMPUTED): for the reference check. */
+  referenced: readonly string[]
+  written: readonly Row[]
+  /** The statements need a transaction even when no rule is checked after them. */
+  several: boolean
+  /** Runs the statements: the rows come back with the answer's columns and the key columns. */
+  statements: (trx: Knex.Transaction, columns: OutputColumn[]) => MaybePromise<Row[]>
+}
+
+/**
+ * Every insert ends here: the createRule decided on the values where it can be, the answer's size
+ * bounded, the references checked, then the statements, with the createRule checked on the inserted
+ * rows (defaults applied) in the same transaction when it was not decided. With nothing to look up
+ * first and one statement, a SQLite insert answers at once (decision D109).
+ */
+function writeInsert (ctx: CrudContext, inputs: Row[], w: InsertWrite, returning: ListSpec | undefined): MaybePromise<Row[]> {
+  const createRule = w.createRule === true || w.decidable === undefined ? w.createRule : decidedBeforeWriting(ctx, w.decidable) ?? w.createRule
+  if (createRule === false) throw errors.forbidden()
+  const columns = w.answer()
+  checkCells(ctx, inputs.length, columnWidth(columns))
+  const write = (): MaybePromise<Row[]> => transaction(ctx, inputs, (trx) => {
+    const inserted = w.statements(trx, columns)
+    if (createRule === true) return inserted
+    return Promise.resolve(inserted).then(async (result) => { await checkCreated(withDb(ctx, trx), trx, createRule, result); return result })
+  }, createRule !== true || w.several)
+  const references = checkedReferences(ctx, w.referenced)
+  const returned = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, w.written).then(write)
   // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
-  return params.returning === undefined ? [] : returned.map((row) => decodeRow(ctx, columns, row))
+  return andThen(returned, (rows) => returning === undefined ? [] : rows.map((row) => decodeRow(ctx, columns, row)))
 }
 
 /**
@@ -286,10 +325,7 @@ function encoded (ctx: CrudContext, field: TableField, value: unknown, fieldErro
   }
 }
 
-/**
- * The planned insert: the same checks, in the same order, as the unplanned one; one statement. With
- * nothing to look up first, a SQLite insert answers at once (decision D109).
- */
+/** An insert from its plan: the values encoded for the plan's fields, the plan's statement, written by `writeInsert`. */
 function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams, inputs: Row[]): MaybePromise<Row[]> {
   if (plan.createRule === false) throw errors.forbidden()
   const fieldErrors: FieldErrors = {}
@@ -305,28 +341,25 @@ function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams
     }
   }
   throwIfErrors(fieldErrors)
-  const createRule = plan.createRule === true
-    ? true
-    : decidedBeforeWriting(ctx, inputs) ?? { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) }
-  if (createRule === false) throw errors.forbidden()
-  checkCells(ctx, inputs.length, plan.width)
-  const write = (): MaybePromise<Row[]> => transaction(ctx, inputs, (trx) => {
-    const captured = captureColumns(ctx)
-    const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
-    const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
-    const span = writeSpan(ctx)
-    const inserted = andThen(runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)], span), (result) => {
-      reportChange(ctx, trx, 'insert', captured, result)
-      reportLoneInsert(ctx, span, result)
-      return result
-    })
-    if (createRule === true) return inserted
-    return Promise.resolve(inserted).then(async (result) => { await checkCreated(withDb(ctx, trx), trx, createRule, result); return result })
-  }, createRule !== true)
-  const references = checkedReferences(ctx, plan.fields.map((f) => f.name))
-  const returned = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, inputs).then(write)
-  // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
-  return andThen(returned, (rows) => params.returning === undefined ? [] : rows.map((row) => decodeRow(ctx, plan.columns, row)))
+  return writeInsert(ctx, inputs, {
+    createRule: plan.createRule === true ? true : { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) },
+    decidable: inputs,
+    answer: plan.answer,
+    referenced: plan.names,
+    written: inputs,
+    several: false,
+    statements: (trx) => {
+      const captured = captureColumns(ctx)
+      const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
+      const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
+      const span = writeSpan(ctx)
+      return andThen(runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)], span), (result) => {
+        reportChange(ctx, trx, 'insert', captured, result)
+        reportLoneInsert(ctx, span, result)
+        return result
+      })
+    }
+  }, params.returning)
 }
 
 // ---------------------------------------------------------------- upsert
@@ -528,19 +561,61 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   // The changed rows' uids, for a hook that acts on them, and their keys, to count them.
   const after = hooked?.after
   const internal = [...(after === undefined ? [] : uidColumn(ctx)), ...(params.mustChange === true ? keyColumns(ctx) : [])]
-  const writtenFiles = ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name))
   // edit (`extra` = one id) changes one row at most.
   const countFirst = extra === undefined && columns.length > 0
-  await assertReferencesViewable(ctx, ctx.db, checkedReferences(ctx, Object.keys(a.written)), [a.written])
-  const rows = await transaction(ctx, [params.setValues ?? {}], async (trx) => {
-    if (countFirst) await checkReturningCells(ctx, trx, condition, columnWidth(columns))
-    await releaseFiles(ctx, trx, condition, writtenFiles)
-    const changed = await updateStatement(ctx, trx, a.set, condition, [...columns, ...internal], params.or)
-    if (params.mustChange === true && changed.length === 0) throw errors.forbidden()
-    await after?.(trx, changed.map((row) => String(row[UID_ALIAS])))
-    return changed
-  }, countFirst || writtenFiles.length > 0 || params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined || capturesBefore(ctx, a.set.keys()))
+  const rows = await writeChange(ctx, {
+    given: [params.setValues ?? {}],
+    changing: () => condition,
+    counted: countFirst ? columnWidth(columns) : 0,
+    released: ctx.files === undefined ? [] : fileFields(ctx.table).filter((f) => a.set.has(f.name)),
+    referenced: Object.keys(a.written),
+    written: [a.written],
+    transaction: params.or === 'IGNORE' || params.or === 'REPLACE' || after !== undefined || capturesBefore(ctx, a.set.keys()),
+    statement: async (trx) => {
+      const changed = await updateStatement(ctx, trx, a.set, condition, [...columns, ...internal], params.or)
+      if (params.mustChange === true && changed.length === 0) throw errors.forbidden()
+      await after?.(trx, changed.map((row) => String(row[UID_ALIAS])))
+      return changed
+    }
+  })
   return rows.map((row) => decodeRow(ctx, columns, row))
+}
+
+/** An update, edit or delete once decided, planned or not: which rows it changes, what it writes, and how. */
+interface ChangeWrite {
+  /** The values given, for the answer to a database error. */
+  given: Row[]
+  /** The condition of the rows it changes (slots filled), read first to count them or to release their files. */
+  changing: () => Fragment | true
+  /** The width of the answer's rows, when they are counted against `limits.cells` first (0: not counted). */
+  counted: number
+  /** The file fields whose current files the change orphans. */
+  released: TableField[]
+  /** The fields written, and what they are given (a value, or COMPUTED): for the reference check. */
+  referenced: readonly string[]
+  written: readonly Row[]
+  /** The statement needs a transaction even when nothing is read before it. */
+  transaction: boolean
+  statement: (trx: Knex.Transaction) => MaybePromise<Row[]>
+}
+
+/**
+ * Every update, edit and delete ends here: the references checked, then, in one transaction, the
+ * changed rows counted and their files released where it must be, and the statement. A lone
+ * statement needs no transaction, and on SQLite answers at once (decision D109).
+ */
+function writeChange (ctx: CrudContext, w: ChangeWrite): MaybePromise<Row[]> {
+  const first = w.counted > 0 || w.released.length > 0
+  const write = (): MaybePromise<Row[]> => transaction(ctx, w.given, !first
+    ? w.statement
+    : async (trx) => {
+      const condition = w.changing()
+      await checkReturningCells(ctx, trx, condition, w.counted)
+      await releaseFiles(ctx, trx, condition, w.released)
+      return await w.statement(trx)
+    }, first || w.transaction)
+  const references = checkedReferences(ctx, w.referenced)
+  return references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, w.written).then(write)
 }
 
 const UID_ALIAS = 'fb_uid'
@@ -627,25 +702,25 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
   const { statement, where } = plan
-  const released = files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : []
-  const change = (db: Knex): MaybePromise<Row[]> => {
-    const captured = captureColumns(ctx)
-    const planned = statement(captured.length > 0)
-    const span = writeSpan(ctx)
-    return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values), span), (changed) => {
-      reportChange(ctx, db, 'update', captured, changed)
-      reportLoneUpdate(ctx, span, plan.assigned)
-      return changed
-    })
-  }
-  const write = (): MaybePromise<Row[]> => released.length === 0
-    ? transaction(ctx, [body], change, false)
-    : transaction(ctx, [body], async (trx) => {
-      await releaseFiles(ctx, trx, { sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }, released)
-      return await change(trx)
-    })
-  const references = checkedReferences(ctx, names)
-  const rows = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, [body]).then(write)
+  const rows = writeChange(ctx, {
+    given: [body],
+    changing: () => ({ sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }),
+    counted: 0,
+    released: files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : [],
+    referenced: names,
+    written: [body],
+    transaction: false,
+    statement: (db) => {
+      const captured = captureColumns(ctx)
+      const planned = statement(captured.length > 0)
+      const span = writeSpan(ctx)
+      return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values), span), (changed) => {
+        reportChange(ctx, db, 'update', captured, changed)
+        reportLoneUpdate(ctx, span, plan.assigned)
+        return changed
+      })
+    }
+  })
   return andThen(rows, (changed) => {
     if (changed.length === 0) throw errors.recordNotFound()
     return decodeRow(ctx, plan.columns, changed[0])
@@ -668,11 +743,15 @@ export async function remove (ctx: CrudContext, params: DeleteParams): Promise<R
   if (condition === false) return []
   await beforeDelete(ctx, params.where)
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
-  const files = ctx.files === undefined ? [] : fileFields(ctx.table)
-  const rows = await transaction(ctx, [], async (trx) => {
-    await checkReturningCells(ctx, trx, condition, columnWidth(columns))
-    await releaseFiles(ctx, trx, condition, files)
-    return await deleteStatement(ctx, trx, condition, columns)
-  }, files.length > 0 || columns.length > 0)
+  const rows = await writeChange(ctx, {
+    given: [],
+    changing: () => condition,
+    counted: columnWidth(columns),
+    released: ctx.files === undefined ? [] : fileFields(ctx.table),
+    referenced: [],
+    written: [],
+    transaction: false,
+    statement: async (trx) => await deleteStatement(ctx, trx, condition, columns)
+  })
   return rows.map((row) => decodeRow(ctx, columns, row))
 }
