@@ -61,6 +61,23 @@ export function reportLoneUpdate (ctx: CrudContext, span: SpanOf | undefined, as
   if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { assigned: new Set(assigned) })
 }
 
+/**
+ * The timestamps an insert sets where its values give none: set by the statement, not by triggers,
+ * so they hold on both dialects whatever the DDL says.
+ */
+export function stampedOnInsert (ctx: CrudContext, given: (field: TableField) => boolean): TableField[] {
+  const { created, updated } = ctx.table
+  const stamped: TableField[] = []
+  for (const field of [created, updated]) if (field !== undefined && !given(field)) stamped.push(field)
+  return stamped
+}
+
+/** An update stamps the `updated` timestamp, unless it assigns that itself. */
+export function stampUpdated (ctx: CrudContext, set: Map<string, Fragment>): void {
+  const updated = ctx.table.updated
+  if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
+}
+
 /** The column keyColumns returns a one-column key in. */
 const ONE_KEY = `${KEY_ALIAS}0`
 

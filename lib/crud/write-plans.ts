@@ -12,7 +12,7 @@ import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
-import { captureColumns, keyColumns, returningSql } from './statements.js'
+import { captureColumns, keyColumns, returningSql, stampedOnInsert, stampUpdated } from './statements.js'
 import { cachedPlan, valueSlot } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
@@ -114,7 +114,7 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
     const q = c.dialect.quote
     const written = fields.map((f) => q(f.name))
     const slots = fields.map((f) => c.dialect.placeholder(f))
-    const { uid, created, updated } = c.table
+    const uid = c.table.uid
     let generated: InsertPlan['uid']
     if (uid !== undefined && c.table.data.autoSetUid === true) {
       const at = fields.indexOf(uid)
@@ -124,12 +124,9 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
         slots.push(c.dialect.placeholder(uid))
       }
     }
-    // Timestamps are set here, not by triggers, so they hold on both dialects whatever the DDL says.
-    for (const field of [created, updated]) {
-      if (field !== undefined && !fields.includes(field)) {
-        written.push(q(field.name))
-        slots.push(c.dialect.now())
-      }
+    for (const field of stampedOnInsert(c, (f) => fields.includes(f))) {
+      written.push(q(field.name))
+      slots.push(c.dialect.now())
     }
     const head = `INSERT INTO ${c.table.quoted} (${written.join(', ')}) VALUES `
     const tuple = `(${slots.join(', ')})`
@@ -164,8 +161,7 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
       set.set(field.name, fragment)
       newValues.set(field.name, { kind: 'sql', ...fragment, field })
     }
-    const updated = c.table.updated
-    if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: c.dialect.now(), bindings: [] })
+    stampUpdated(c, set)
     const columns = outputColumns(c, 'returning', returning)
     // The record id is bound per run; it is never null (lib/crud/context.ts#idValue, which also answered 404 already for a table without a uid).
     const uid = c.table.uid

@@ -13,7 +13,7 @@ import type { HookContext } from '../table/descriptor.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
 import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
-import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, reportChange, reportLoneInsert, reportLoneUpdate, writeSpan, type Conflict } from './statements.js'
+import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, stampedOnInsert, stampUpdated, reportChange, reportLoneInsert, reportLoneUpdate, writeSpan, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
 import { assertAssurance } from './write-gate.js'
@@ -157,12 +157,9 @@ function insertRow (ctx: CrudContext, db: Knex, input: Row, fieldErrors: FieldEr
     if (field !== undefined && value !== SKIP) row[name] = raw(db, valueFragment(ctx, field, value, fieldErrors))
   }
   for (const [name, value] of Object.entries(system)) row[name] = raw(db, valueFragment(ctx, ctx.table.fields.get(name)!, value, fieldErrors))
-  const { uid, created, updated } = ctx.table
+  const uid = ctx.table.uid
   if (uid !== undefined && generatesUid(ctx, input)) row[uid.name] = raw(db, ctx.dialect.literal(newUid(), uid))
-  // Timestamps are set here, not by triggers, so they hold on both dialects whatever the DDL says.
-  for (const field of [created, updated]) {
-    if (field !== undefined && input[field.name] === undefined) row[field.name] = db.raw(ctx.dialect.now())
-  }
+  for (const field of stampedOnInsert(ctx, (f) => input[f.name] !== undefined)) row[field.name] = db.raw(ctx.dialect.now())
   return row
 }
 
@@ -513,8 +510,7 @@ function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setV
   if (set.size === 0) throw errors.badRequest('Nothing to update: give at least one field in set or setValues')
   if (params.setFromConfig !== true) checkSetAgainstRule(ctx, params.set)
   resetDependents(ctx, set)
-  const updated = ctx.table.updated
-  if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
+  stampUpdated(ctx, set)
   return { set, newValues, written }
 }
 
