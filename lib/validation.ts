@@ -71,18 +71,24 @@ export function validationError (list: Issue[]): FastbaseError {
 }
 
 /**
+ * What a validator answers, as Fastify reads it: `true` when the value passes as it is (no result
+ * object per request: most do), the converted value, or the errors.
+ */
+export type ValidatorResult = true | { value: unknown, error?: undefined } | { error: Array<{ instancePath: string, message: string }> }
+
+/**
  * A Fastify validator: bodies are checked as sent; query strings and params are converted from text
  * first. Conversion only changes what fails the schema as sent (`limit=20` to a number), so a value
  * that passes as sent is taken as it is, without TypeBox's conversion (a walk over schema and value
  * per request, most of a plain read's validation cost: decision D134). The exception is a union
  * that admits text and also a number, boolean or null: conversion may pick the other branch.
  */
-export function compileValidator (schema: TSchema, coerce: boolean): (value: unknown) => { value?: unknown, error?: Array<{ instancePath: string, message: string }> } {
+export function compileValidator (schema: TSchema, coerce: boolean): (value: unknown) => ValidatorResult {
   const check = TypeCompiler.Compile(schema)
   const convertAlways = coerce && convertsText(schema)
   return (input) => {
     const value = coerce && (convertAlways || !check.Check(input)) ? Value.Convert(schema, input) : input
-    if (check.Check(value)) return { value }
+    if (check.Check(value)) return value === input ? true : { value }
     return { error: issues(check.Errors(value)).map((i) => ({ instancePath: i.path, message: i.message })) }
   }
 }

@@ -84,8 +84,8 @@ type Validate = (value: unknown) => void
 function lazyValidator (schema: () => TSchema): Validate {
   let check: ReturnType<typeof compileValidator> | undefined
   return (value) => {
-    const { error } = (check ??= compileValidator(schema(), false))(value)
-    if (error !== undefined) throw validationError(error.map((e) => ({ path: e.instancePath, message: e.message })))
+    const result = (check ??= compileValidator(schema(), false))(value)
+    if (result !== true && result.error !== undefined) throw validationError(result.error.map((e) => ({ path: e.instancePath, message: e.message })))
   }
 }
 

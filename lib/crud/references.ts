@@ -20,9 +20,11 @@ export const COMPUTED = Symbol('computed')
 // Values per look-up statement: under SQLite's 500 terms of a compound select.
 const VALUES_PER_STATEMENT = 200
 
+const NONE: readonly ForeignKey[] = Object.freeze([])
+
 /** The foreign keys among `names` whose target rows this caller may not all view. */
-export function checkedReferences (ctx: CrudContext, names: Iterable<string>): ForeignKey[] {
-  if (ctx.auth.admin || !ctx.applyRules) return []
+export function checkedReferences (ctx: CrudContext, names: Iterable<string>): readonly ForeignKey[] {
+  if (ctx.table.foreignKeys.length === 0 || ctx.auth.admin || !ctx.applyRules) return NONE
   const written = new Set(names)
   return ctx.table.foreignKeys.filter((fk) => written.has(fk.field.name) && viewable(ctx, fk.target) !== true)
 }
