@@ -7,15 +7,26 @@ import { errors } from '../errors.js'
 import { ruleCondition, type CrudContext } from './context.js'
 import { cachedPlan } from './plan-cache.js'
 
+/** The rules a write route checks up front, with the cache keys of both checks built once, not per request. */
+export interface GateRules {
+  rules: readonly RuleName[]
+  writeKey: string
+  tryKey: string
+}
+
+export function gateRules (...rules: RuleName[]): GateRules {
+  return { rules, writeKey: `mayWrite:${rules.join(',')}`, tryKey: `mayTry:${rules.join(',')}` }
+}
+
 /**
  * Before a write does any work (file parts are stored before the body is validated): could any row
  * pass one of `rules` for this caller? A rule that is missing, or that folds to false for this
  * caller (`auth.uid != null` when anonymous), is a 403 now rather than after the upload.
  */
-export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
+export function assertMayWrite (ctx: CrudContext, { rules, writeKey }: GateRules): void {
   assertAssurance(ctx)
   if (ctx.auth.admin || !ctx.applyRules) return
-  const possible = cachedPlan(ctx, `mayWrite:${rules.join(',')}`, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
+  const possible = cachedPlan(ctx, writeKey, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
     ruleCondition(traced, rule, { newValues: rule === 'createRule' ? 'row' : new Map() }) !== false), NOTHING_HELD)
   if (!possible) throw errors.forbidden()
 }
@@ -25,10 +36,10 @@ export function assertMayWrite (ctx: CrudContext, rules: RuleName[]): void {
  * and so is a createRule that folds to false for this caller (an insert answers 403 for it). An
  * update or delete rule that folds to false is not: such a write narrows to no rows, as in teenybase.
  */
-export function assertMayTry (ctx: CrudContext, rules: RuleName[]): void {
+export function assertMayTry (ctx: CrudContext, { rules, tryKey }: GateRules): void {
   assertAssurance(ctx)
   if (ctx.auth.admin || !ctx.applyRules) return
-  const possible = cachedPlan(ctx, `mayTry:${rules.join(',')}`, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
+  const possible = cachedPlan(ctx, tryKey, (traced) => rules.some((rule) => traced.table.rules[rule] !== null &&
     (rule !== 'createRule' || ruleCondition(traced, rule, { newValues: 'row' }) !== false)), NOTHING_HELD)
   if (!possible) throw errors.forbidden()
 }

@@ -6,7 +6,7 @@
 // Everything the text depends on is in the shape: the names of the fields given, in order, the
 // returning list and the caller's class; the values never are (null is bound like any value).
 import type { TableField } from '../../schemas/config.js'
-import { fieldsNamed } from '../table/descriptor.js'
+import { fieldsNamed, type TableDescriptor } from '../table/descriptor.js'
 import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import type { Compiled } from '../expr/index.js'
@@ -61,6 +61,34 @@ function listKey (spec: ListSpec): string {
   return spec === undefined ? '-' : typeof spec === 'string' ? `s${spec}` : JSON.stringify(spec)
 }
 
+interface LastKey { names: readonly string[], returning: ListSpec, key: string }
+const lastKeys = new WeakMap<TableDescriptor, { insert?: LastKey, edit?: LastKey }>()
+
+/**
+ * The cache key of a write's shape. The last key built per table and operation is kept and reused
+ * while the names and the returning list repeat (clients send one shape over and over), so a plan
+ * hit neither builds nor hashes a new string per request.
+ */
+function shapeKey (table: TableDescriptor, op: 'insert' | 'edit', names: readonly string[], returning: ListSpec): string {
+  let held = lastKeys.get(table)
+  if (held === undefined) lastKeys.set(table, held = {})
+  const last = held[op]
+  if (last !== undefined && sameList(last.names, names) && sameSpec(last.returning, returning)) return last.key
+  const key = `${op}\n${names.join(',')}\n${listKey(returning)}`
+  held[op] = { names, returning, key }
+  return key
+}
+
+function sameList (a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+function sameSpec (a: ListSpec, b: ListSpec): boolean {
+  return a === b || (Array.isArray(a) && Array.isArray(b) && sameList(a, b))
+}
+
 /**
  * A plan, or UNPLANNED when building it meets an error the request must answer: the unplanned path
  * then gives that answer, after the checks it makes first (the values), exactly as without plans.
@@ -103,7 +131,7 @@ function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindin
  * checks that first). Throws what the request must answer when the rule refuses this caller.
  */
 export function insertPlan (ctx: CrudContext, names: string[], returning: ListSpec): InsertPlan | typeof UNPLANNED {
-  return cachedPlan(ctx, `insert\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
+  return cachedPlan(ctx, shapeKey(ctx.table, 'insert', names, returning), (c) => unlessRefused(() => {
     const trace = c.trace
     // The caller checked every name; one that is no field is left to the unplanned path, which answers for it.
     const fields = fieldsNamed(c.table, names)
@@ -150,7 +178,7 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
  * as the value given, bound where it is written.
  */
 export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec): EditPlan | typeof UNPLANNED {
-  return cachedPlan(ctx, `edit\n${names.join(',')}\n${listKey(returning)}`, (c) => unlessRefused(() => {
+  return cachedPlan(ctx, shapeKey(ctx.table, 'edit', names, returning), (c) => unlessRefused(() => {
     const trace = c.trace
     const fields = fieldsNamed(c.table, names)
     if (fields === undefined || (c.applyRules && fields.some((f) => f.noUpdate === true))) return UNPLANNED

@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { TableDescriptor } from '../../lib/table/descriptor.js'
 import { crudContext, type CrudContext } from '../../lib/crud/context.js'
-import { assertMayTry, assertMayWrite } from '../../lib/crud/write-gate.js'
-import type { RuleName } from '../../lib/table/descriptor.js'
+import { assertMayTry, assertMayWrite, gateRules, type GateRules } from '../../lib/crud/write-gate.js'
 import { tableSchemas, querySchemas, IdParamsSchema, errorResponses } from '../../schemas/http/tables.js'
 import { select, list, view } from '../../lib/crud/read.js'
 import { insert, update, edit, remove } from '../../lib/crud/write.js'
@@ -19,6 +18,12 @@ import { documentComponents } from '../../schemas/openapi/components.js'
 import { tableDocument } from './document.js'
 
 const FORM = 'application/x-www-form-urlencoded'
+
+// The rules each write checks before its body is read (lib/crud/write-gate.ts).
+const CREATE = gateRules('createRule')
+const UPDATE = gateRules('updateRule')
+const DELETE = gateRules('deleteRule')
+const UPSERT = gateRules('updateRule', 'createRule')
 
 const CatchAllParams = Type.Object({ table: Type.String() })
 
@@ -132,7 +137,7 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
       // strictly before a byte is stored (plugins/files.ts).
       // The write's context is built once, here, after the file tracker it names, and its handler reads
       // it back; a JSON body passes with no promise.
-      const writeOptions = (rules: (request: FastifyRequest) => RuleName[]) => {
+      const writeOptions = (rules: (request: FastifyRequest) => GateRules) => {
         const { track, readMultipart, onSend } = writes.fastbase.fileHooks(table, (request) => assertMayWrite(writeContext(request), rules(request)))
         const preValidation = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
           let read: Promise<void> | undefined
@@ -153,21 +158,21 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
       }
       const consumes = { consumes: ['application/json', FORM, 'multipart/form-data'] }
       writes.post(`${base}/insert`, {
-        ...writeOptions(() => ['createRule']),
+        ...writeOptions(() => CREATE),
         schema: { ...read(`Insert ${table.name} records`, s.records), ...doc.insert(), body: s.insertBody, ...consumes }
       }, (request, reply) => {
         inListOrder(reply, request.body.returning)
         return insert(writeContext(request), request.body)
       })
       writes.post(`${base}/update`, {
-        ...writeOptions(() => ['updateRule']),
+        ...writeOptions(() => UPDATE),
         schema: { ...read(`Update ${table.name} records`, s.records), ...doc.update(), body: s.updateBody, ...consumes }
       }, async (request, reply) => {
         inListOrder(reply, request.body.returning)
         return await update(writeContext(request), request.body)
       })
       writes.post(`${base}/delete`, {
-        ...writeOptions(() => ['deleteRule']),
+        ...writeOptions(() => DELETE),
         schema: { ...read(`Delete ${table.name} records`, s.records), ...doc.delete(), body: s.deleteBody, consumes: ['application/json', FORM] }
       }, async (request, reply) => {
         inListOrder(reply, request.body.returning)
@@ -175,7 +180,7 @@ export default async function tableRoutes (app: TypeBoxApp): Promise<void> {
       })
       if (table.uid === undefined) continue
       writes.post(`${base}/edit/:id`, {
-        ...writeOptions((request) => upserts(request.query) ? ['updateRule', 'createRule'] : ['updateRule']),
+        ...writeOptions((request) => upserts(request.query) ? UPSERT : UPDATE),
         schema: { ...read(`Edit one ${table.name} record`, s.record), ...doc.edit(), params: IdParamsSchema, querystring: q.edit, body: s.editBody, ...consumes }
       }, (request, reply) => {
         inListOrder(reply, request.query.returning)

@@ -91,6 +91,36 @@ forEachDialect(t, 'inserts and edits from plans', async (t, dialect) => {
   t.ok(Date.parse(view.json().updated) >= Date.parse(view.json().created), 'the updated timestamp is set by the edit')
 })
 
+// The key of a shape is kept and reused while one shape repeats (lib/crud/write-plans.ts#shapeKey):
+// shapes that alternate (other names, other order, another returning list, the same list in a new
+// array) must each still get their own plan, and a repeat must build nothing.
+forEachDialect(t, 'alternating write shapes each answer as their own', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const insert = async (values: Record<string, unknown>, returning: string | string[]) =>
+    await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { 'x-test-uid': 'zoe' }, payload: { values, returning } })
+  const shapes: Array<[Record<string, unknown>, string | string[], string[]]> = [
+    [{ owner: 'zoe', title: 't1' }, ['id', 'title'], ['id', 'title']],
+    [{ title: 't2', owner: 'zoe' }, ['id', 'title'], ['id', 'title']],
+    [{ owner: 'zoe', title: 't3' }, ['title', 'owner'], ['title', 'owner']],
+    [{ owner: 'zoe', title: 't4' }, 'owner', ['owner']],
+    [{ owner: 'zoe', title: 't5', stars: 5 }, ['stars'], ['stars']]
+  ]
+  for (let round = 0; round < 2; round++) {
+    const misses = planCacheCounts.misses
+    for (const [values, returning, keys] of shapes) {
+      const res = await insert(values, Array.isArray(returning) ? [...returning] : returning)
+      t.equal(res.statusCode, 200, res.body)
+      t.same(Object.keys(res.json()[0]), keys, `${JSON.stringify(values)} returning ${JSON.stringify(returning)}: its own columns, in its order`)
+    }
+    if (round === 1) t.equal(planCacheCounts.misses, misses, 'the second round of the same shapes builds nothing')
+  }
+  const edit = async (body: Record<string, unknown>, returning: string) =>
+    await app.inject({ method: 'POST', url: '/api/v1/table/notes/edit/' + (await insert({ owner: 'zoe' }, 'id')).json()[0].id, query: { returning }, headers: { 'x-test-uid': 'zoe' }, payload: body })
+  t.same((await edit({ title: 'e1' }, 'title')).json(), { title: 'e1' })
+  t.same((await edit({ title: 'e2' }, 'title,stars')).json(), { title: 'e2', stars: null })
+  t.same((await edit({ stars: 3 }, 'title,stars')).json(), { title: null, stars: 3 })
+})
+
 // The check before a write's body is read (lib/crud/write-gate.ts) is kept per caller class like a
 // plan: an anonymous caller's refusal and a user's admission never answer for each other, whichever
 // comes first, and a known class compiles nothing again. The bodies are invalid, so only that check
