@@ -1,11 +1,14 @@
 // Where a write calls its before-hooks (lib/crud/write.ts: insert, update, delete; upserts and edits
-// come through those). Hooks are the server's own code, so what they set is written the way
-// fastbase's own hooks write a password hash: past noInsert / noUpdate (the caller's values met those
-// flags before any hook ran), yet still typed, encoded and checked per column like every value, and
-// the table's rules are decided on the values as the hooks left them. A hook never sees a plaintext
-// password (WriteHooks.hidden): those values are kept aside and put back after it ran.
+// come through those): one entry per event, which runs the record hooks the server registered
+// (lib/crud/record-hooks.ts), then the table's own (an auth table's password hooks, WriteHooks: the
+// password hashed, the current one checked, the email normalized). Hooks are the server's own code,
+// so what they set is written the way fastbase's own hooks write a password hash: past noInsert /
+// noUpdate (the caller's values met those flags before any hook ran), yet still typed, encoded and
+// checked per column like every value, and the table's rules are decided on the values as the hooks
+// left them. A record hook never sees a plaintext password (WriteHooks.hidden): those values are kept
+// aside and put back after it ran, for the table's own hooks to hash.
 import type { Knex } from 'knex'
-import type { TableDescriptor } from '../table/descriptor.js'
+import type { HookContext, TableDescriptor, UpdateHook } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
 import type { AuthSource, BeforeEvent, BeforeDeleteEvent, BeforeInsertEvent, BeforeUpdateEvent, RecordHooks } from './record-hooks.js'
 
@@ -25,16 +28,26 @@ export interface HookedWrite {
 export interface HookedValues { values: Row, system: Row }
 
 /**
- * Whether `event` has hooks on this table while the write is not yet in a transaction: it must open
- * one first (`inHookTransaction`), so the hooks' reads and writes commit or roll back with it.
+ * Whether `event` has record hooks on this table while the write is not yet in a transaction: it must
+ * open one first (`inHookTransaction`), so the hooks' reads and writes commit or roll back with it.
+ * (The table's own hooks read through the write's connection and need none.)
  */
 export function needsHookTransaction (ctx: HookedWrite, event: BeforeEvent): boolean {
-  return ctx.db.isTransaction !== true && hasBeforeHook(ctx, event)
+  return ctx.db.isTransaction !== true && hasRecordHook(ctx, event)
 }
 
-/** Is a before-hook registered for this table and event? (A write plan, compiled without hooks, must not run then.) */
+/** Does a write of `event` run any before-hook on this table? (A write plan, compiled without hooks, must not run then.) */
 export function hasBeforeHook (ctx: HookedWrite, event: BeforeEvent): boolean {
+  return hasRecordHook(ctx, event) || (event !== 'beforeDelete' && ctx.table.writeHooks !== undefined)
+}
+
+function hasRecordHook (ctx: HookedWrite, event: BeforeEvent): boolean {
   return ctx.hooks !== undefined && ctx.hooks.of(ctx.table.name, event) !== undefined
+}
+
+/** What the table's own hooks know of the write. */
+function hookContext (ctx: HookedWrite): HookContext {
+  return { admin: ctx.auth.admin, uid: ctx.auth.uid, sid: ctx.auth.sid, applyRules: ctx.applyRules, db: ctx.db }
 }
 
 /** Runs `write` in a transaction of its own: its statements go through it, never a fast path beside it. */
@@ -74,8 +87,36 @@ function split (ctx: HookedWrite, values: Row, verb: 'insert' | 'update'): Hooke
   return result
 }
 
-/** Each row to insert through the beforeInsert hooks, in order; undefined when the table has none. */
-export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[] | undefined> {
+/** An insert's rows refused as a whole, before any is prepared: the table's own bound on costly rows (an upsert's). */
+export function beforeBatch (ctx: HookedWrite, rows: Row[]): void {
+  ctx.table.writeHooks?.beforeBatch(hookContext(ctx), rows)
+}
+
+/** Each row to insert through the record hooks, then the table's own; the rows as given when there are none. */
+export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[]> {
+  const given = await recordBeforeInsert(ctx, rows) ?? rows.map((values) => ({ values, system: {} }))
+  const own = ctx.table.writeHooks
+  if (own === undefined) return given
+  const hooked = await own.beforeInsert(hookContext(ctx), given.map((g) => g.values))
+  // What the record hooks wrote past the field flags is kept beside what the table's own hooks did.
+  return hooked.map((h, i) => ({ values: h.values, system: { ...given[i].system, ...h.system } }))
+}
+
+/**
+ * An update's values through the record hooks, then the table's own: what it writes (undefined when
+ * it gave none, only `set` expressions, and no hook added any), what goes past the field flags, and
+ * what the table's own hooks ask (the one record it may reach, what runs after it in its transaction).
+ */
+export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<Partial<UpdateHook> & { system: Row }> {
+  const given = await recordBeforeUpdate(ctx, setValues, set, where) ?? { values: setValues, system: {} }
+  const own = ctx.table.writeHooks
+  if (own === undefined || given.values === undefined) return given
+  const hooked = await own.beforeUpdate(hookContext(ctx), given.values)
+  return { ...hooked, system: { ...given.system, ...hooked.system } }
+}
+
+/** Each row to insert through the beforeInsert record hooks, in order; undefined when the table has none. */
+async function recordBeforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[] | undefined> {
   const registry = ctx.hooks
   const hooks = registry?.of(ctx.table.name, 'beforeInsert')
   if (registry === undefined || hooks === undefined) return undefined
@@ -90,10 +131,10 @@ export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hook
 }
 
 /**
- * The update's values through the beforeUpdate hooks; undefined when the table has none. `values` stays
- * undefined when the update gave none (only `set` expressions) and no hook added any.
+ * The update's values through the beforeUpdate record hooks; undefined when the table has none.
+ * `values` stays undefined when the update gave none (only `set` expressions) and no hook added any.
  */
-export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<{ values?: Row, system: Row } | undefined> {
+async function recordBeforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<{ values?: Row, system: Row } | undefined> {
   const registry = ctx.hooks
   const hooks = registry?.of(ctx.table.name, 'beforeUpdate')
   if (registry === undefined || hooks === undefined) return undefined

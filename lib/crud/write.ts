@@ -9,10 +9,9 @@ import { newUid } from '../uid.js'
 import { toFragment, identifierPaths, ExpressionError, type Compiled } from '../expr/index.js'
 import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, idValue, compileCaller, scopeOf, type CrudContext, type Condition } from './context.js'
 import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
-import type { HookContext } from '../table/descriptor.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
-import { beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type HookedValues } from './before-hooks.js'
+import { beforeBatch, beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction } from './before-hooks.js'
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, stampedOnInsert, stampUpdated, reportChange, reportLoneInsert, reportLoneUpdate, writeSpan, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
@@ -223,9 +222,7 @@ async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: 
   if (needsHookTransaction(ctx, 'beforeInsert')) return await inHookTransaction(ctx, async (tctx) => await insert(tctx, params))
   const db = ctx.db
   const fieldErrors: FieldErrors = {}
-  const hooks = ctx.table.writeHooks
-  const given = await beforeInsert(ctx, inputs) ?? inputs.map((values) => ({ values, system: {} }))
-  const prepared = hooks === undefined ? given : withSystem(given, await hooks.beforeInsert(hookContext(ctx), given.map((g) => g.values)))
+  const prepared = await beforeInsert(ctx, inputs)
   const written = prepared.map((p) => ({ ...p.values }))
   const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors, written[i]) }))
   throwIfErrors(fieldErrors)
@@ -294,7 +291,7 @@ function writeInsert (ctx: CrudContext, inputs: Row[], w: InsertWrite, returning
  * clause, no write hooks.
  */
 function plannedNames (ctx: CrudContext, params: InsertParams, inputs: Row[]): string[] | undefined {
-  if (params.expr !== undefined || params.or === 'IGNORE' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeInsert')) return undefined
+  if (params.expr !== undefined || params.or === 'IGNORE' || hasBeforeHook(ctx, 'beforeInsert')) return undefined
   const names = Object.keys(inputs[0])
   if (names.length === 0 || inputs.length > MAX_PLANNED_ROWS || inputs.length * (names.length + 3) > MAX_PLANNED_BINDINGS) return undefined
   let files = false
@@ -372,7 +369,7 @@ function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams
 async function upsert (ctx: CrudContext, params: InsertParams, inputs: Row[]): Promise<Row[]> {
   // An upsert would drop the replaced row's file without releasing it.
   if (inputs.some((row) => fileFields(ctx.table).some((f) => row[f.name] !== undefined))) throw errors.badRequest('or=REPLACE cannot write file fields')
-  ctx.table.writeHooks?.beforeBatch(hookContext(ctx), inputs)
+  beforeBatch(ctx, inputs)
   const exprs = inputs.map((_, i) => Array.isArray(params.expr) ? params.expr[i] : params.expr)
   const returned = await transaction(ctx, inputs, async (trx) => {
     const tctx = withDb(ctx, trx)
@@ -461,15 +458,6 @@ interface UpdatePlan {
   written: Row
 }
 
-/** The extension hooks' rows, with the values the record hooks wrote past the field flags kept. */
-function withSystem (given: HookedValues[], hooked: HookedValues[]): HookedValues[] {
-  return hooked.map((h, i) => ({ values: h.values, system: { ...given[i].system, ...h.system } }))
-}
-
-function hookContext (ctx: CrudContext): HookContext {
-  return { admin: ctx.auth.admin, uid: ctx.auth.uid, sid: ctx.auth.sid, applyRules: ctx.applyRules, db: ctx.db }
-}
-
 function assignments (ctx: CrudContext, params: Pick<UpdateParams, 'set' | 'setValues' | 'setFromConfig'>, system: Row): UpdatePlan {
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
@@ -540,14 +528,12 @@ function checkSetAgainstRule (ctx: CrudContext, set: Record<string, string> | un
 
 export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
   assertAssurance(ctx)
-  const hooks = ctx.table.writeHooks
   refuseLocked(ctx, [...Object.keys(params.setValues ?? {}), ...Object.keys(params.set ?? {})], 'update')
   if (needsHookTransaction(ctx, 'beforeUpdate')) return await inHookTransaction(ctx, async (tctx) => await update(tctx, params, extra))
-  const given = await beforeUpdate(ctx, params.setValues, params.set, params.where) ?? { values: params.setValues, system: {} }
-  const hooked = hooks === undefined || given.values === undefined ? undefined : await hooks.beforeUpdate(hookContext(ctx), given.values)
-  const a = assignments(ctx, { ...params, setValues: hooked?.values ?? given.values }, { ...given.system, ...hooked?.system })
+  const hooked = await beforeUpdate(ctx, params.setValues, params.set, params.where)
+  const a = assignments(ctx, { ...params, setValues: hooked.values }, hooked.system)
   // A password change through the table API reaches only the caller's own record.
-  const own = hooked?.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
+  const own = hooked.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
   const condition = and(extra ?? true, own, ruleFirst(ruleCondition(ctx, 'updateRule', { newValues: a.newValues }), whereOf(ctx, params.where, { newValues: a.newValues })))
   if (condition === false) {
     if (params.mustChange === true) throw errors.forbidden()
@@ -555,7 +541,7 @@ export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fr
   }
   const columns = params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning)
   // The changed rows' uids, for a hook that acts on them, and their keys, to count them.
-  const after = hooked?.after
+  const after = hooked.after
   const internal = [...(after === undefined ? [] : uidColumn(ctx)), ...(params.mustChange === true ? keyColumns(ctx) : [])]
   // edit (`extra` = one id) changes one row at most.
   const countFirst = extra === undefined && columns.length > 0
@@ -679,7 +665,7 @@ async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: Ed
  * file reads the file it releases first, in one transaction with the change.
  */
 function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
-  if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || ctx.table.writeHooks !== undefined || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
+  if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
   const names = Object.keys(body)
   let files = false
   for (const name of names) {
