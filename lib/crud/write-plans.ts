@@ -9,11 +9,11 @@ import type { TableField } from '../../schemas/config.js'
 import { fieldsNamed, type TableDescriptor } from '../table/descriptor.js'
 import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
-import type { Compiled } from '../expr/index.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
-import { captureColumns, keyColumns, returningSql, stampedOnInsert, stampUpdated } from './statements.js'
-import { cachedPlan, valueSlot } from './plan-cache.js'
+import { captureColumns, keyColumns, returningSql, stampedOnInsert } from './statements.js'
+import { assignments } from './write-values.js'
+import { cachedPlan } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
 /** A statement's text and bindings (slots filled per run), without or with the realtime capture columns. */
@@ -181,15 +181,10 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
   return cachedPlan(ctx, shapeKey(ctx.table, 'edit', names, returning), (c) => unlessRefused(() => {
     const trace = c.trace
     const fields = fieldsNamed(c.table, names)
-    if (fields === undefined || (c.applyRules && fields.some((f) => f.noUpdate === true))) return UNPLANNED
-    const set = new Map<string, Fragment>()
-    const newValues = new Map<string, Compiled>()
-    for (const field of fields) {
-      const fragment = { sql: c.dialect.placeholder(field), bindings: [trace.token({ path: valueSlot(field.name), field })] }
-      set.set(field.name, fragment)
-      newValues.set(field.name, { kind: 'sql', ...fragment, field })
-    }
-    stampUpdated(c, set)
+    if (fields === undefined) return UNPLANNED
+    // What the update assigns, as the unplanned one decides it, each value a slot: a field the caller
+    // may not write refuses the plan (noUpdate), and the unplanned path answers it.
+    const { set, newValues } = assignments(c, { setValues: Object.fromEntries(names.map((name) => [name, null])) }, {}, trace)
     const columns = outputColumns(c, 'returning', returning)
     // The record id is bound per run; it is never null (lib/crud/context.ts#idValue, which also answered 404 already for a table without a uid).
     const uid = c.table.uid
@@ -198,12 +193,12 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
     if (where === false) return { fields, assigned: [...set.keys()], columns, statement: false }
     const bindings: Binding[] = []
-    const assignments = [...set].map(([name, f]) => {
+    const assigned = [...set].map(([name, f]) => {
       bindings.push(...f.bindings)
       return `${c.dialect.quote(name)} = ${f.sql}`
     })
     bindings.push(...where.bindings)
-    const head = `UPDATE ${c.table.quoted} SET ${assignments.join(', ')} WHERE ${where.sql}`
+    const head = `UPDATE ${c.table.quoted} SET ${assigned.join(', ')} WHERE ${where.sql}`
     return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }
