@@ -96,6 +96,34 @@ export function cachedPlan<P> (ctx: CrudContext, shapeKey: string, build: (ctx: 
   return plan
 }
 
+interface Repeated { parts: readonly unknown[], key: string }
+const lastKeys = new WeakMap<TableDescriptor, Map<string, Repeated>>()
+
+/**
+ * A shape's key, kept while one shape repeats: the last key built per table and operation is reused
+ * while its parts do (clients send one shape over and over), so a plan hit neither builds nor hashes
+ * a new string per request. Parts compare by value: text, numbers, flags, and lists of them.
+ */
+export function repeatedKey (table: TableDescriptor, op: string, parts: readonly unknown[], build: () => string): string {
+  let held = lastKeys.get(table)
+  if (held === undefined) lastKeys.set(table, held = new Map())
+  const last = held.get(op)
+  if (last !== undefined && sameParts(last.parts, parts)) return last.key
+  const key = build()
+  held.set(op, { parts, key })
+  return key
+}
+
+function sameParts (a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]
+    const y = b[i]
+    if (x !== y && !(Array.isArray(x) && Array.isArray(y) && sameParts(x, y))) return false
+  }
+  return true
+}
+
 /** Lookups answered from the cache, and plans built, since the process started (metrics). */
 export const planCacheCounts = { hits: 0, misses: 0 }
 

@@ -5,6 +5,7 @@ import { errors } from '../errors.js'
 import { rowsFor } from '../limits.js'
 import { RANK_CANDIDATES, type SearchRank } from '../search/fts.js'
 import { and, applyCondition, followsRelations, ruleCondition, ruleFirst, whereOf, idCondition, idValue, type Condition, type CrudContext } from './context.js'
+import { repeatedKey } from './plan-cache.js'
 import { fillSlots, readPlan, runFilled, runPlanned, type Carry, type Counted, type ReadPlan, type PlannedStatement, type PlanBuilder } from './read-plans.js'
 import { keptTotal } from './total-cache.js'
 import { statementReads } from './sql-reads.js'
@@ -217,9 +218,10 @@ function expandedPage (ctx: CrudContext, p: MatchingPlan, params: ReadParams, of
 }
 
 /** What of `params` decides the SQL text. Without parameters, the operation's name: a constant, found at once (plan-cache.ts). */
-function shapeOf (op: string, params: ReadParams): string {
+function shapeOf (ctx: CrudContext, op: string, params: ReadParams): string {
   if (!hasKeys(params)) return op
-  return JSON.stringify([op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset, op === 'list' && params.estimateTotal === true])
+  const parts = [op, params.where, params.select, params.order ?? params.sort, params.group, params.distinct, params.limit, params.offset, op === 'list' && params.estimateTotal === true]
+  return repeatedKey(ctx.table, op, parts, () => JSON.stringify(parts))
 }
 
 function hasKeys (params: object): boolean {
@@ -251,7 +253,7 @@ function versionedPage (ctx: CrudContext, plan: ReadPlan, page: PlannedStatement
 // (decision D109); their callers await them either way. A failure may then be thrown rather than
 // rejected: every caller awaits them inside an async function, where both become a rejection.
 export function select (ctx: CrudContext, params: ReadParams): MaybePromise<Row[]> {
-  const plan = readPlan(ctx, shapeOf('select', params), (c, prepare) => {
+  const plan = readPlan(ctx, shapeOf(ctx, 'select', params), (c, prepare) => {
     const p = planOf(c, params)
     return { columns: p.columns, items: p.condition === false ? undefined : prepare(pageQuery(c, p, params), { offThread: p.costly, planEachRun: p.searches }) }
   })
@@ -264,7 +266,7 @@ export function select (ctx: CrudContext, params: ReadParams): MaybePromise<Row[
  * than the page).
  */
 export function list (ctx: CrudContext, params: ReadParams): MaybePromise<{ items: Row[], total: number }> {
-  const plan = readPlan(ctx, shapeOf('list', params), (c, prepare) => {
+  const plan = readPlan(ctx, shapeOf(ctx, 'list', params), (c, prepare) => {
     const p = planOf(c, params)
     if (p.condition === false) return { columns: p.columns }
     const db = c.db
@@ -390,7 +392,7 @@ function totalOf (ctx: CrudContext, plan: ReadPlan, total: PlannedStatement, ver
 /** One record by uid, or 404 (missing, or hidden by the viewRule). */
 export function view (ctx: CrudContext, id: string, params: Pick<ReadParams, 'select' | 'where'>): MaybePromise<Row> {
   const value = idValue(ctx, id)
-  const plan = readPlan(ctx, shapeOf('view', params), (c, prepare) => {
+  const plan = readPlan(ctx, shapeOf(ctx, 'view', params), (c, prepare) => {
     const condition = and(idCondition(c, id), ruleFirst(ruleCondition(c, 'viewRule'), whereOf(c, params.where)))
     const columns = outputColumns(c, 'select', params.select)
     if (condition === false) return { columns }

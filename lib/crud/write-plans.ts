@@ -13,7 +13,7 @@ import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from '.
 import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
 import { captureColumns, keyColumns, returningSql, stampedOnInsert } from './statements.js'
 import { assignments } from './write-values.js'
-import { cachedPlan } from './plan-cache.js'
+import { cachedPlan, repeatedKey } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
 /** A statement's text and bindings (slots filled per run), without or with the realtime capture columns. */
@@ -61,32 +61,9 @@ function listKey (spec: ListSpec): string {
   return spec === undefined ? '-' : typeof spec === 'string' ? `s${spec}` : JSON.stringify(spec)
 }
 
-interface LastKey { names: readonly string[], returning: ListSpec, key: string }
-const lastKeys = new WeakMap<TableDescriptor, { insert?: LastKey, edit?: LastKey }>()
-
-/**
- * The cache key of a write's shape. The last key built per table and operation is kept and reused
- * while the names and the returning list repeat (clients send one shape over and over), so a plan
- * hit neither builds nor hashes a new string per request.
- */
+/** The cache key of a write's shape: the names given, in order, and the returning list. */
 function shapeKey (table: TableDescriptor, op: 'insert' | 'edit', names: readonly string[], returning: ListSpec): string {
-  let held = lastKeys.get(table)
-  if (held === undefined) lastKeys.set(table, held = {})
-  const last = held[op]
-  if (last !== undefined && sameList(last.names, names) && sameSpec(last.returning, returning)) return last.key
-  const key = `${op}\n${names.join(',')}\n${listKey(returning)}`
-  held[op] = { names, returning, key }
-  return key
-}
-
-function sameList (a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
-}
-
-function sameSpec (a: ListSpec, b: ListSpec): boolean {
-  return a === b || (Array.isArray(a) && Array.isArray(b) && sameList(a, b))
+  return repeatedKey(table, op, [names, returning], () => `${op}\n${names.join(',')}\n${listKey(returning)}`)
 }
 
 /**

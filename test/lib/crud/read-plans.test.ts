@@ -144,3 +144,28 @@ forEachDialect(t, 'list?estimateTotal: the planner estimate for large results, e
   const anonymous = await app.inject({ method: 'GET', url: '/api/v1/table/posts/list', query: { limit: '1', estimateTotal: 'true', where: 'id <= 3' } })
   t.same(anonymous.json().total, 3, 'rules apply to the estimate query as to the count')
 })
+
+// A read's shape key is kept while one shape repeats (lib/crud/plan-cache.ts#repeatedKey): shapes that
+// alternate (another order, limit, offset, select list, the same list in another order) must each
+// still get their own plan, on every round.
+forEachDialect(t, 'alternating read shapes each answer as their own', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect })
+  const admin = { authorization: `Bearer ${adminToken}` }
+  await app.inject({ method: 'POST', url: '/api/v1/table/posts/insert', headers: admin, payload: { values: [
+    { owner: 'a', published: true, title: 't1' }, { owner: 'b', published: true, title: 't2' }, { owner: 'c', published: true, title: 't3' }] } })
+  const shapes: Array<[string, unknown]> = [
+    ['order=id&limit=2&select=title', [{ title: 't1' }, { title: 't2' }]],
+    ['order=-id&limit=2&select=title', [{ title: 't3' }, { title: 't2' }]],
+    ['order=-id&limit=1&select=title', [{ title: 't3' }]],
+    ['order=-id&limit=1&offset=1&select=title', [{ title: 't2' }]],
+    ['order=-id&limit=1&select=owner,title', [{ owner: 'c', title: 't3' }]],
+    ['order=-id&limit=1&select=title,owner', [{ title: 't3', owner: 'c' }]]
+  ]
+  for (let round = 0; round < 2; round++) {
+    for (const [query, rows] of shapes) {
+      const res = await app.inject({ method: 'GET', url: `/api/v1/table/posts/select?${query}` })
+      t.equal(res.statusCode, 200, res.body)
+      t.equal(res.body, JSON.stringify(rows), `round ${round + 1}, ${query}: its own rows and columns, in order`)
+    }
+  }
+})
