@@ -141,10 +141,9 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
     },
     write: (sql, bindings, span) => {
       if (sql.length > MAX_PREPARED_TEXT) return undefined
-      if (span === undefined || !sql.includes(' RETURNING ')) return runPooled(lease, numbered(sql), bindings, seen)
-      // One more returned column: the id of the statement's own transaction (it runs alone, outside
-      // any transaction block), which later snapshots list as in progress or completed.
-      return runPooled(lease, numbered(`${sql}, pg_current_xact_id()::text AS ${WRITE_ID}`), bindings, seen).then((rows) => {
+      const spanned = span === undefined ? null : withWriteId(sql)
+      if (span === undefined || spanned === null) return runPooled(lease, numbered(sql), bindings, seen)
+      return runPooled(lease, spanned, bindings, seen).then((rows) => {
         const id = rows[0]?.[WRITE_ID]
         if (typeof id === 'string') span.span = { id }
         return rows
@@ -189,6 +188,14 @@ async function createSchema (knex: Knex, schema: string): Promise<void> {
 /** `?` placeholders -> `$1, $2, ...` (fastbase's SQL has no other question marks). */
 const numbered = memoize(2000, (sql: string) => { let n = 0; return sql.replace(/\?/g, () => `$${++n}`) })
 
+/**
+ * A write with RETURNING, numbered, returning one more column: the id of the statement's own
+ * transaction (it runs alone, outside any transaction block), which later snapshots list as in
+ * progress or completed. Null without RETURNING (kept too). Kept per text: a plan's text is one string,
+ * so a repeated write neither builds nor hashes a new one.
+ */
+const withWriteId = memoize(2000, (sql: string) => sql.includes(' RETURNING ') ? numbered(`${sql}, pg_current_xact_id()::text AS ${WRITE_ID}`) : null)
+
 interface PgConnection {
   __knex__disposed?: unknown
   query: ((config: { name?: string, text: string, values: readonly unknown[], types: Knex.PgCustomTypesConfig }) => Promise<{ rows: Row[] }>) & ((text: string) => Promise<unknown>)
@@ -227,7 +234,8 @@ function isPoolerLoss (err: unknown): boolean {
  * shows itself by losing a named statement: from then on the connection's statements run unnamed.
  */
 async function runPooled (lease: ConnectionLease<PgConnection>, text: string, values: readonly unknown[], seen: PoolerSeen, unnamed = false): Promise<Row[]> {
-  const connection = await lease.acquire()
+  const acquired = lease.acquire()
+  const connection = acquired instanceof Promise ? await acquired : acquired
   try {
     if (unnamed || seen.pooler) return (await connection.query({ text, values, types: directTypes })).rows
     const name = statementName(text)

@@ -49,8 +49,8 @@ export class ConnectionLease<C extends LeasedConnection> {
     client.pool?.on('poolDestroyRequest', this.close)
   }
 
-  /** An idle connection, else the next one a statement releases, else one from the pool. */
-  async acquire (): Promise<C> {
+  /** An idle connection, at once (no promise per statement); else the next one a statement releases, else one from the pool. */
+  acquire (): C | Promise<C> {
     this.lastUse = Date.now()
     for (let connection = this.idle.pop(); connection !== undefined; connection = this.idle.pop()) {
       if (connection.__knex__disposed === undefined) {
@@ -63,9 +63,9 @@ export class ConnectionLease<C extends LeasedConnection> {
     const { pool } = this.client
     if (!this.closed && pool !== undefined && this.waiters.length < this.inUse && pool.numUsed() + pool.numPendingCreates() >= pool.max) {
       this.sweeper ??= setInterval(this.sweep, IDLE_MS).unref()
-      return await new Promise<C>((resolve, reject) => { this.waiters.push({ resolve, reject, since: this.lastUse }) })
+      return new Promise<C>((resolve, reject) => { this.waiters.push({ resolve, reject, since: this.lastUse }) })
     }
-    return await this.fromPool()
+    return this.fromPool()
   }
 
   /** To the pool when anything else waits on it or the connection broke; else to a waiting statement or the stack. */
