@@ -57,8 +57,8 @@ export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, ro
 }
 
 /** After an update's statement: where it ran alone, the kept totals hear which columns it assigned. */
-export function reportLoneUpdate (ctx: CrudContext, span: SpanOf | undefined, assigned: Iterable<string>): void {
-  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { assigned: new Set(assigned) })
+export function reportLoneUpdate (ctx: CrudContext, span: SpanOf | undefined, assigned: ReadonlySet<string>): void {
+  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { assigned })
 }
 
 /**
@@ -328,7 +328,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   const returned = [...columns, ...capture, ...(span !== undefined && columns.length === 0 && capture.length === 0 ? keyColumns(ctx) : [])]
   const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, returned, bindings)}`, bindings, span)
   reportChange(ctx, trx, 'update', capture, rows, before)
-  reportLoneUpdate(ctx, span, set.keys())
+  reportLoneUpdate(ctx, span, new Set(set.keys()))
   return answered(columns, rows)
 }
 

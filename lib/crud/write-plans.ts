@@ -47,7 +47,7 @@ export const MAX_PLANNED_ROWS = 500
 export type EditPlan = {
   fields: TableField[]
   /** The columns the statement assigns: the fields given and the `updated` timestamp. */
-  assigned: string[]
+  assigned: ReadonlySet<string>
   columns: OutputColumn[]
 } & (
   /** The updateRule refuses every row for this caller (nothing found). */
@@ -168,7 +168,7 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     if (uid === undefined) return UNPLANNED
     const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
-    if (where === false) return { fields, assigned: [...set.keys()], columns, statement: false }
+    if (where === false) return { fields, assigned: new Set(set.keys()), columns, statement: false }
     const bindings: Binding[] = []
     const assigned = [...set].map(([name, f]) => {
       bindings.push(...f.bindings)
@@ -176,6 +176,6 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     })
     bindings.push(...where.bindings)
     const head = `UPDATE ${c.table.quoted} SET ${assigned.join(', ')} WHERE ${where.sql}`
-    return { fields, assigned: [...set.keys()], columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
+    return { fields, assigned: new Set(set.keys()), columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }
