@@ -14,7 +14,7 @@ async function auth (app: FastifyInstance): Promise<void> {
 }
 
 /**
- * Rate-limit counters in the database (lib/internal/tables.ts#internalTablesFor), so every instance
+ * Rate-limit counters in the database (lib/internal/internal-tables.ts#internalTablesFor), so every instance
  * on it counts the same hits.
  */
 function sharedRateLimits (app: FastifyInstance): FastifyRateLimitStoreCtor {

@@ -3,7 +3,7 @@
 // (decision D19), so the route itself does not validate the body.
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { CompiledAction } from '../lib/actions/run.js'
-import { errorResponses } from '../schemas/http/tables.js'
+import { errorResponses } from '../schemas/http/table-routes.js'
 import { errors } from '../lib/errors.js'
 import type { TypeBoxApp } from './typebox.js'
 import { requestGlobals } from '../lib/request-globals.js'

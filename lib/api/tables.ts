@@ -17,7 +17,7 @@ import { FileTracker, fileFields, type FileLog, type FileStorage } from '../file
 import { errors, FastbaseError } from '../errors.js'
 import type { Limits } from '../limits.js'
 import { compileValidator, validationError } from '../validation.js'
-import { IdParamsSchema, querySchemas, tableSchemas } from '../../schemas/http/tables.js'
+import { IdParamsSchema, querySchemas, tableSchemas } from '../../schemas/http/table-routes.js'
 
 type Row = Record<string, unknown>
 

@@ -5,7 +5,7 @@
 import { MIGRATIONS_TABLE, SCHEMA_TABLE } from '../db/migrations.js'
 import { isInternalTable } from '../db/schema-model.js'
 import { errors } from '../errors.js'
-import { INSTANCES_TABLE } from '../internal/tables.js'
+import { INSTANCES_TABLE } from '../internal/internal-tables.js'
 import type { DatabaseFacts } from './sqlite-inspect.js'
 import type { Manifest } from './manifest.js'
 

@@ -2,7 +2,7 @@
 // slot (the time the schedule fired for) runs it; the others find the slot taken. One upsert, the
 // same text on both dialects: it answers a row only to the instance whose claim moved the slot on.
 import type { Knex } from 'knex'
-import { JOBS_TABLE } from '../internal/tables.js'
+import { JOBS_TABLE } from '../internal/internal-tables.js'
 
 /** The columns of a job's row read here (epoch seconds: a number, or text from a PostgreSQL bigint). */
 interface JobRow { name: string, succeeded_at: number | string | null }

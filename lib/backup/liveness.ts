@@ -6,7 +6,7 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Knex } from 'knex'
-import { INSTANCES_TABLE } from '../internal/tables.js'
+import { INSTANCES_TABLE } from '../internal/internal-tables.js'
 
 export const HEARTBEAT_SECONDS = 10
 export const STALE_AFTER_SECONDS = 35

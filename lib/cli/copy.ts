@@ -8,7 +8,7 @@ import { createStorage, localStorageRoot } from '../storage/index.js'
 import type { StorageConfig } from '../../schemas/config.js'
 import { copyDatabase, type Progress } from '../copy/database.js'
 import { copyFiles } from '../copy/files.js'
-import { tablesToCopy } from '../copy/tables.js'
+import { tablesToCopy } from '../copy/copied-tables.js'
 import { LOCATION_HELP, loadCheckedConfig, reportProblems } from './check.js'
 import { EXIT, UsageError, atMost, err, out, parse, type Command } from './io.js'
 

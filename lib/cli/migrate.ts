@@ -7,7 +7,7 @@
 // they started with until restarted (decision D98).
 import { createInterface } from 'node:readline/promises'
 import { migrate as runMigrations, dropsEveryTableMessage, outdatedMessage, projectOf, type MigrateOptions, type MigrateResult, type MigrationDatabase, type PendingMigration } from '../db/migrations.js'
-import { internalTablesFor } from '../internal/tables.js'
+import { internalTablesFor } from '../internal/internal-tables.js'
 import { liveInstances, type LiveInstance } from '../backup/liveness.js'
 import { safeDatabaseUrl } from '../config/locations.js'
 import { connect, dialectOfUrl, schemaDialect } from '../dialects/index.js'

@@ -7,10 +7,10 @@ import type { Knex } from 'knex'
 import type { DatabaseSettings, TableField } from '../../schemas/config.js'
 import { dialectFor, schemaDialect, type Connection, type Dialect } from '../dialects/index.js'
 import { migrate, MIGRATIONS_TABLE, projectOf } from '../db/migrations.js'
-import { internalTablesFor } from '../internal/tables.js'
+import { internalTablesFor } from '../internal/internal-tables.js'
 import { TableDigest } from './checksum.js'
 import { copyUnderWay, dropCopyState, readCopyState, saveCopyState, startCopyState } from './state.js'
-import { keyValue, type CopiedTable, type KeyValue } from './tables.js'
+import { keyValue, type CopiedTable, type KeyValue } from './copied-tables.js'
 
 /** Bound parameters per insert, under SQLite's 32,766 and PostgreSQL's 65,535. */
 const MAX_PARAMETERS = 30_000

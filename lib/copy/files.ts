@@ -6,7 +6,7 @@ import type { Knex } from 'knex'
 import { fileKey } from '../files/tracker.js'
 import type { Storage } from '../storage/index.js'
 import { batchSize, page, type Progress } from './database.js'
-import { keyValue, type CopiedTable, type KeyValue } from './tables.js'
+import { keyValue, type CopiedTable, type KeyValue } from './copied-tables.js'
 
 export interface FilesReport { files: number, bytes: number, skipped: number, missing: string[] }
 

@@ -3,7 +3,7 @@
 // from exactly there when run again. The table exists only while a copy is under way: its presence
 // is what tells a rerun from a copy into a database that is not empty.
 import type { Knex } from 'knex'
-import type { KeyValue } from './tables.js'
+import type { KeyValue } from './copied-tables.js'
 
 export const COPY_STATE_TABLE = '_fastbase_copy'
 

@@ -6,7 +6,7 @@ import { migrate, migrationStatus, projectOf, type MigrationDatabase } from '../
 import { connect, dialectFor, schemaDialect } from '../dialects/index.js'
 import type { Connection } from '../dialects/connection.js'
 import type { Dialect } from '../dialects/types.js'
-import { internalTablesFor } from '../internal/tables.js'
+import { internalTablesFor } from '../internal/internal-tables.js'
 import { poolerTimeoutWarning } from '../dialects/postgres-connection.js'
 import { liveInstances } from '../backup/liveness.js'
 import type { Lifecycle } from './lifecycle.js'

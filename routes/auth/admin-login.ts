@@ -3,7 +3,7 @@
 // and /admin/mfa/verify answers its token. Only a superadmin manages the roles' factors.
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { errorResponses } from '../../schemas/http/tables.js'
+import { errorResponses } from '../../schemas/http/table-routes.js'
 import { adminRoleOf, adminToken } from '../../lib/auth/tokens/admin-tokens.js'
 import { ADMIN_PRINCIPALS } from '../../lib/auth/stores/store-tables.js'
 import { completeChallenge, confirmTotp, enrollTotp, useFactor } from '../../lib/auth/mfa/mfa-flows.js'

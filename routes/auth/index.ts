@@ -19,7 +19,7 @@ import { documentComponents } from '../../schemas/openapi/components.js'
 import { authDocument, otpMfaDocument } from './document.js'
 import { otpRoutes } from './otp-routes.js'
 import { mfaRoutes } from './mfa-routes.js'
-import { authTablesFor } from '../../lib/internal/tables.js'
+import { authTablesFor } from '../../lib/internal/internal-tables.js'
 import cookiePlugin from '../../plugins/external/cookie.js'
 
 export default async function authRoutes (app: TypeBoxApp): Promise<void> {

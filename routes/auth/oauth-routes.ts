@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
-import { errorResponses } from '../../schemas/http/tables.js'
+import { errorResponses } from '../../schemas/http/table-routes.js'
 import { OAuthProviders } from '../../lib/auth/oauth/oauth-providers.js'
 import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth/oauth-flow.js'
 import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth/oauth-state.js'

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { tableHas } from '../../lib/auth/table-with.js'
-import { errorResponses } from '../../schemas/http/tables.js'
+import { errorResponses } from '../../schemas/http/table-routes.js'
 import { errors } from '../../lib/errors.js'
 import { loginWithEmailCode, requestEmailCode } from '../../lib/auth/email/otp-flows.js'
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'

@@ -17,7 +17,7 @@ import { ERROR_CODE_HEADER, ERROR_CODES_BY_STATUS } from '../../lib/errors.js'
 import type { AuthExtension, DatabaseSettings, TableField } from '../config.js'
 import { authExtensionOf, authFieldsOf, type AuthFields } from '../../lib/auth/fields.js'
 import type { Limits } from '../../lib/limits.js'
-import { querySchemas } from '../http/tables.js'
+import { querySchemas } from '../http/table-routes.js'
 import type { Json } from './operation.js'
 
 /** What the components are made from: one fastbase instance's config, tables and limits. */

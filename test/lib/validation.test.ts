@@ -3,7 +3,7 @@
 import t from 'tap'
 import { Type } from '@sinclair/typebox'
 import { compileValidator, convertsText, type ValidatorResult } from '../../lib/validation.js'
-import { querySchemas, IdParamsSchema } from '../../schemas/http/tables.js'
+import { querySchemas, IdParamsSchema } from '../../schemas/http/table-routes.js'
 import { DEFAULT_LIMITS } from '../../lib/limits.js'
 
 /** The errors a validator answered, if any. */

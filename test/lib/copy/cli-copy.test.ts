@@ -14,7 +14,7 @@ import { baseFields, authFields } from '../../../lib/config/helpers.js'
 import type { DatabaseSettings } from '../../../schemas/config.js'
 import { connect } from '../../../lib/dialects/index.js'
 import { copyDatabase } from '../../../lib/copy/database.js'
-import { tablesToCopy } from '../../../lib/copy/tables.js'
+import { tablesToCopy } from '../../../lib/copy/copied-tables.js'
 
 const config: DatabaseSettings = {
   appUrl: 'http://localhost:3000',

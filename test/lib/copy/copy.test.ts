@@ -2,7 +2,7 @@
 import t from 'tap'
 import { resolve } from 'node:path'
 import { canonicalJson, TableDigest } from '../../../lib/copy/checksum.js'
-import { parentsFirst, tablesToCopy, keyValue } from '../../../lib/copy/tables.js'
+import { parentsFirst, tablesToCopy, keyValue } from '../../../lib/copy/copied-tables.js'
 import { batchSize } from '../../../lib/copy/database.js'
 import { progressReporter, storageOf } from '../../../lib/cli/copy.js'
 import { UsageError } from '../../../lib/cli/io.js'

@@ -11,7 +11,7 @@ import { adminToken, buildApp, forEachDialect, freshDir, sharedDatabase } from '
 import { fastbase, skip } from '../../cli-run.js'
 import { connect, schemaDialect } from '../../../lib/dialects/index.js'
 import { migrate } from '../../../lib/db/migrations.js'
-import { internalTablesFor } from '../../../lib/internal/tables.js'
+import { internalTablesFor } from '../../../lib/internal/internal-tables.js'
 import { heartbeat } from '../../../lib/backup/liveness.js'
 import type { DatabaseSettings, TableData } from '../../../schemas/config.js'
 

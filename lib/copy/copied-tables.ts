@@ -5,7 +5,7 @@
 // run writes in its dialect's SQL, and state of one instance or one time window (instances, jobs,
 // rate-limit counters, realtime interest), which a restarted fleet makes anew.
 import type { DatabaseSettings, TableData, TableField } from '../../schemas/config.js'
-import { authTablesFor } from '../internal/tables.js'
+import { authTablesFor } from '../internal/internal-tables.js'
 
 export interface CopiedTable {
   data: TableData
