@@ -1,4 +1,7 @@
 // insert, update, edit and delete: each one transaction, rules enforced, values typed per column.
+// Planned or not, every insert ends in writeInsert and every update, edit and delete in writeChange:
+// a plan (write-plans.ts) only holds the decisions, and the values are checked and bound by the same
+// code either way (write-values.ts); before-hooks.ts runs every before-hook.
 import type { Knex } from 'knex'
 import type { TableField } from '../../schemas/config.js'
 import type { Binding, Fragment } from '../dialects/types.js'
