@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import knexFactory from 'knex'
 import Database, { type Database as SqliteDatabase } from 'better-sqlite3'
 import { memoize } from '../memo.js'
+import { errorCode } from '../thrown.js'
 import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
 import { RAISE_FUNCTION } from './common.js'
@@ -46,25 +47,23 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       min: 1,
       max: 1,
       afterCreate (db: SqliteDatabase, done: (err: unknown, db: SqliteDatabase) => void) {
-        try {
-          db.pragma('journal_mode = WAL')
-          db.pragma('synchronous = NORMAL')
-          db.pragma(`busy_timeout = ${busyTimeout}`)
-          db.pragma('foreign_keys = ON')
-          registerFunctions(db)
-          // Prepared apart from the cache below: pluck() changes the statement it is called on.
-          const changes = db.prepare<[], number>(TOTAL_CHANGES).pluck()
-          cachePreparedStatements(db)
-          writerDb = db
-          writerEpoch = randomBytes(6).toString('hex')
-          writerChanges = () => changes.get() ?? 0
-          done(null, db)
-        } catch (err) {
-          done(err, db)
-        }
+        setUpWriter(db).then(() => { done(null, db) }, (err: unknown) => { done(err, db) })
       }
     }
   })
+  async function setUpWriter (db: SqliteDatabase): Promise<void> {
+    db.pragma(`busy_timeout = ${busyTimeout}`)
+    await enterWal(db, busyTimeout)
+    db.pragma('synchronous = NORMAL')
+    db.pragma('foreign_keys = ON')
+    registerFunctions(db)
+    // Prepared apart from the cache below: pluck() changes the statement it is called on.
+    const changes = db.prepare<[], number>(TOTAL_CHANGES).pluck()
+    cachePreparedStatements(db)
+    writerDb = db
+    writerEpoch = randomBytes(6).toString('hex')
+    writerChanges = () => changes.get() ?? 0
+  }
   // Knex types its client `any`: tarn's pool, of which two counters are read.
   const pool: { numUsed: () => number, numPendingAcquires: () => number } | undefined = knex.client.pool
   /**
@@ -158,6 +157,26 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   }
 }
 
+/**
+ * Switches a connection to WAL, waiting out other connections that hold the file's lock meanwhile.
+ * The switch writes the file's header; when another connection is writing at that moment (say,
+ * another process switching the same new file), SQLite answers SQLITE_BUSY at once instead of
+ * calling the busy handler (waiting could deadlock), so the wait is here, bounded like the handler's.
+ */
+export async function enterWal (db: SqliteDatabase, busyTimeout: number): Promise<void> {
+  const deadline = Date.now() + busyTimeout
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL')
+      return
+    } catch (err) {
+      if (errorCode(err) !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err
+    }
+    await new Promise((resolve) => setTimeout(resolve, WAL_RETRY_MS))
+  }
+}
+
+const WAL_RETRY_MS = 10
 const TOTAL_CHANGES = 'SELECT total_changes()'
 const BEGIN = 'BEGIN'
 const COMMIT = 'COMMIT'

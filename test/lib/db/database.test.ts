@@ -334,6 +334,8 @@ function moduleUrl (path: string): string {
 interface ChildSync {
   ready: Promise<void>
   go(): void
+  /** Ends the child: one that failed to start leaves the others waiting for `go`. */
+  kill(): void
   result: Promise<{ created: string[] }>
 }
 
@@ -372,11 +374,16 @@ function childSync (url: string): ChildSync {
       ? resolve(JSON.parse(out.slice('ready\n'.length)))
       : reject(new Error(`child sync failed (${code}): ${err}`))))
   })
-  return { ready: Promise.race([ready, result.then(() => {})]), go: () => child.stdin.write('go\n'), result }
+  return { ready: Promise.race([ready, result.then(() => {})]), go: () => child.stdin.write('go\n'), kill: () => child.kill(), result }
 }
 
 async function startTogether (children: ChildSync[]) {
-  await Promise.all(children.map((c) => c.ready))
+  try {
+    await Promise.all(children.map((c) => c.ready))
+  } catch (err) {
+    for (const c of children) c.kill()
+    throw err
+  }
   for (const c of children) c.go()
   return children.map((c) => c.result)
 }
