@@ -14,8 +14,7 @@ import type { AuthTable, TokenKey } from '../auth/types.js'
 import { actionEmailSender } from '../auth/email/action-emails.js'
 import { RemoteKeySets } from '../auth/oauth/key-sets.js'
 import { ownIssuerOf } from '../auth/oauth/id-tokens.js'
-import { passwordWriteHooks } from '../auth/passwords/password-writes.js'
-import { SessionStore, sha256 } from '../auth/stores/sessions.js'
+import { sha256, type SessionStore } from '../auth/stores/sessions.js'
 import { OneTimeTokens } from '../auth/stores/one-time-tokens.js'
 import { MfaStore } from '../auth/mfa/mfa-store.js'
 import { EmailCodes } from '../auth/email/email-codes.js'
@@ -43,19 +42,17 @@ interface AuthInput {
   descriptors: ReadonlyMap<string, TableDescriptor>
   /** The executor writes go through: its change sink and record hooks hear the flows' own writes. */
   executor: Executor
+  /** The session store the auth tables' write hooks were given (lib/kernel/index.ts builds both). */
+  sessions: SessionStore
   log: KernelLog
 }
 
-export function authServices ({ config, options, db, dialect, descriptors, executor, log }: AuthInput, life: Lifecycle): AuthServices {
+export function authServices ({ config, options, db, dialect, descriptors, executor, sessions, log }: AuthInput, life: Lifecycle): AuthServices {
   const algorithm = config.jwtAlgorithm ?? 'HS256'
   const tables = new Map<string, AuthTable>()
-  const sessions = new SessionStore(db)
   for (const table of descriptors.values()) {
     if (table.auth === undefined) continue
     const fields = authFieldsOf(table.data, table.auth)
-    // Table writes (insert/update/edit, and sign-up through insert) hash passwords, and a password
-    // changed by one ends the user's other sessions.
-    table.writeHooks = passwordWriteHooks(table.name, fields, sessions)
     tables.set(table.name, {
       table,
       ext: table.auth,

@@ -4,8 +4,9 @@
 // and tested without an app. The order, and why:
 //   1. config: loaded and checked (nothing is opened before it passes);
 //   2. database: the connection, the dialect, the schema service;
-//   3. descriptors, record hooks, actions, storage: compiled from the config, so a bad rule or
-//      action stops the start before any DDL runs;
+//   3. the session store, then descriptors (an auth table's with its password hooks over that
+//      store), record hooks, actions, storage: compiled from the config, so a bad rule or action
+//      stops the start before any DDL runs;
 //   4. migrations on start (decisions D21, D32);
 //   5. backups, then metrics (they report the last backup), then the realtime hub and bus (the bus
 //      reads tables the migrations made);
@@ -19,6 +20,9 @@ import { createStorage } from '../storage/index.js'
 import { withDeletionHold } from '../storage/deletion-hold.js'
 import { withVariantCleanup } from '../files/variants.js'
 import { ProvenCallers } from '../auth/proven-callers.js'
+import { SessionStore } from '../auth/stores/sessions.js'
+import { passwordWriteHooks } from '../auth/passwords/password-writes.js'
+import { authFieldsOf } from '../auth/fields.js'
 import { errors } from '../errors.js'
 import { Lifecycle } from './lifecycle.js'
 import { loadConfig } from './config.js'
@@ -56,8 +60,11 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   const { connection, dialect, schema } = await openDatabase(loaded, log, life)
   const db = connection.knex
 
-  // Compiled from the config: every failure here comes before any DDL.
-  const descriptors = describeTables(config.tables, dialect)
+  // Compiled from the config: every failure here comes before any DDL. An auth table's writes
+  // (insert/update/edit, and sign-up through insert) hash passwords, and a password changed by one
+  // ends the user's other sessions: its hooks are given here, with the table, never set later.
+  const sessions = new SessionStore(db)
+  const descriptors = describeTables(config.tables, dialect, (table, ext) => passwordWriteHooks(table.name, authFieldsOf(table, ext), sessions))
   const authTables = new Set([...descriptors.values()].filter((d) => d.auth !== undefined).map((d) => d.name))
   // Before-hooks get the in-process API of their transaction; it is built below, over the executor these hooks are part of.
   let api: ServerApi | undefined
@@ -90,7 +97,7 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   // the hooks' after-hooks and the realtime hub.
   const executor: Executor = Object.freeze({ ...reader, hooks, changes: realtime === undefined ? hooks : bothSinks(hooks, realtime.hub) })
 
-  const auth = authServices({ config, options, db, dialect, descriptors, executor, log }, life)
+  const auth = authServices({ config, options, db, dialect, descriptors, executor, sessions, log }, life)
   if (realtime !== undefined) {
     const { hub, bus } = realtime
     if (bus !== undefined) auth.sessions.onRevoked((revoked) => bus.publishRevoked(revoked))

@@ -36,12 +36,12 @@ export interface TableDescriptor {
   auth?: AuthExtension
   /** Fields a caller may see, in config order. */
   visibleFields: (seesHidden: boolean) => TableField[]
-  /** Extension hooks on writes (the auth extension hashes passwords); set at start-up. */
-  writeHooks?: WriteHooks
+  /** The auth extension's hooks on writes (passwords hashed, checked; a changed email unverified), given when the table is described. */
+  readonly writeHooks?: WriteHooks
   /** The full-text index `@@` matches (decision D37). */
   search?: SearchIndex
   /** The fields with a `foreignKey`, with the table and column each references (relation expand). */
-  foreignKeys: ForeignKey[]
+  foreignKeys: readonly ForeignKey[]
 }
 
 /** A field of this table that references a row of `target` by `column`. */
@@ -65,6 +65,9 @@ export interface WriteHooks {
   /** When column `when` is given a different value, column `reset` becomes `to` (a changed email is unverified). */
   resets: Array<{ when: string, reset: string, to: unknown }>
 }
+
+/** The write hooks of an auth table (lib/auth/passwords/password-writes.ts), passed in so lib/table needs nothing of lib/auth. */
+export type AuthWriteHooks = (table: TableData, auth: AuthExtension) => WriteHooks
 
 export interface UpdateHook {
   values: Row
@@ -123,13 +126,14 @@ function parseFieldRules (table: TableData, given: Record<string, string> | unde
   return parsed
 }
 
-function describeTable (table: TableData, dialect: Dialect, problems: string[]): TableDescriptor {
+function describeTable (table: TableData, dialect: Dialect, authHooks: AuthWriteHooks | undefined, foreignKeys: readonly ForeignKey[], problems: string[]): TableDescriptor {
   const rulesExt = table.extensions?.find((e): e is RulesExtension => e.name === 'rules')
   const rules = Object.fromEntries(RULE_NAMES.map((r) => [r, parseRule(table, r, rulesExt?.[r], problems)])) as Record<RuleName, Expr | null>
   const uid = byUsage(table, 'record_uid')
   const primary = table.fields.filter((f) => f.primary === true)
   const visibleAll = table.fields
   const visiblePublic = table.fields.filter((f) => f.noSelect !== true)
+  const auth = table.extensions?.find((e): e is AuthExtension => e.name === 'auth')
   return {
     name: table.name,
     quoted: dialect.quote(table.name),
@@ -144,33 +148,42 @@ function describeTable (table: TableData, dialect: Dialect, problems: string[]):
     fieldRules: parseFieldRules(table, rulesExt?.fieldRules, problems),
     hasRulesExtension: rulesExt !== undefined,
     mfaForWrites: rulesExt?.mfaForWrites === true,
-    auth: table.extensions?.find((e): e is AuthExtension => e.name === 'auth'),
+    auth,
+    writeHooks: auth === undefined ? undefined : authHooks?.(table, auth),
     visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
     search: searchIndexOf(table),
-    foreignKeys: []
+    foreignKeys
   }
 }
 
-/** Links each foreign key field to the descriptor it references (config validation made sure it exists). */
-function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>): void {
+/** Links each foreign key field to the descriptor it references (config validation made sure it exists), into the descriptor's `foreignKeys`. */
+function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>, foreignKeys: ForeignKey[]): void {
   for (const field of descriptor.fieldList) {
     const fk = field.foreignKey
     const target = fk === undefined ? undefined : all.get(fk.table)
     const column = fk === undefined ? undefined : target?.fields.get(fk.column)
-    if (target !== undefined && column !== undefined) descriptor.foreignKeys.push({ field, target, column })
+    if (target !== undefined && column !== undefined) foreignKeys.push({ field, target, column })
   }
 }
 
 /**
  * Descriptors of every table. Each rule is parsed, then compiled once for an anonymous caller, so an
  * unknown column or function stops start-up instead of failing requests. Throws ConfigError listing every problem.
+ * `authHooks` gives each auth table its write hooks (the kernel's, over its session store); without
+ * it (tools that only read the schema) an auth table has none.
  */
-export function describeTables (tables: TableData[], dialect: Dialect): Map<string, TableDescriptor> {
+export function describeTables (tables: TableData[], dialect: Dialect, authHooks?: AuthWriteHooks): Map<string, TableDescriptor> {
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
-  for (const table of tables) result.set(table.name, describeTable(table, dialect, problems))
+  const links = new Map<TableDescriptor, ForeignKey[]>()
+  for (const table of tables) {
+    const foreignKeys: ForeignKey[] = []
+    const descriptor = describeTable(table, dialect, authHooks, foreignKeys, problems)
+    result.set(table.name, descriptor)
+    links.set(descriptor, foreignKeys)
+  }
   // Rules may follow foreign keys (decision D95): every table is linked before any rule is compiled.
-  for (const descriptor of result.values()) linkForeignKeys(descriptor, result)
+  for (const [descriptor, foreignKeys] of links) linkForeignKeys(descriptor, result, foreignKeys)
   for (const descriptor of result.values()) {
     const rules: Array<[string, Expr | null]> = [...RULE_NAMES.map((r): [string, Expr | null] => [r, descriptor.rules[r]]), ...[...descriptor.fieldRules].map(([f, e]): [string, Expr] => [`fieldRules.${f}`, e])]
     for (const [rule, expr] of rules) {
@@ -188,5 +201,10 @@ export function describeTables (tables: TableData[], dialect: Dialect): Map<stri
     }
   }
   if (problems.length > 0) throw new ConfigError(problems)
+  // Complete now: nothing changes a descriptor after this (an auth table's hooks came with it).
+  for (const descriptor of result.values()) {
+    Object.freeze(descriptor.foreignKeys)
+    Object.freeze(descriptor)
+  }
   return result
 }
