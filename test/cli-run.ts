@@ -30,6 +30,14 @@ export async function fastbase (args: string[], opts: { cwd?: string, env?: Reco
   return { code, stdout, stderr }
 }
 
+/**
+ * The address a server started with PORT=0 logs once it listens (Fastify's "Server listening at",
+ * at log level info). Tests start servers that way, not on a port found free in advance: such a port,
+ * closed again, can be taken by another test's server before this one binds it.
+ */
+export const listeningUrl = (output: string): string | undefined => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1]
+
+/** A port free now, for a server that cannot be told to choose its own (pgbouncer): one that fails to bind it says so and exits. */
 export async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -64,22 +72,24 @@ export async function tsc (args: string[], cwd = root): Promise<{ code: number |
 export interface Server { url: string, output: () => string, stop: () => Promise<void> }
 
 /**
- * Runs `command` in `dir` (its own process group, so a server under npm stops with it) on a free
- * port (PORT, FASTIFY_ADDRESS) until `<url>/api/v1/health` answers 200 or 60 s pass; stopped after the test.
+ * Runs `command` in `dir` (its own process group, so a server under npm stops with it) on a port the
+ * OS chooses (PORT=0, FASTIFY_ADDRESS) until it logs where it listens (listeningUrl) and
+ * `<url>/api/v1/health` answers 200, or 60 s pass; stopped after the test.
  */
 export async function startServer (t: Test, dir: string, command: string[], env: Record<string, string> = {}): Promise<Server> {
-  const port = await freePort()
-  const server = spawn(command[0], command.slice(1), { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const server = spawn(command[0], command.slice(1), { cwd: dir, env: cleanEnv({ PORT: '0', FASTIFY_ADDRESS: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let output = ''
   server.stdout.on('data', (d) => { output += d })
   server.stderr.on('data', (d) => { output += d })
   const kill = (): void => { try { process.kill(-server.pid!, 'SIGTERM') } catch {} }
   t.teardown(kill)
-  const url = `http://127.0.0.1:${port}`
+  let url = ''
   for (const deadline = Date.now() + 60_000; Date.now() < deadline && server.exitCode === null;) {
-    if ((await fetch(`${url}/api/v1/health`).catch(() => undefined))?.ok === true) break
+    url ||= listeningUrl(output) ?? ''
+    if (url !== '' && (await fetch(`${url}/api/v1/health`).catch(() => undefined))?.ok === true) break
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+  if (url === '') throw new Error(`the server never said where it listens:\n${output}`)
   return {
     url,
     output: () => output,

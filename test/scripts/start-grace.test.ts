@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { join } from 'node:path'
-import { cleanEnv, fastbase, freePort, linkDependencies, skip } from '../cli-run.js'
+import { cleanEnv, fastbase, linkDependencies, listeningUrl, skip } from '../cli-run.js'
 import { freshDir } from '../helper.js'
 
 t.test('the scaffold\'s start gives in-flight requests 10 s', { skip }, async (t) => {
@@ -17,15 +17,15 @@ t.test('the scaffold\'s start gives in-flight requests 10 s', { skip }, async (t
   linkDependencies(dir)
   const start: string = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts.start
   t.notMatch(start, /GRACE/, 'the script sets nothing: start.mjs holds the default')
-  const port = await freePort()
   // `exec`: the signal reaches node itself, as `docker run --init` or systemd deliver it.
-  const server = spawn('sh', ['-c', `exec ${start}`], { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', FASTBASE_LOG_REQUESTS: 'true' }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const server = spawn('sh', ['-c', `exec ${start}`], { cwd: dir, env: cleanEnv({ PORT: '0', FASTIFY_ADDRESS: '127.0.0.1', FASTBASE_LOG_REQUESTS: 'true' }), stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
   let output = ''
   server.stdout.on('data', (d) => { output += d })
   server.stderr.on('data', (d) => { output += d })
-  while (!output.includes('Server listening') && server.exitCode === null) await once(server.stdout, 'data')
+  while (listeningUrl(output) === undefined && server.exitCode === null) await once(server.stdout, 'data')
   t.equal(server.exitCode, null, output)
+  const port = Number(new URL(listeningUrl(output)!).port)
 
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => socket.destroy())

@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { cleanEnv, fastbase, freePort, linkDependencies, root, skip } from '../cli-run.js'
+import { cleanEnv, fastbase, linkDependencies, listeningUrl, root, skip } from '../cli-run.js'
 import { freshDir } from '../helper.js'
 
 const probe = pathToFileURL(join(import.meta.dirname, '..', 'fixtures', 'optimizer-probe.mjs')).href
@@ -24,20 +24,19 @@ t.test('the optimizer is off while npm start starts the server and on once it li
   t.ok(nodeFlags(start).includes('--no-opt'), start)
   t.same(nodeFlags(start), nodeFlags(startOf(root)), 'the scaffold\'s start gives Node the flags fastbase\'s own npm start does')
 
-  const port = await freePort()
   const probed = start.replace(/^node /, `node --allow-natives-syntax --import=${probe} `)
   t.not(probed, start)
-  const server = spawn('sh', ['-c', `exec ${probed}`], { cwd: dir, env: cleanEnv({ PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const server = spawn('sh', ['-c', `exec ${probed}`], { cwd: dir, env: cleanEnv({ PORT: '0', FASTIFY_ADDRESS: '127.0.0.1' }), stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
   let output = ''
   server.stdout.on('data', (d) => { output += d })
   server.stderr.on('data', (d) => { output += d })
-  while (!output.includes('Server listening') && server.exitCode === null) await Promise.race([once(server.stdout, 'data'), once(server, 'exit')])
+  while (listeningUrl(output) === undefined && server.exitCode === null) await Promise.race([once(server.stdout, 'data'), once(server, 'exit')])
   t.equal(server.exitCode, null, output)
   t.match(output, /optimizer at start: false/, 'off while the server starts')
   t.notMatch(output, /optimizer now/)
 
-  const health = await fetch(`http://127.0.0.1:${port}/api/v1/health`)
+  const health = await fetch(`${listeningUrl(output)}/api/v1/health`)
   t.equal(health.status, 200)
   server.kill('SIGUSR2')
   while (!output.includes('optimizer now:') && server.exitCode === null) await Promise.race([once(server.stderr, 'data'), once(server, 'exit')])

@@ -7,38 +7,30 @@ import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { adminToken } from '../helper.js'
+import { listeningUrl } from '../cli-run.js'
 
 const root = join(import.meta.dirname, '..', '..')
 const cli = join(root, 'node_modules', 'fastify-cli', 'cli.js')
 const builtApp = join(root, 'dist', 'app.js')
 
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  return port
-}
-
+/** `fastify start <args>` on a port the OS chooses, logging at info (where it listens, listeningUrl) unless `env` says otherwise, until its health answers 200 or 20 s pass. */
 async function startCli (t: Test, cwd: string, env: Record<string, string>, args: string[] = ['--options', builtApp]): Promise<{ url: string, output: () => string, child: ChildProcess }> {
-  const port = await freePort()
   const child = spawn(process.execPath, [cli, 'start', ...args], {
     cwd,
-    env: { ...process.env, PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', NODE_ENV: 'production', ...env },
+    env: { ...process.env, PORT: '0', FASTIFY_ADDRESS: '127.0.0.1', NODE_ENV: 'production', FASTIFY_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
   child.stdout.on('data', (d) => { output += d })
   child.stderr.on('data', (d) => { output += d })
   t.teardown(() => { child.kill('SIGTERM') })
-  const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 20_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break
+    const url = listeningUrl(output)
     try {
-      if ((await fetch(`${url}/api/v1/health`)).ok) return { url, output: () => output, child }
+      if (url !== undefined && (await fetch(`${url}/api/v1/health`)).ok) return { url, output: () => output, child }
     } catch {}
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -91,7 +83,7 @@ t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync
 t.test('npm start: a config with problems is one clean message and exit code 1', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
   const dir = t.testdir({ 'bad.json': JSON.stringify({ jwtSecret: 'x', appUrl: 'http://l', tables: [{ name: 'a', fields: [{ name: 'b', type: 'texty', sqlType: 'text' }] }] }) })
   const child = spawn(process.execPath, [join(root, 'scripts', 'start.mjs'), '--options', builtApp], {
-    cwd: dir, env: { ...process.env, PORT: String(await freePort()), FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd: dir, env: { ...process.env, PORT: '0', FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''
   let stderr = ''
@@ -106,7 +98,7 @@ t.test('npm start: a config with problems is one clean message and exit code 1',
 t.test('fastify start refuses an invalid config with the list of problems', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
   const dir = t.testdir({ 'bad.json': JSON.stringify({ jwtSecret: 'x', appUrl: 'http://l', tables: [{ name: 'a', fields: [{ name: 'b', type: 'texty', sqlType: 'text' }] }] }) })
   const child = spawn(process.execPath, [cli, 'start', '--options', builtApp], {
-    cwd: dir, env: { ...process.env, PORT: String(await freePort()), FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd: dir, env: { ...process.env, PORT: '0', FASTBASE_CONFIG: join(dir, 'bad.json'), FASTBASE_DATA_DIR: join(dir, 'data') }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
   child.stdout.on('data', (d) => { output += d })
@@ -146,22 +138,23 @@ t.test('SIGTERM lets an upload in flight finish, then the process exits', { skip
   t.equal(files.filter((f) => f.endsWith('.txt')).length, 1, 'the file was stored')
 })
 
-/** Runs `fastify start <args>` (the command as a user types it, `node_modules/.bin/fastify`) until it exits, listens, or 15 s pass. */
+/** Runs `fastify start <args>` (the command as a user types it, `node_modules/.bin/fastify`) until it exits, listens (stopped at once), or 15 s pass. */
 async function runUntilExit (cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null, output: string, listened: boolean }> {
-  const port = await freePort()
   const child = spawn(join(root, 'node_modules', '.bin', 'fastify'), ['start', ...args], {
-    cwd, env: { ...process.env, PORT: String(port), FASTIFY_ADDRESS: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe']
+    cwd, env: { ...process.env, PORT: '0', FASTIFY_ADDRESS: '127.0.0.1', FASTIFY_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''
-  child.stdout.on('data', (d) => { output += d })
-  child.stderr.on('data', (d) => { output += d })
-  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000)
   let listened = false
+  const timer = setTimeout(() => child.kill('SIGTERM'), 15_000)
   // A server that listens is not refused: stop it at once.
-  const probe = setInterval(() => { fetch(`http://127.0.0.1:${port}/api/v1/health`).then(() => { listened = true; child.kill('SIGTERM') }, () => {}) }, 100)
-  const [code] = await once(child, 'exit')
+  const read = (d: Buffer): void => {
+    output += d
+    if (!listened && listeningUrl(output) !== undefined) { listened = true; child.kill('SIGTERM') }
+  }
+  child.stdout.on('data', read)
+  child.stderr.on('data', read)
+  const [code] = await once(child, 'close')
   clearTimeout(timer)
-  clearInterval(probe)
   return { code, output, listened }
 }
 
