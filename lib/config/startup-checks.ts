@@ -55,7 +55,7 @@ export async function startupChecks (raw: unknown, env: Env, dialect: DialectNam
   return problems.length > 0 ? { problems, warnings } : { problems, warnings, notes, config }
 }
 
-/** Rules, search and actions compiled as the tables and actions plugins compile them; what they expose, warned about. */
+/** Rules, search and actions compiled as the kernel compiles them (lib/kernel/index.ts); what they expose, warned about. */
 function compileProblems (config: DatabaseSettings, dialect: DialectName, warnings: string[]): string[] {
   try {
     const tables = describeTables(config.tables, dialectFor(dialect))

@@ -59,7 +59,7 @@ export interface Executor {
   dialect: Dialect
   limits: Limits
   direct?: DirectRunner
-  /** Set by the realtime plugin: every write made through this executor is reported after its commit. */
+  /** Every write made through this executor is reported here after its commit: the record hooks, and the realtime hub when realtime is on (lib/kernel/index.ts). */
   changes?: ChangeSink
   /** Record hooks, run around every write made through this executor. */
   hooks?: RecordHooks

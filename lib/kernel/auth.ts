@@ -1,7 +1,8 @@
 // The kernel's auth services, shared by the auth-context hook and the auth routes: one token key per
 // auth table (global jwtSecret + table jwtSecret) and one per admin role, sessions and one-time
 // tokens in the database, the mailer, the cookie's settings and the rate limits' settings. The
-// tables' password write hooks are set here, while the descriptors are still being built.
+// tables' password write hooks are not set here: lib/kernel/index.ts gives them to describeTables
+// with each auth table, over the session store it builds first and passes in.
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { Knex } from 'knex'
