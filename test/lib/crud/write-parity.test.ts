@@ -10,6 +10,7 @@ import { baseFields, authFields } from '../../../lib/config/helpers.js'
 import { ANONYMOUS, adminContext, type AuthContext } from '../../../lib/auth-context.js'
 import { verifyPassword } from '../../../lib/auth/passwords/passwords.js'
 import { FastbaseError } from '../../../lib/errors.js'
+import { planCacheCounts } from '../../../lib/crud/plan-cache.js'
 import type { DatabaseSettings, TableField } from '../../../schemas/config.js'
 
 type Row = Record<string, unknown>
@@ -424,3 +425,121 @@ forEachDialect(t, 'every write path enforces a rule that follows a relation (new
 
 /** A write's answer: its status and body. */
 interface Answer { status: number, body: string }
+
+// ---------------------------------------------------------------- planned and unplanned writes
+
+// The table above has write hooks (an auth table's passwords), which no plan covers: every write there
+// is unplanned. Here a table without any: the table routes' plain inserts and edits run from plans
+// (lib/crud/write-plans.ts), the other paths do not (an expression, a conflict clause, action steps),
+// and every one is held to the same rule. The planned ones must be seen using the plan cache, or the
+// comparison would say nothing about plans.
+const notesConfig: DatabaseSettings = {
+  jwtSecret: 'parity-notes',
+  appUrl: 'https://app.example.com',
+  rateLimit: false,
+  tables: [{
+    name: 'notes',
+    autoSetUid: true,
+    fields: [
+      { name: 'id', type: 'text', sqlType: 'text', primary: true, usage: 'record_uid' },
+      { name: 'owner_id', type: 'text', sqlType: 'text' },
+      { name: 'nick', type: 'text', sqlType: 'text' },
+      { name: 'tier', type: 'text', sqlType: 'text', noUpdate: true },
+      { name: 'badge', type: 'text', sqlType: 'text', noInsert: true }
+    ],
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'auth.uid != null & owner_id == auth.uid', updateRule: 'auth.uid == owner_id & new.nick != \'banned\'', deleteRule: 'auth.uid == owner_id' }]
+  }],
+  actions: [
+    ...Object.entries({ plain: { nick: 'renamed' }, refusedByRule: { nick: 'banned' }, noUpdateField: { tier: 'gold' }, noInsertField: { badge: 'star' } }).map(([name, setValues]) =>
+      ({ name: `note_${name}`, params: { id: 'string' as const }, steps: { type: 'UPDATE' as const, table: 'notes', where: 'id == params.id', setValues } })),
+    { name: 'note_new', steps: { type: 'INSERT' as const, table: 'notes', values: { nick: 'n' }, expr: { owner_id: 'auth.uid' } } },
+    { name: 'note_new_badge', steps: { type: 'INSERT' as const, table: 'notes', values: { nick: 'n', badge: 'star' }, expr: { owner_id: 'auth.uid' } } }
+  ]
+}
+
+forEachDialect(t, 'planned and unplanned writes of a table without hooks enforce the same rules', async (t, dialect) => {
+  const callers: Record<Caller, AuthContext> = {
+    anonymous: ANONYMOUS,
+    owner: { ...ANONYMOUS, uid: 'owner', cid: 'people' },
+    other: { ...ANONYMOUS, uid: 'other', cid: 'people' },
+    admin: adminContext('superadmin')
+  }
+  // An HTTP request names its caller in x-caller; an admin's carries the service token instead.
+  const app = await buildApp(t, notesConfig, {
+    dialect,
+    setup: (app) => app.addHook('onRequest', async (request) => {
+      const caller = request.headers['x-caller']
+      if (caller === 'owner' || caller === 'other') request.fastbaseAuth = callers[caller]
+    })
+  })
+  const db = app.fastbase.db
+  const OWNED = { id: 'note1', owner_id: 'owner', nick: 'first', tier: 'basic', badge: null }
+  const { id: _id, ...ownedRow } = OWNED
+  const reset = async () => {
+    await db('notes').del()
+    await db('notes').insert(OWNED)
+  }
+  const http = async (caller: Caller, url: string, payload: object): Promise<number> => {
+    const headers = caller === 'admin' ? { authorization: `Bearer ${adminToken}` } : caller === 'anonymous' ? {} : { 'x-caller': caller }
+    const res = await app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers })
+    if (res.statusCode >= 500) throw new Error(`${url}: ${res.body}`)
+    return res.statusCode
+  }
+  const inProcess = async (call: () => Promise<unknown>): Promise<number> => {
+    try {
+      await call()
+      return 200
+    } catch (error) {
+      if (error instanceof FastbaseError) return error.statusCode
+      throw error
+    }
+  }
+  const row = async (where: Row) => await db('notes').where(where).select('owner_id', 'nick', 'tier', 'badge').first() ?? null
+  const updates: Record<string, Row> = { plain: { nick: 'renamed' }, refusedByRule: { nick: 'banned' }, noUpdateField: { tier: 'gold' }, noInsertField: { badge: 'star' } }
+  // `planned`: the path must consult the plan cache.
+  const updatePaths: Array<{ name: string, planned: boolean, refused: number, run: (c: Caller, name: string, v: Row) => Promise<number> }> = [
+    { name: 'edit', planned: true, refused: 404, run: (c, _n, v) => http(c, `/table/notes/edit/${OWNED.id}`, v) },
+    { name: 'in-process edit', planned: true, refused: 404, run: (c, _n, v) => inProcess(async () => await app.fastbase.tables.notes.edit({ id: OWNED.id, values: v }, { as: callers[c] })) },
+    { name: 'update', planned: false, refused: 200, run: (c, _n, v) => http(c, '/table/notes/update', { where: `id == '${OWNED.id}'`, setValues: v }) },
+    { name: 'update or=IGNORE', planned: false, refused: 200, run: (c, _n, v) => http(c, '/table/notes/update', { where: `id == '${OWNED.id}'`, setValues: v, or: 'IGNORE' }) },
+    { name: 'action UPDATE step', planned: false, refused: 200, run: (c, n) => c === 'admin' ? http(c, `/action/note_${n}`, { id: OWNED.id }) : inProcess(async () => await app.fastbase.runAction(`note_${n}`, { id: OWNED.id }, { auth: callers[c] })) }
+  ]
+  for (const path of updatePaths) {
+    for (const [name, values] of Object.entries(updates)) {
+      for (const caller of CALLERS) {
+        await reset()
+        const consulted = planCacheCounts.hits + planCacheCounts.misses
+        const status = await path.run(caller, name, values)
+        const outcome = expected('update', caller, values)
+        const written = outcome === 'written'
+        t.same({ status, row: await row({ id: OWNED.id }) },
+          { status: typeof outcome === 'object' ? outcome.status : written ? 200 : path.refused, row: written ? { ...ownedRow, ...values } : ownedRow },
+          `${path.name} × ${name} × ${caller}`)
+        if (path.planned && status === 200) t.ok(planCacheCounts.hits + planCacheCounts.misses > consulted, `${path.name} × ${name} × ${caller}: from a plan`)
+      }
+    }
+  }
+  const inserts: Record<string, Row> = { plain: { nick: 'n' }, noInsertField: { nick: 'n', badge: 'star' } }
+  const insertPaths: Array<{ name: string, planned: boolean, run: (c: Caller, name: string, v: Row) => Promise<number> }> = [
+    { name: 'insert', planned: true, run: (c, _n, v) => http(c, '/table/notes/insert', { values: { ...v, owner_id: callers[c].uid ?? 'nobody' } }) },
+    { name: 'in-process insert', planned: true, run: (c, _n, v) => inProcess(async () => await app.fastbase.tables.notes.insert({ values: { ...v, owner_id: callers[c].uid ?? 'nobody' } }, { as: callers[c] })) },
+    { name: 'insert or=IGNORE', planned: false, run: (c, _n, v) => http(c, '/table/notes/insert', { values: { ...v, owner_id: callers[c].uid ?? 'nobody' }, or: 'IGNORE' }) },
+    { name: 'action INSERT step', planned: false, run: (c, n) => inProcess(async () => await app.fastbase.runAction(n === 'plain' ? 'note_new' : 'note_new_badge', {}, { auth: callers[c] })) }
+  ]
+  for (const path of insertPaths) {
+    for (const [name, values] of Object.entries(inserts)) {
+      for (const caller of CALLERS) {
+        await reset()
+        const consulted = planCacheCounts.hits + planCacheCounts.misses
+        const status = await path.run(caller, name, values)
+        // The createRule wants a signed-in owner of the row: an admin passes every rule, and the
+        // action's owner is the caller's uid (none for an admin: `auth.uid` is its id, not null).
+        const allowed = caller === 'admin' || caller === 'owner' || caller === 'other'
+        const outcome = values.badge !== undefined ? 403 : allowed ? 200 : 403
+        const created = await db('notes').whereNot({ id: OWNED.id }).select('nick', 'badge')
+        t.same({ status, created }, { status: outcome, created: outcome === 200 ? [{ nick: 'n', badge: null }] : [] }, `${path.name} × ${name} × ${caller}`)
+        if (path.planned && status === 200) t.ok(planCacheCounts.hits + planCacheCounts.misses > consulted, `${path.name} × ${name} × ${caller}: from a plan`)
+      }
+    }
+  }
+})
