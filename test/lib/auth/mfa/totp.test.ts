@@ -1,8 +1,8 @@
 // TOTP (lib/auth/mfa/totp.ts) against RFC 6238's Appendix B vectors, and the test's own generator
 // (test/fixtures/totp.ts) against the same vectors, so the end-to-end MFA tests' codes are the RFC's.
 import t from 'tap'
-import { base32Decode, base32Encode, matchTotp, newTotpSecret, otpauthUri, totpAt, totpStep } from '../../../lib/auth/mfa/totp.js'
-import { RFC_SEEDS, RFC_VECTORS, fromBase32, generateTotp } from '../../fixtures/totp.js'
+import { base32Decode, base32Encode, matchTotp, newTotpSecret, otpauthUri, totpAt, totpStep } from '../../../../lib/auth/mfa/totp.js'
+import { RFC_SEEDS, RFC_VECTORS, fromBase32, generateTotp } from '../../../fixtures/totp.js'
 
 t.test('RFC 6238 Appendix B', async (t) => {
   for (const [time, code, hash] of RFC_VECTORS) {

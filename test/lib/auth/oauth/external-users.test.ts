@@ -2,12 +2,12 @@
 // the same external account is always the same user, a verified email finds an existing account,
 // an unverified one never does, and the sessions it opens are ordinary ones.
 import t from 'tap'
-import { buildApp, forEachDialect } from '../../helper.js'
-import { baseFields, authFields, sqlValue } from '../../../lib/config/helpers.js'
-import { signInExternal, type ExternalIdentity } from '../../../lib/auth/oauth/external-users.js'
-import { IDENTITIES } from '../../../lib/auth/stores/store-tables.js'
-import { isChallenge, type SessionResponse, type SignInResponse } from '../../../lib/auth/sessions/session-service.js'
-import type { DatabaseSettings } from '../../../schemas/config.js'
+import { buildApp, forEachDialect } from '../../../helper.js'
+import { baseFields, authFields, sqlValue } from '../../../../lib/config/helpers.js'
+import { signInExternal, type ExternalIdentity } from '../../../../lib/auth/oauth/external-users.js'
+import { IDENTITIES } from '../../../../lib/auth/stores/store-tables.js'
+import { isChallenge, type SessionResponse, type SignInResponse } from '../../../../lib/auth/sessions/session-service.js'
+import type { DatabaseSettings } from '../../../../schemas/config.js'
 
 const config: DatabaseSettings = {
   appUrl: 'http://localhost:3000', jwtSecret: 'external-users-secret', rateLimit: false,

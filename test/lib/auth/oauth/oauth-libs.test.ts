@@ -1,8 +1,8 @@
 // Unit tests of the OAuth redirect flow's pure parts: the redirect checker and the state codec.
 import t from 'tap'
 import { createHash } from 'node:crypto'
-import { allowedEntryProblem, checkRedirect, redirectPolicy } from '../../../lib/auth/oauth/redirects.js'
-import { STATE_LIFETIME, idTokenNonce, nonceMatches, pkceVerifier, readState, startState, stateKey } from '../../../lib/auth/oauth/oauth-state.js'
+import { allowedEntryProblem, checkRedirect, redirectPolicy } from '../../../../lib/auth/oauth/redirects.js'
+import { STATE_LIFETIME, idTokenNonce, nonceMatches, pkceVerifier, readState, startState, stateKey } from '../../../../lib/auth/oauth/oauth-state.js'
 
 t.test('redirect checker', async (t) => {
   const policy = redirectPolicy('https://app.example.com', ['https://admin.example.com:8443/panel', 'http://localhost:5173/', 'https://docs.example.com/guide/'])
