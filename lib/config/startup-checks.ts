@@ -8,7 +8,7 @@ import type { DialectName } from '../dialects/types.js'
 import { resolveSecrets, type Env, type UnsetSecrets } from './secrets.js'
 import { validateConfig } from './validate.js'
 import { ConfigError } from '../errors.js'
-import { describeTables } from '../table/descriptor.js'
+import { describeTables, type TableDescriptor } from '../table/descriptor.js'
 import { compileActions } from '../actions/run.js'
 import { dialectFor } from '../dialects/index.js'
 import { planMigrations } from '../db/migration-plan.js'
@@ -47,23 +47,27 @@ export async function startupChecks (raw: unknown, env: Env, dialect: DialectNam
   if (early.length > 0 || !('config' in validated)) return { problems: early, warnings }
   const { config } = validated
 
-  const problems = compileProblems(config, dialect, warnings)
-  if (problems.length > 0) return { problems, warnings }
-  const { warnings: more, notes } = configNotes(config, dialect)
+  const compiled = compileTables(config, dialect, warnings)
+  if ('problems' in compiled) return { problems: compiled.problems, warnings }
+  const { warnings: more, notes } = configNotes(config, compiled.tables)
   warnings.push(...more)
-  problems.push(...await issuerProblems(config, warnings), ...schemaProblems(config, dialect))
+  const problems = [...await issuerProblems(config, warnings), ...schemaProblems(config, dialect)]
   return problems.length > 0 ? { problems, warnings } : { problems, warnings, notes, config }
 }
 
-/** Rules, search and actions compiled as the kernel compiles them (lib/kernel/index.ts); what they expose, warned about. */
-function compileProblems (config: DatabaseSettings, dialect: DialectName, warnings: string[]): string[] {
+/**
+ * Rules, search and actions compiled as the kernel compiles them (lib/kernel/index.ts); what they
+ * expose, warned about. The tables, described, for the other checks; the kernel describes them again
+ * with what only an open database gives (the password hooks over its session store).
+ */
+function compileTables (config: DatabaseSettings, dialect: DialectName, warnings: string[]): { tables: Map<string, TableDescriptor> } | { problems: string[] } {
   try {
     const tables = describeTables(config.tables, dialectFor(dialect))
     compileActions(config.actions ?? [], tables, dialectFor(dialect))
     warnings.push(...exposedEmailWarnings(tables, dialectFor(dialect)))
-    return []
+    return { tables }
   } catch (error) {
-    if (error instanceof ConfigError) return [...error.problems]
+    if (error instanceof ConfigError) return { problems: [...error.problems] }
     throw error
   }
 }

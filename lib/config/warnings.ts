@@ -1,9 +1,7 @@
 // What a start says about a config that it still runs, in one list: `fastbase check` prints the same
 // lines (lib/config/startup-checks.ts returns them to both), so a check never says less than a start (decision D93).
 import type { DatabaseSettings } from '../../schemas/config.js'
-import type { DialectName } from '../dialects/types.js'
-import { dialectFor } from '../dialects/index.js'
-import { describeTables, RULE_NAMES } from '../table/descriptor.js'
+import { RULE_NAMES, type TableDescriptor } from '../table/descriptor.js'
 import { unguardedRoleWarnings } from '../auth/role-check.js'
 import { authCookieOf } from '../auth/sessions/auth-cookie.js'
 
@@ -14,11 +12,11 @@ export interface ConfigNotes {
   notes: string[]
 }
 
-/** The warnings and notes of a validated config whose rules compile on `dialect`. */
-export function configNotes (config: DatabaseSettings, dialect: DialectName): ConfigNotes {
+/** The warnings and notes of a validated config, whose tables `tables` describes (their rules compiled). */
+export function configNotes (config: DatabaseSettings, tables: ReadonlyMap<string, TableDescriptor>): ConfigNotes {
   const warnings: string[] = []
   const notes: string[] = []
-  for (const table of describeTables(config.tables, dialectFor(dialect)).values()) {
+  for (const table of tables.values()) {
     if (!table.hasRulesExtension) warnings.push(`table "${table.name}" has no rules extension: only admins can use it`)
     else {
       // A rule left out may be an oversight (a warning); one written as `null` is a decision (noted).

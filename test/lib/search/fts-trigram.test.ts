@@ -13,6 +13,8 @@ import { parseSearch, SearchSyntaxError, MIN_TRIGRAM_LENGTH } from '../../../lib
 import { searchIndexOf } from '../../../lib/search/fts.js'
 import { ftsStatements } from '../../../lib/dialects/sqlite-fts.js'
 import { configNotes } from '../../../lib/config/warnings.js'
+import { describeTables } from '../../../lib/table/descriptor.js'
+import { dialectFor } from '../../../lib/dialects/index.js'
 import { validateConfig } from '../../../lib/config/validate.js'
 import { PG_TRGM_MISSING } from '../../../lib/dialects/postgres-trigram.js'
 
@@ -184,7 +186,7 @@ t.test('trigram: the grammar, the SQLite index, no warning', async (t) => {
   t.equal(index.tokenize, 'trigram')
   t.equal(index.prefix, undefined, 'no prefix index by default')
   t.match(ftsStatements(index)[0], /tokenize='trigram case_sensitive 0 remove_diacritics 0'\)$/)
-  t.same(configNotes(config(), 'sqlite').warnings, [], 'trigram is no longer a warning')
+  t.same(configNotes(config(), describeTables(config().tables, dialectFor('sqlite'))).warnings, [], 'trigram is no longer a warning')
   // FTS5 runs a trigram term of more than three characters as a phrase, which needs positions.
   const withDetail = (detail: 'full' | 'column' | 'none') => validateConfig({ ...config(), tables: [{ ...items('trigram'), fullTextSearch: { fields: ['title'], tokenize: 'trigram', detail } }] }) as { problems?: string[] }
   t.same(withDetail('full').problems ?? [], [])
