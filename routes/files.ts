@@ -13,7 +13,6 @@ import { ErrorSchema } from '../schemas/http/error.js'
 import type { StoredObject } from '../lib/storage/types.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
-import { Thumbnails } from '../lib/files/thumbnails.js'
 import { fileTokenCaller } from '../lib/auth/tokens/file-tokens.js'
 import type { TableDescriptor } from '../lib/table/descriptor.js'
 import type { TableField } from '../schemas/config.js'
@@ -109,14 +108,7 @@ function fileDocument (b: DocumentComponents): OperationDocument {
 }
 
 export default async function fileRoutes (app: TypeBoxApp): Promise<void> {
-  const { storage, limits, config, auth, executor } = app.fastbase
-  const thumbnails = new Thumbnails(storage, {
-    concurrency: limits.thumbnails,
-    queue: limits.thumbnailQueue,
-    pixels: limits.thumbnailPixels,
-    bytes: limits.uploadSize,
-    timeout: limits.thumbnailTimeout
-  })
+  const { storage, thumbnails, config, auth, executor } = app.fastbase
   const publicCacheControl = config.files?.publicCacheControl ?? PUBLIC_CACHE_CONTROL
   fileTokenRoute(app)
 

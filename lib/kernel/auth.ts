@@ -14,12 +14,13 @@ import { authFieldsOf } from '../auth/fields.js'
 import type { AuthTable, TokenKey } from '../auth/types.js'
 import { actionEmailSender } from '../auth/email/action-emails.js'
 import { RemoteKeySets } from '../auth/oauth/key-sets.js'
-import { ownIssuerOf } from '../auth/oauth/id-tokens.js'
+import { IdTokenVerifier, ownIssuerOf, providerEntries } from '../auth/oauth/id-tokens.js'
+import { OAuthProviders } from '../auth/oauth/oauth-providers.js'
 import { sha256, type SessionStore } from '../auth/stores/sessions.js'
 import { OneTimeTokens } from '../auth/stores/one-time-tokens.js'
 import { MfaStore } from '../auth/mfa/mfa-store.js'
 import { EmailCodes } from '../auth/email/email-codes.js'
-import { DatabaseRateLimitStore } from '../auth/stores/rate-limit-store.js'
+import { DatabaseRateLimitStore, databaseRateLimitStore } from '../auth/stores/rate-limit-store.js'
 import { memoryAddressLimit, sharedAddressLimit, unlimited } from '../auth/stores/address-limit.js'
 import { createMailer, type Mailer } from '../auth/mailer.js'
 import { FILE_TOKEN_KEY_SUFFIX } from '../auth/tokens/file-tokens.js'
@@ -84,12 +85,22 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
     from: config.email?.from ?? `${config.appName ?? 'fastbase'} <no-reply@${new URL(config.appUrl).hostname}>`,
     log
   }))
+  // One of each per app, made on first use (only auth tables' routes use them): the providers'
+  // discovery documents and key sets then serve every auth table. Their refusals and warnings were
+  // reported before the database opened (lib/config/startup-checks.ts).
+  const keySets = new RemoteKeySets()
+  const issuer = ownIssuerOf(config)
+  let providers: OAuthProviders | undefined
+  let verifier: Promise<IdTokenVerifier> | undefined
   const limits = config.rateLimit
   const settings = typeof limits === 'object' ? limits as { max?: number, timeWindow?: number } : {}
-  // Per-address counters of the email-code flows (decision D113): the fleet's store where instances share the database.
+  // Counted in the database where instances share it, so every instance counts the same hits: the
+  // routes' limits, and the per-address counters of the email-code flows (decision D113).
+  const onStoreError = (err: unknown): void => { log.warn({ err }, 'rate limit store failed') }
+  const shared = limits !== false && dialect.sharedByInstances
   const addressLimit = limits === false
     ? unlimited
-    : dialect.sharedByInstances ? sharedAddressLimit(new DatabaseRateLimitStore(db, (err) => log.warn({ err }, 'rate limit store failed'), 'address ')) : memoryAddressLimit()
+    : shared ? sharedAddressLimit(new DatabaseRateLimitStore(db, onStoreError, 'address ')) : memoryAddressLimit()
   // Started once the app is ready: an app that fails to start has nothing to purge with.
   let stopPurge: (() => Promise<void>) | undefined
   life.onReady(() => { stopPurge = schedulePurge(db, (err) => log.warn({ err }, 'purging expired auth rows failed')) })
@@ -101,10 +112,12 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
     tables,
     db,
     dialect,
-    issuer: ownIssuerOf(config),
+    issuer,
     adminSecrets,
     adminKeys,
-    keySets: new RemoteKeySets(),
+    keySets,
+    oauthProviders: () => (providers ??= new OAuthProviders(config.authProviders ?? [], keySets)),
+    idTokens: () => (verifier ??= IdTokenVerifier.create(providerEntries(config), { ownIssuer: issuer, keySets })),
     sessions,
     changes: () => executor.changes,
     hooks: executor.hooks,
@@ -116,6 +129,7 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
     mailer: mailerOnce,
     sendActionEmail: actionEmailSender({ appName: config.appName ?? 'fastbase', appUrl: config.appUrl, mailer: mailerOnce }),
     cookie: authCookieOf(config.appUrl, config.authCookie),
+    rateLimitStore: shared ? databaseRateLimitStore(db, onStoreError) : undefined,
     rateLimit: (max) => (limits === false ? false : { max: settings.max ?? max ?? DEFAULT_RATE_MAX, timeWindow: settings.timeWindow ?? DEFAULT_RATE_WINDOW_MS })
   }
 }

@@ -18,6 +18,7 @@ import type { Executor } from '../crud/context.js'
 import { compileActions, compileCodeActionsWith, runAction as runCompiled, sqlWritesOf, type CompiledAction, type RunOptions } from '../actions/run.js'
 import { createStorage } from '../storage/index.js'
 import { withDeletionHold } from '../storage/deletion-hold.js'
+import { Thumbnails } from '../files/thumbnails.js'
 import { withVariantCleanup } from '../files/variants.js'
 import { ProvenCallers } from '../auth/proven-callers.js'
 import { SessionStore } from '../auth/stores/sessions.js'
@@ -76,6 +77,13 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
   // A file's thumbnails go with it, whichever way it is deleted (decision D123).
   const storage = withDeletionHold(withVariantCleanup(await createStorage(config.storage, options.dataDir)))
   life.onClose(async () => { await storage.close() })
+  const thumbnails = new Thumbnails(storage, {
+    concurrency: limits.thumbnails,
+    queue: limits.thumbnailQueue,
+    pixels: limits.thumbnailPixels,
+    bytes: limits.uploadSize,
+    timeout: limits.thumbnailTimeout
+  })
 
   await schema.migrate('start')
 
@@ -124,6 +132,7 @@ async function build ({ options: given, bundledExampleAllowed, codeActions, log 
     actions,
     runAction,
     storage,
+    thumbnails,
     backups,
     ...api,
     sendEmail: async (message) => await auth.mailer().send(message),

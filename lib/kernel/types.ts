@@ -8,6 +8,7 @@ import type { AuthContext } from '../auth-context.js'
 import type { CompiledAction, RunOptions } from '../actions/run.js'
 import type { CodeAction } from '../actions/code.js'
 import type { HoldableStorage } from '../storage/deletion-hold.js'
+import type { Thumbnails } from '../files/thumbnails.js'
 import type { BackupService } from '../backup/service.js'
 import type { Limits } from '../limits.js'
 import type { Executor } from '../crud/context.js'
@@ -24,8 +25,11 @@ import type { OtpServices } from '../auth/email/otp-flows.js'
 import type { AdminSecrets } from '../auth/tokens/admin-tokens.js'
 import type { AdminRole } from '../auth-context.js'
 import type { RemoteKeySets } from '../auth/oauth/key-sets.js'
+import type { OAuthProviders } from '../auth/oauth/oauth-providers.js'
+import type { IdTokenVerifier } from '../auth/oauth/id-tokens.js'
 import type { OneTimeTokens } from '../auth/stores/one-time-tokens.js'
 import type { Mailer } from '../auth/mailer.js'
+import type { DatabaseRateLimitStore } from '../auth/stores/rate-limit-store.js'
 import type { AuthCookie } from '../auth/sessions/auth-cookie.js'
 
 /** A logger as pino's (Fastify's) is: an object and a message, or a message alone. */
@@ -125,6 +129,8 @@ export interface KernelServices {
   runAction: (name: string, params?: unknown, options?: RunOptions) => Promise<unknown>
   /** Where uploaded files live (local disk or S3); a backup holds its deletions while it copies them. */
   storage: HoldableStorage
+  /** Thumbnails of stored images (`?thumb=`), made on first request within `limits`' bounds, then stored beside the original. */
+  thumbnails: Thumbnails
   /** Backups of this database (lib/backup/service.ts): on demand, on schedule, listed and read. */
   backups: BackupService
   tables: UntypedTables
@@ -155,11 +161,17 @@ export interface AuthServices extends OtpServices {
   adminKeys: ReadonlyMap<AdminRole, TokenKey>
   /** Identity providers' public keys, one cache per URL for every flow (lib/auth/oauth/key-sets.ts). */
   keySets: RemoteKeySets
+  /** The redirect flow's providers (`authProviders`), their discovery documents shared by every auth table; made on first use. */
+  oauthProviders: () => OAuthProviders
+  /** The verifier of external ID tokens (one-tap, `authProviders` with an issuer), its key sets shared by every auth table; made on first use. */
+  idTokens: () => Promise<IdTokenVerifier>
   oneTimeTokens: OneTimeTokens
   /** Created on first use: most requests never send mail. */
   mailer: () => Mailer
   /** The auth cookie's name and attributes (`__Host-` under https), when `authCookie` is configured. */
   cookie: AuthCookie | undefined
+  /** The store of the routes' rate limits where instances share the database (counted there), as @fastify/rate-limit constructs it; undefined: counted in memory, or limits off. */
+  rateLimitStore: (new () => DatabaseRateLimitStore) | undefined
   /** Route config for @fastify/rate-limit, or false when limits are off (decision D24). */
   rateLimit: (maxPerWindow?: number) => false | { max: number, timeWindow: number }
 }

@@ -3,13 +3,13 @@
 // `login-token` (an external JWT in `Authorization: Bearer`). Which tokens are trusted, and how they
 // are verified, is lib/auth/oauth/id-tokens.ts; who they sign in is lib/auth/oauth/external-users.ts.
 import { Type, type Static } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { secretEquals } from '../../lib/auth/secret-compare.js'
 import { urlencodedBodies } from '../../plugins/request-parsing.js'
 import { errorResponses } from '../../schemas/http/table-routes.js'
 import { errors } from '../../lib/errors.js'
-import { IdTokenVerifier, MAX_TOKEN_LENGTH, providerEntries } from '../../lib/auth/oauth/id-tokens.js'
+import { MAX_TOKEN_LENGTH, type IdTokenVerifier } from '../../lib/auth/oauth/id-tokens.js'
 import { signInExternal, type ExternalIdentity } from '../../lib/auth/oauth/external-users.js'
 import { originVerdict, originsOf } from '../../lib/auth/sessions/request-origin.js'
 import { SignInResponseSchema } from './session-response.js'
@@ -29,22 +29,9 @@ const OneTapBody = Type.Object({
   token: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'The ID token (JSON body; no CSRF cookie needed)' }))
 }, { title: 'One-tap credential' })
 
-// One verifier per app: its JWKS cache serves every auth table.
-const verifiers = new WeakMap<object, Promise<IdTokenVerifier>>()
-
-function verifierOf (app: FastifyInstance): Promise<IdTokenVerifier> {
-  let verifier = verifiers.get(app.fastbase)
-  if (verifier === undefined) {
-    // Its refusals and warnings were reported before the database opened (lib/config/startup-checks.ts).
-    verifier = IdTokenVerifier.create(providerEntries(app.fastbase.config), { ownIssuer: app.fastbase.auth.issuer, keySets: app.fastbase.auth.keySets })
-    verifiers.set(app.fastbase, verifier)
-  }
-  return verifier
-}
-
 export async function externalRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): Promise<void> {
   const { base, tags, limited, doc } = kit
-  const verifier = await verifierOf(app)
+  const verifier = await app.fastbase.auth.idTokens()
   const services = app.fastbase.auth
 
   app.post(`${base}/login-token`, {

@@ -2,10 +2,9 @@
 // `GET oauth/{provider}/callback` (back from it). The flow itself is lib/auth/oauth/oauth-flow.ts; these
 // routes compute the callback URL, keep the state cookie and turn results into redirects.
 import { Type } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AuthTable } from '../../lib/auth/types.js'
 import { errorResponses } from '../../schemas/http/table-routes.js'
-import { OAuthProviders } from '../../lib/auth/oauth/oauth-providers.js'
 import { OAuthCallbackError, finishFlow, startFlow, type FlowContext } from '../../lib/auth/oauth/oauth-flow.js'
 import { STATE_LIFETIME, stateKey } from '../../lib/auth/oauth/oauth-state.js'
 import { MAX_REDIRECT_LENGTH, redirectPolicy } from '../../lib/auth/oauth/redirects.js'
@@ -35,22 +34,10 @@ function stateCookieOf (publicUrl: URL): { name: string, options: (callbackPath:
 
 const RedirectSchema = Type.Null({ description: 'Redirect (Location header)' })
 
-// One provider registry per app: its discovery documents and key sets serve every auth table.
-const registries = new WeakMap<object, OAuthProviders>()
-
-function providersOf (app: FastifyInstance): OAuthProviders {
-  let providers = registries.get(app.fastbase)
-  if (providers === undefined) {
-    providers = new OAuthProviders(app.fastbase.config.authProviders ?? [], app.fastbase.auth.keySets)
-    registries.set(app.fastbase, providers)
-  }
-  return providers
-}
-
 export function oauthRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, doc } = kit
   const { config } = app.fastbase
-  const providers = providersOf(app)
+  const providers = app.fastbase.auth.oauthProviders()
   if (providers.names().length === 0) return
   const ctx: FlowContext = {
     at,
