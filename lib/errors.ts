@@ -128,7 +128,7 @@ export const errors = {
   rangeNotSatisfiable: () => new FastbaseError(416, 'FB_ERR_RANGE', 'Range not satisfiable'),
   /** A SQL-mode action whose config does not fit the tables (lib/actions/sql-mode.ts). */
   actionConfig: (action: string, reason: string) => new FastbaseError(500, 'FB_ERR_ACTION_CONFIG', `Action ${action}: ${reason}`),
-  // Storage drivers (lib/storage): both throw these, so a bucket can move between drivers.
+  // Storage drivers (lib/files/storage): both throw these, so a bucket can move between drivers.
   storageBadKey: (message: string) => new FastbaseError(400, 'FB_ERR_BAD_KEY', message),
   storageNotFound: (message: string) => new FastbaseError(404, 'FB_ERR_NOT_FOUND', message),
   storageBadRange: (message: string) => new FastbaseError(416, 'FB_ERR_BAD_RANGE', message),

@@ -1,6 +1,6 @@
 // The backups a storage holds: listed by their records (`<name>.json`), each checked against its
 // archive; retention keeps the newest and removes the rest, and cleans what a crash left behind.
-import type { Storage } from '../storage/types.js'
+import type { Storage } from '../files/storage/types.js'
 import { errors } from '../errors.js'
 import { archiveKey, isBackupName, parseRecord, recordKey, type BackupRecord } from './manifest.js'
 

@@ -2,7 +2,7 @@
 // schedule (one instance of a fleet per scheduled time), kept to the configured count, and listed,
 // read and deleted from the backup storage.
 import type { Knex } from 'knex'
-import type { Storage } from '../storage/types.js'
+import type { Storage } from '../files/storage/types.js'
 import { errors } from '../errors.js'
 import { createBackup, type BackupSource } from './create.js'
 import { deleteBackup, getBackup, listBackups, pruneBackups } from './catalog.js'

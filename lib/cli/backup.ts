@@ -2,7 +2,7 @@
 // the config's backup storage, then the retention (`backups.keep`). Safe while the server runs.
 import { randomBytes } from 'node:crypto'
 import { connect, dialectOfUrl } from '../dialects/index.js'
-import { createStorage, localStorageRoot } from '../storage/index.js'
+import { createStorage, localStorageRoot } from '../files/storage/index.js'
 import { createBackup } from '../backup/create.js'
 import { pruneBackups } from '../backup/catalog.js'
 import { recordSuccess } from '../backup/jobs.js'

@@ -4,7 +4,7 @@
 import { resolve } from 'node:path'
 import { connect, dialectOfUrl } from '../dialects/index.js'
 import { nonEmpty, safeDatabaseUrl } from '../config/locations.js'
-import { createStorage, localStorageRoot } from '../storage/index.js'
+import { createStorage, localStorageRoot } from '../files/storage/index.js'
 import type { StorageConfig } from '../../schemas/config.js'
 import { copyDatabase, type Progress } from '../copy/database.js'
 import { copyFiles } from '../copy/files.js'

@@ -4,7 +4,7 @@
 // where it stopped; each file sent is checked by its size at the destination.
 import type { Knex } from 'knex'
 import { fileKey } from '../files/tracker.js'
-import type { Storage } from '../storage/index.js'
+import type { Storage } from '../files/storage/index.js'
 import { batchSize, page, type Progress } from './database.js'
 import { keyValue, type CopiedTable, type KeyValue } from './copied-tables.js'
 

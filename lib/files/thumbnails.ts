@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream'
 import type { Sharp, SharpOptions } from 'sharp'
 import { errors, FastbaseError } from '../errors.js'
-import type { Storage, StoredObject } from '../storage/types.js'
+import type { Storage, StoredObject } from './storage/types.js'
 import { parseSize, type ThumbSize } from './thumb-sizes.js'
 import { variantKey } from './variants.js'
 

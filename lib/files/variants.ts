@@ -3,7 +3,7 @@
 // variant, and no variant folder can be another file's. Deleting a file deletes its variants:
 // every deletion goes through `withVariantCleanup`, so rows replaced, cleared or deleted, failed
 // writes and held deletions (backups) all take their thumbnails with them.
-import type { Storage } from '../storage/types.js'
+import type { Storage } from './storage/types.js'
 
 const VARIANTS_SUFFIX = '.thumbs'
 

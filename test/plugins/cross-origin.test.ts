@@ -113,7 +113,7 @@ forEachDialect(t, 'the auth cookie writes only from allowed origins', async (t, 
   const read = async () => (await call(`/table/notes/list?order=id`, { method: 'GET', bearer: ann.token })).body.items.map((n: any) => [n.id, n.body, n.attachment])
   const before = await read()
   const filesDir = join(app.fastbase.options.dataDir, 'files')
-  // Each stored object is a file plus its `.meta.json` sidecar (lib/storage/local.ts).
+  // Each stored object is a file plus its `.meta.json` sidecar (lib/files/storage/local.ts).
   const storedFiles = () => existsSync(filesDir) ? readdirSync(filesDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.meta.json')).length : 0
 
   const upload = () => {

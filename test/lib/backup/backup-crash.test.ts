@@ -10,7 +10,7 @@ import { bin, cleanEnv, fastbase, skip } from '../../cli-run.js'
 import { forEachDialect, freshDir, sharedDatabase } from '../../helper.js'
 import { listBackups } from '../../../lib/backup/catalog.js'
 import { readArchive } from '../../../lib/backup/archive.js'
-import { createLocalStorage } from '../../../lib/storage/local.js'
+import { createLocalStorage } from '../../../lib/files/storage/local.js'
 
 const config = {
   appUrl: 'http://localhost:3000',

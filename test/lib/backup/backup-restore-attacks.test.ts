@@ -17,7 +17,7 @@ import { buildApp, forEachDialect, freshDir, sharedDatabase } from '../../helper
 import { restoreBackup, type RestoreTarget } from '../../../lib/backup/restore.js'
 import { readArchive } from '../../../lib/backup/archive.js'
 import { stagingRoot } from '../../../lib/backup/create.js'
-import { localStorageRoot } from '../../../lib/storage/index.js'
+import { localStorageRoot } from '../../../lib/files/storage/index.js'
 import { archiveKey, type Manifest } from '../../../lib/backup/manifest.js'
 import type { DialectName } from '../../../lib/dialects/types.js'
 import type { DatabaseSettings } from '../../../schemas/config.js'

@@ -16,7 +16,7 @@ import { restoreBackup } from '../../../lib/backup/restore.js'
 import { liveInstances } from '../../../lib/backup/liveness.js'
 import { readArchive } from '../../../lib/backup/archive.js'
 import { claimSlot } from '../../../lib/backup/jobs.js'
-import { localStorageRoot } from '../../../lib/storage/index.js'
+import { localStorageRoot } from '../../../lib/files/storage/index.js'
 import type { DatabaseSettings } from '../../../schemas/config.js'
 import type { FastbaseError } from '../../../lib/errors.js'
 

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { Readable } from 'node:stream'
 import { Thumbnails } from '../../../lib/files/thumbnails.js'
-import type { Storage, StoredObject } from '../../../lib/storage/types.js'
+import type { Storage, StoredObject } from '../../../lib/files/storage/types.js'
 import { image, pngBomb } from '../../fixtures/files/images.js'
 
 /** The stable code a promise rejects with (undefined when it resolves). */

@@ -11,7 +11,7 @@ import { Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { SIDECAR_SUFFIX, assertValidKey, assertValidRange, storageError } from './keys.js'
 import type { Storage, StoredObject } from './types.js'
-import { isObject } from '../plain.js'
+import { isObject } from '../../plain.js'
 
 interface Sidecar { contentType: string, etag: string, size: number }
 

@@ -1,7 +1,7 @@
 // Picks the storage driver from the config's `storage` section (decision D20).
 import { isAbsolute, join } from 'node:path'
-import type { StorageConfig } from '../../schemas/config.js'
-import { ConfigError } from '../errors.js'
+import type { StorageConfig } from '../../../schemas/config.js'
+import { ConfigError } from '../../errors.js'
 import { createLocalStorage } from './local.js'
 import type { Storage } from './types.js'
 
@@ -34,7 +34,7 @@ export function localStorageRoot (config: StorageConfig | undefined, dataDir: st
   return root === undefined ? join(dataDir, 'files') : isAbsolute(root) ? root : join(dataDir, root)
 }
 
-/** lib/storage/s3.ts, or a ConfigError naming what to install when the AWS SDK is missing. */
+/** lib/files/storage/s3.ts, or a ConfigError naming what to install when the AWS SDK is missing. */
 async function importS3Driver (): Promise<typeof import('./s3.js')> {
   try {
     return await import('./s3.js')

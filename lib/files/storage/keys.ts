@@ -2,7 +2,7 @@
 // and a bucket can move between drivers. Keys come from our own code (`<table>/<storedFileName>`),
 // but a route path also reaches here, so anything that could escape a directory is refused.
 
-import { errors, type FastbaseError } from '../errors.js'
+import { errors, type FastbaseError } from '../../errors.js'
 
 /** Error codes a driver throws (lib/errors.ts); routes map them to 400 / 404. */
 export type StorageErrorCode = 'FB_ERR_BAD_KEY' | 'FB_ERR_NOT_FOUND' | 'FB_ERR_BAD_RANGE'

@@ -7,9 +7,9 @@ import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const root = join(import.meta.dirname, '..', '..', '..')
+const root = join(import.meta.dirname, '..', '..', '..', '..')
 const withoutSdk = join(root, 'test', 'fixtures', 'storage', 'without-aws-sdk.mjs')
-const storageModule = pathToFileURL(join(root, 'dist', 'lib', 'storage', 'index.js')).href
+const storageModule = pathToFileURL(join(root, 'dist', 'lib', 'files', 'storage', 'index.js')).href
 
 /** Runs `createStorage(config)` of the build in a child process; answers what it printed. */
 function createStorageIn (dir: string, config: unknown, hooks: string[]): { status: number | null, stdout: string, stderr: string } {
