@@ -200,16 +200,40 @@ function sqlOf (value: Knex.Raw, bindings: Binding[]): string {
   return fragment.sql
 }
 
+/** `INSERT INTO t (a, b) VALUES `: the head of every insert the table API writes itself, planned (lib/crud/write-plans.ts) or not. */
+export function insertHead (ctx: Pick<CrudContext, 'table' | 'dialect'>, names: readonly string[]): string {
+  return `INSERT INTO ${ctx.table.quoted} (${names.map((name) => ctx.dialect.quote(name)).join(', ')}) VALUES `
+}
+
+/** One row's `(a, b, ...)` after an insert's head; several rows' tuples are joined by `, `. */
+export function valuesTuple (values: readonly string[]): string {
+  return `(${values.join(', ')})`
+}
+
+/**
+ * `UPDATE t SET a = ..., b = ... [WHERE ...]`, up to its RETURNING list: the text of every update the
+ * table API writes, planned (lib/crud/write-plans.ts) or not. The assignments' and the condition's
+ * bindings are appended to `bindings`, in that order.
+ */
+export function updateHead (ctx: Pick<CrudContext, 'table' | 'dialect'>, set: Assignments, condition: Fragment | true, bindings: Binding[]): string {
+  const assigned = [...set].map(([name, f]) => {
+    bindings.push(...f.bindings)
+    return `${ctx.dialect.quote(name)} = ${f.sql}`
+  })
+  if (condition === true) return `UPDATE ${ctx.table.quoted} SET ${assigned.join(', ')}`
+  bindings.push(...condition.bindings)
+  return `UPDATE ${ctx.table.quoted} SET ${assigned.join(', ')} WHERE ${condition.sql}`
+}
+
 /**
  * `INSERT INTO t (a, b) VALUES (...), (...) RETURNING ...`, the statement the common insert needs,
  * written here: Knex's insert compiler normalises every row object anew on each call and was a
  * tenth of an insert's time. Conflict handling (IGNORE, REPLACE) stays with Knex.
  */
 function plainInsert (ctx: CrudContext, trx: Knex.Transaction, rows: Array<Record<string, Knex.Raw>>, names: string[], columns: OutputColumn[], span: SpanOf | undefined): Row[] | Promise<Row[]> {
-  const q = ctx.dialect.quote
   const bindings: Binding[] = []
-  const tuples = rows.map((row) => `(${names.map((name) => sqlOf(row[name], bindings)).join(', ')})`)
-  return runWriteStatement(trx, ctx.direct, `INSERT INTO ${ctx.table.quoted} (${names.map(q).join(', ')}) VALUES ${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings, span)
+  const tuples = rows.map((row) => valuesTuple(names.map((name) => sqlOf(row[name], bindings))))
+  return runWriteStatement(trx, ctx.direct, `${insertHead(ctx, names)}${tuples.join(', ')}${returningSql(ctx, columns, bindings)}`, bindings, span)
 }
 
 /**
@@ -311,12 +335,8 @@ export function keptColumns (ctx: CrudContext, target: string[]): Set<string | u
 
 async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignments, condition: Fragment | true, columns: OutputColumn[]): Promise<Row[]> {
   const bindings: Binding[] = []
-  const assignments = [...set].map(([name, f]) => {
-    bindings.push(...f.bindings)
-    return `${ctx.dialect.quote(name)} = ${f.sql}`
-  })
+  const head = updateHead(ctx, set, condition, bindings)
   const where = condition === true ? '' : ` WHERE ${condition.sql}`
-  if (condition !== true) bindings.push(...condition.bindings)
   const capture = captureColumns(ctx)
   // In the statement's transaction (lib/crud/write.ts#update opens one for it).
   const before = capture.length > 0 && capturesBefore(ctx, set.keys())
@@ -326,7 +346,7 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
   // the key, where the statement returns nothing else.
   const span = writeSpan(ctx)
   const returned = [...columns, ...capture, ...(span !== undefined && columns.length === 0 && capture.length === 0 ? keyColumns(ctx) : [])]
-  const rows = await runWriteStatement(trx, ctx.direct, `UPDATE ${ctx.table.quoted} SET ${assignments.join(', ')}${where}${returningSql(ctx, returned, bindings)}`, bindings, span)
+  const rows = await runWriteStatement(trx, ctx.direct, `${head}${returningSql(ctx, returned, bindings)}`, bindings, span)
   reportChange(ctx, trx, 'update', capture, rows, before)
   reportLoneUpdate(ctx, span, new Set(set.keys()))
   return answered(columns, rows)

@@ -11,7 +11,7 @@ import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
-import { captureColumns, keyColumns, returningSql, stampedOnInsert } from './statements.js'
+import { captureColumns, insertHead, keyColumns, returningSql, stampedOnInsert, updateHead, valuesTuple } from './statements.js'
 import { assignments } from './write-values.js'
 import { cachedPlan, repeatedKey } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
@@ -116,8 +116,7 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
     const createRule = condition(trace, ruleCondition(c, 'createRule', { newValues: 'row' }))
     const columns = returning === undefined ? [] : outputColumns(c, 'returning', returning)
     const keys = keyColumns(c)
-    const q = c.dialect.quote
-    const written = fields.map((f) => q(f.name))
+    const written = fields.map((f) => f.name)
     const slots = fields.map((f) => c.dialect.placeholder(f))
     const uid = c.table.uid
     let generated: InsertPlan['uid']
@@ -125,16 +124,16 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
       const at = fields.indexOf(uid)
       generated = { field: uid, given: at }
       if (at < 0) {
-        written.push(q(uid.name))
+        written.push(uid.name)
         slots.push(c.dialect.placeholder(uid))
       }
     }
     for (const field of stampedOnInsert(c, (f) => fields.includes(f))) {
-      written.push(q(field.name))
+      written.push(field.name)
       slots.push(c.dialect.now())
     }
-    const head = `INSERT INTO ${c.table.quoted} (${written.join(', ')}) VALUES `
-    const tuple = `(${slots.join(', ')})`
+    const head = insertHead(c, written)
+    const tuple = valuesTuple(slots)
     return {
       fields,
       names: fields.map((f) => f.name),
@@ -170,12 +169,7 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
     if (where === false) return { fields, assigned: new Set(set.keys()), columns, statement: false }
     const bindings: Binding[] = []
-    const assigned = [...set].map(([name, f]) => {
-      bindings.push(...f.bindings)
-      return `${c.dialect.quote(name)} = ${f.sql}`
-    })
-    bindings.push(...where.bindings)
-    const head = `UPDATE ${c.table.quoted} SET ${assigned.join(', ')} WHERE ${where.sql}`
+    const head = updateHead(c, set, where, bindings)
     return { fields, assigned: new Set(set.keys()), columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }
