@@ -21,3 +21,12 @@ export function clonePlain (value: unknown): unknown {
   }
   return copy
 }
+
+/** Freezes arrays and plain objects all the way down (anything else is left as is); answers `value`. */
+export function freezePlain<T> (value: T): T {
+  if (Array.isArray(value) || isPlainObject(value)) {
+    for (const member of Object.values(value)) freezePlain(member)
+    Object.freeze(value)
+  }
+  return value
+}

@@ -18,6 +18,7 @@ import type { Executor } from '../crud/context.js'
 import { compileActions, compileCodeActionsWith, runAction as runCompiled, sqlWritesOf, type CompiledAction, type RunOptions } from '../actions/run.js'
 import { createStorage } from '../files/storage/index.js'
 import { withDeletionHold } from '../files/storage/deletion-hold.js'
+import { freezePlain } from '../plain.js'
 import { Thumbnails } from '../files/thumbnails.js'
 import { withVariantCleanup } from '../files/variants.js'
 import { ProvenCallers } from '../auth/proven-callers.js'
@@ -58,6 +59,9 @@ export async function buildKernel (input: KernelInput): Promise<Kernel> {
 async function build ({ options: given, bundledExampleAllowed, codeActions, log }: KernelInput, life: Lifecycle): Promise<KernelServices> {
   const loaded = await loadConfig({ options: given, bundledExampleAllowed, log })
   const { config, options, limits } = loaded
+  // The config and the limits every service reads: read-only from here on, for the services and the host.
+  freezePlain(config)
+  freezePlain(limits)
   const { connection, dialect, schema } = await openDatabase(loaded, log, life)
   const db = connection.knex
 

@@ -153,7 +153,7 @@ t.test('behind PgBouncer in transaction mode', { skip }, async (t) => {
     for (const [name, value] of Object.entries(process.env)) if (!/^(TAP|_TAP|NODE_OPTIONS|NODE_V8_COVERAGE)/.test(name)) env[name] = value
     Object.assign(env, { FASTBASE_TEST_DIALECT: 'postgres', FASTBASE_TEST_PG_URL: pooledUrl.toString(), FASTBASE_TEST_PG_DIRECT_URL: direct })
     const loaders = ['@tapjs/typescript/dist/esm/import.mjs', '@tapjs/mock/dist/esm/import.mjs'].map((p) => `--import=file://${join(root, 'node_modules', p)}`)
-    for (const file of ['routes/tables/tables', 'routes/auth/auth', 'lib/db/migrations', 'lib/auth/fleet']) {
+    for (const file of ['routes/tables/tables', 'routes/auth/auth', 'lib/db/migrations', 'lib/auth/stores/fleet']) {
       // The extra argument gives the run fixture folders of its own (beside the suite's run of the same file).
       const child = spawn(process.execPath, [...loaders, join('test', `${file}.test.ts`), 'through-pgbouncer'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
       let output = ''
