@@ -1,4 +1,4 @@
-// The bundled example's page at `/` (example/public/): a visitor signs up or in, lists the blog's
+// The bundled example's page at `/` (examples/bundled/public/): a visitor signs up or in, lists the blog's
 // posts, writes one and sees new ones live, through fastbase/client. Served only when fastbase runs
 // the bundled example (`npm start` with no config), never for a project of one's own (decision D130).
 // The page imports the built client from `/client/` here, not the panel's copy, which moves or goes
@@ -29,7 +29,7 @@ const HEADERS: Record<string, string> = {
 }
 
 const examplePage: FastifyPluginAsync = async (app) => {
-  const page = join(packageRoot, 'example', 'public')
+  const page = join(packageRoot, 'examples', 'bundled', 'public')
   const client = join(packageRoot, 'dist', 'lib', 'client')
   const scripts = (name: string): boolean => !name.endsWith('.d.ts') && !name.endsWith('.map')
   // A route per file that exists, so every other path keeps fastbase's 404; the files are served by

@@ -1,4 +1,4 @@
-// The bundled example project (example/fastbase.config.ts): what the server and `fastbase check`
+// The bundled example project (examples/bundled/fastbase.config.ts): what the server and `fastbase check`
 // use when no config is given, and the public development values for its secrets.
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -6,9 +6,9 @@ import { packageRoot } from '../package.js'
 import { loadConfigFile } from './load.js'
 import type { Env } from './secrets.js'
 
-export const bundledExampleConfig = join(packageRoot, 'example', 'fastbase.config.ts')
-/** The same config compiled by `npm run build` (tsconfig.build.json includes example/). */
-const compiledExample = join(packageRoot, 'dist', 'example', 'fastbase.config.js')
+export const bundledExampleConfig = join(packageRoot, 'examples', 'bundled', 'fastbase.config.ts')
+/** The same config compiled by `npm run build` (tsconfig.build.json includes examples/bundled/). */
+const compiledExample = join(packageRoot, 'dist', 'examples', 'bundled', 'fastbase.config.js')
 
 /**
  * The bundled example's config. The build's compiled copy is used while it is at least as new as

@@ -60,7 +60,7 @@ export function configFileOf (given: string | undefined, env: Env, cwd: string =
  * folder under it) must never be mistaken for the example.
  */
 export function insideFastbaseCheckout (cwd: string = process.cwd()): boolean {
-  return relative(packageRoot, resolve(cwd)) === '' && existsSync(join(packageRoot, 'example', 'fastbase.config.ts'))
+  return relative(packageRoot, resolve(cwd)) === '' && existsSync(join(packageRoot, 'examples', 'bundled', 'fastbase.config.ts'))
 }
 
 export interface EnvWithFile {

@@ -12,7 +12,7 @@ const root = join(import.meta.dirname, '..', '..')
 const DECISIONS_FILE = 'docs/decisions.md'
 
 /** Folders scanned (recursively) and single files; what a maintainer reads. */
-const SCANNED_DIRS = ['lib', 'plugins', 'routes', 'schemas', 'panel', 'scripts', 'bench', 'test', 'docs', 'example', 'examples', '.ci']
+const SCANNED_DIRS = ['lib', 'plugins', 'routes', 'schemas', 'panel', 'scripts', 'bench', 'test', 'docs', 'examples', '.ci']
 const SCANNED_FILES = ['README.md', 'CONTRIBUTING.md', 'app.ts', 'index.ts', 'package.json', '.taprc', 'biome.jsonc', '.dependency-cruiser.cjs', '.c8rc.json']
 const TEXT_EXTENSIONS = new Set(['.ts', '.mts', '.js', '.mjs', '.cjs', '.md', '.html', '.css', '.json', '.jsonc', '.tmpl', ''])
 const SKIPPED_DIRS = new Set(['node_modules', 'results', 'screenshots'])

@@ -30,7 +30,7 @@ t.test('the package ships its entry points, their declarations only, and no sour
   t.same(declarations, ['dist/app.d.ts', 'dist/index.d.ts', 'dist/lib/client/index.d.ts', 'dist/lib/config/scaffolds.d.ts'], 'the four entry points\' declarations')
   t.same(files.filter((f) => f.endsWith('.d.ts')).sort(), declarations, 'the entry points\' declaration files and no other')
   t.same(files.filter((f) => f.endsWith('.map')), [], 'no source maps')
-  t.same(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && f !== 'example/fastbase.config.ts'), [], 'no TypeScript sources but the example config')
+  t.same(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && f !== 'examples/bundled/fastbase.config.ts'), [], 'no TypeScript sources but the example config')
 })
 
 /**

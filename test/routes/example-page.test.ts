@@ -1,4 +1,4 @@
-// The bundled example's page (example/public/, routes/example-page.ts) in chromium (Debian's, through
+// The bundled example's page (examples/bundled/public/, routes/example-page.ts) in chromium (Debian's, through
 // playwright-core) against the server `npm start` runs, on both dialects: a visitor signs up, writes a
 // post and sees it listed, and a post another client writes appears without a reload; a draft of
 // someone else's never does. A project with its own config serves no page at `/`.

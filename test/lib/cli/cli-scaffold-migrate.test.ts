@@ -56,7 +56,7 @@ t.test('a fresh scaffold: npm start, rows written, then migrate --apply drops no
   t.equal(await count(databaseUrl, dataDir, 'notes'), 1, 'the note is still there')
 
   // Even the bundled example, named by mistake on this database, plans no drop of the project's tables.
-  const wrong = await fastbase(['migrate', join(root, 'example', 'fastbase.config.ts')], { cwd: dir })
+  const wrong = await fastbase(['migrate', join(root, 'examples', 'bundled', 'fastbase.config.ts')], { cwd: dir })
   t.equal(wrong.code, 0, wrong.stderr)
   t.notMatch(wrong.stdout, /drop_table_(notes|users)/, 'another project\'s config never drops this one\'s tables')
 

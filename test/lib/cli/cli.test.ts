@@ -33,7 +33,7 @@ t.test('--help', { skip }, async (t) => {
 })
 
 t.test('output into a pipe already closed (`fastbase check | head -0`) is dropped, not a stack trace', { skip }, async (t) => {
-  const child = spawn(process.execPath, [bin, 'check', join(root, 'example', 'fastbase.config.ts')], { cwd: root, env: cleanEnv({ JWT_SECRET: 'x'.repeat(40), JWT_SECRET_USERS: 'y'.repeat(40) }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [bin, 'check', join(root, 'examples', 'bundled', 'fastbase.config.ts')], { cwd: root, env: cleanEnv({ JWT_SECRET: 'x'.repeat(40), JWT_SECRET_USERS: 'y'.repeat(40) }), stdio: ['ignore', 'pipe', 'pipe'] })
   child.stdout.destroy() // the reader is gone before the config has loaded and the command writes
   let stderr = ''
   child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
@@ -68,7 +68,7 @@ t.test('check', { skip }, async (t) => {
   t.match(good.stdout, /^config OK: 1 table, 0 actions/)
   t.match(good.stderr, /^warning: .*procedures/m, 'teenybase-compatibility warnings are printed')
 
-  const example = await fastbase(['check', join(root, 'example', 'fastbase.config.ts')], { env: { JWT_SECRET: 'x'.repeat(40), JWT_SECRET_USERS: 'y'.repeat(40) } })
+  const example = await fastbase(['check', join(root, 'examples', 'bundled', 'fastbase.config.ts')], { env: { JWT_SECRET: 'x'.repeat(40), JWT_SECRET_USERS: 'y'.repeat(40) } })
   t.equal(example.code, 0, example.stderr)
   t.match(example.stdout, /^config OK: 4 tables, 0 actions/)
   const fromEnv = await fastbase(['check'], { env: { FASTBASE_CONFIG: join(dir, 'good.json') } })
@@ -77,7 +77,7 @@ t.test('check', { skip }, async (t) => {
   t.equal(bundled.code, 0, bundled.stderr)
   t.match(bundled.stdout, /^config OK: 4 tables/, 'the bundled example, as npm start does')
   t.match(bundled.stderr, /JWT_SECRET is not set/)
-  t.match(bundled.stderr, /using config .*example\/fastbase\.config\.ts \(bundled example\)/, 'in the checkout, and it says so')
+  t.match(bundled.stderr, /using config .*examples\/bundled\/fastbase\.config\.ts \(bundled example\)/, 'in the checkout, and it says so')
 
   const broken = await fastbase(['check', join(dir, 'broken.json')])
   t.equal(broken.code, 1)

@@ -13,7 +13,7 @@ import { loadBundledExample, loadFresher } from '../../../lib/config/example.js'
 import { loadConfig } from '../../../lib/kernel/config.js'
 
 const root = fileURLToPath(new URL('../../../', import.meta.url))
-const exampleFile = join(root, 'example', 'fastbase.config.ts')
+const exampleFile = join(root, 'examples', 'bundled', 'fastbase.config.ts')
 
 // A small valid config. tables[0] = users (fields 0-2 base, 3-11 auth), tables[1] = posts
 // (0-2 base, 3 author_id, 4 status). Each case edits a fresh copy.

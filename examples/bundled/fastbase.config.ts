@@ -2,7 +2,7 @@
 // Secrets are `$NAME` references to environment variables (JWT_SECRET, JWT_SECRET_USERS). When
 // this bundled example runs outside production without them, fastbase fills in public
 // development values and logs a warning; set both variables before exposing the server.
-import { authFields, baseFields, defineConfig } from '../lib/config/helpers.js'
+import { authFields, baseFields, defineConfig } from '../../lib/config/helpers.js'
 
 export default defineConfig({
   appName: 'Fastbase Blog',
