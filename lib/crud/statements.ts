@@ -220,9 +220,10 @@ export function updateHead (ctx: Pick<CrudContext, 'table' | 'dialect'>, set: As
     bindings.push(...f.bindings)
     return `${ctx.dialect.quote(name)} = ${f.sql}`
   })
-  if (condition === true) return `UPDATE ${ctx.table.quoted} SET ${assigned.join(', ')}`
+  const head = `UPDATE ${ctx.table.quoted} SET ${assigned.join(', ')}`
+  if (condition === true) return head
   bindings.push(...condition.bindings)
-  return `UPDATE ${ctx.table.quoted} SET ${assigned.join(', ')} WHERE ${condition.sql}`
+  return `${head} WHERE ${condition.sql}`
 }
 
 /**
