@@ -1,7 +1,7 @@
 // The fastbase root plugin. `fastify start --options dist/app.js` runs it; other apps `register` it, as
 // often as they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
-import { LogController, type FastifyError, type FastifyInstance, type FastifyPluginAsync, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
@@ -29,7 +29,7 @@ import { errors } from './lib/errors.js'
 import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
 import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
-import { finishAnswers } from './plugins/answer-hooks.js'
+import { AnswerLog, finishAnswers } from './plugins/answer-hooks.js'
 import { requestLoggersOnFirstUse } from './plugins/request-logger.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
@@ -79,7 +79,7 @@ const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
  * fastbase inside its scope `app`: the kernel builds every service (lib/kernel/index.ts), the
  * request-facing functions are added, and the whole is sealed as `app.fastbase`; then the request
  * pipeline (in `pipeline`'s order) and the routes. `edge` is where answers are finished (their
- * request id, an early answer's lingering close, the slow-answer log: plugins/answer-hooks.ts), the
+ * request id and an early answer's lingering close: plugins/answer-hooks.ts), the
  * whole server when standalone.
  */
 export async function fastbaseScope (app: FastifyInstance, opts: FastbaseOptions, edge: FastifyInstance, pipeline: readonly PipelineStep[] = REQUEST_PIPELINE): Promise<Fastbase> {
@@ -120,7 +120,7 @@ function sealed (services: Readonly<KernelServices>): Fastbase {
 /**
  * The API under its prefix: bodies up to `limits.bodySize` (decision D38), an empty JSON body read
  * as `{}` (decision D36), the standard 404 body for unknown API paths (per-request log lines are
- * off by default, see `options`; slow answers are logged by plugins/answer-hooks.ts).
+ * off by default, see `options`; slow answers are logged by its `AnswerLog`).
  */
 async function api (scope: FastifyInstance): Promise<void> {
   scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
@@ -162,8 +162,9 @@ export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'>
     }
   },
   // Two log lines per request cost more than many a request itself: off unless FASTBASE_LOG_REQUESTS=true.
-  // Errors, 5xx and slow requests are logged regardless, with the request id.
-  logController: new LogController({ disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true' }),
+  // Errors, 5xx and slow requests (FASTBASE_SLOW_REQUEST_MS, plugins/answer-hooks.ts) are logged
+  // regardless, with the request id.
+  logController: new AnswerLog({ disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true' }),
   // Start-up applies the safe migration steps, and one may rewrite a large table (a search index made
   // anew, decision D71) for longer than Fastify's 10 s: a start that timed out would roll it back and
   // never get further. The start waits for it instead (a host sets its own pluginTimeout).

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyError, FastifyReply, FastifyRequest } from
 import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'
 import { validationError } from '../lib/validation.js'
 import { databaseError } from '../lib/crud/db-errors.js'
+import { finishErrorAnswer } from './answer-hooks.js'
 
 interface ErrorBody { code: number, message: string, data: Record<string, unknown> }
 
@@ -60,8 +61,14 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The one rendering of an error: the `{ code, message, data }` body and the stable code's header. */
+/**
+ * The one rendering of an error: the `{ code, message, data }` body and the stable code's header.
+ * An error may be answered before its request's body has arrived (a refused upload, a bad token, a
+ * body too large, an unknown path): it then closes the connection lingering (decision D91,
+ * plugins/answer-hooks.ts).
+ */
 export function sendError (reply: FastifyReply, error: FastbaseError): void {
+  finishErrorAnswer(reply)
   const body: ErrorBody = { code: error.statusCode, message: error.message, data: error.data ?? {} }
   void reply.code(error.statusCode).header(ERROR_CODE_HEADER, error.errorCode).type('application/json').send(body)
 }

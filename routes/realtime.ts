@@ -7,7 +7,6 @@ import { errors } from '../lib/errors.js'
 import { userContext } from '../lib/auth/sessions/user-context.js'
 import { frame, type RealtimeClient, type Subscription } from '../lib/realtime/hub.js'
 import { clientAddress } from '../lib/client-address.js'
-import { REQUEST_ID_HEADER } from '../lib/request-id.js'
 import type { TypeBoxApp } from './typebox.js'
 import { callerOf } from '../plugins/auth-context.js'
 import { ErrorSchema } from '../schemas/http/error.js'
@@ -131,10 +130,9 @@ export default async function realtimeRoutes (app: TypeBoxApp): Promise<void> {
       gone()
       return
     }
-    // The headers hooks set (CORS for a listed origin): a hijacked reply does not send them, nor does
-    // it pass the onSend hook that names the request id on every other answer (plugins/answer-hooks.ts).
+    // The headers hooks set (the request id, plugins/answer-hooks.ts; CORS for a listed origin): a
+    // hijacked reply does not send them itself.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, value)
-    res.setHeader(REQUEST_ID_HEADER, request.id)
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

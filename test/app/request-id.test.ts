@@ -5,6 +5,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { Writable } from 'node:stream'
 import fastbase, { options as serverOptions } from '../../app.js'
+import { AnswerLog } from '../../plugins/answer-hooks.js'
 import { adminToken, forEachDialect, freshDir, sharedDatabase } from '../helper.js'
 import { baseFields } from '../../lib/config/helpers.js'
 import type { DatabaseSettings } from '../../schemas/config.js'
@@ -62,8 +63,8 @@ forEachDialect(t, 'ids in logs and answers', async (t, dialect) => {
   })
 })
 
-// A realtime stream is a hijacked reply: it skips the onSend hook that names the id on every other
-// answer (plugins/answer-hooks.ts), so it names it itself.
+// A realtime stream is a hijacked reply: it writes its head itself, with the id the onRequest hook put
+// on the reply (plugins/answer-hooks.ts).
 forEachDialect(t, 'a realtime stream names its request id', async (t, dialect) => {
   const { base } = await listening(t, realtimeConfig(), { dialect })
   const client = await SseClient.open(base, { headers: { 'x-request-id': 'trace-stream' } })
@@ -75,7 +76,7 @@ forEachDialect(t, 'a realtime stream names its request id', async (t, dialect) =
   t.match(fresh.headers?.get('x-request-id'), UUID, 'a random UUID otherwise')
 })
 
-// FASTBASE_SLOW_REQUEST_MS (docs/running.md): an answer that took longer to start is logged with its
+// FASTBASE_SLOW_REQUEST_MS (docs/running.md): an answer that took longer is logged with its
 // id, route and status, never its query string (filters, addresses, tokens); 0 turns it off.
 forEachDialect(t, 'slow answers are logged without their query string', async (t, dialect) => {
   const logged = async (threshold: string): Promise<string[]> => {
@@ -83,7 +84,8 @@ forEachDialect(t, 'slow answers are logged without their query string', async (t
     const stream = new Writable({ write (chunk, _enc, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done() } })
     const before = process.env.FASTBASE_SLOW_REQUEST_MS
     process.env.FASTBASE_SLOW_REQUEST_MS = threshold
-    const app = Fastify({ ...serverOptions, logger: { ...(serverOptions.logger as object), level: 'info', stream } })
+    // The server's log controller reads the variable when it is made (app.ts#options makes it as the module loads).
+    const app = Fastify({ ...serverOptions, logController: new AnswerLog({ disableRequestLogging: true }), logger: { ...(serverOptions.logger as object), level: 'info', stream } })
     try {
       await app.register(fastbase, { config, databaseUrl: sharedDatabase(t, dialect), dataDir: freshDir(t), adminServiceToken: adminToken })
       await app.ready()
