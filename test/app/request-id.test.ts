@@ -40,6 +40,12 @@ forEachDialect(t, 'ids in logs and answers', async (t, dialect) => {
     t.equal(missing.statusCode, 404)
     t.match(missing.headers['x-request-id'], UUID, 'the JSON 404 under the prefix too')
     t.not(missing.headers['x-request-id'], health.headers['x-request-id'], 'one id per request')
+    const refused = await app.inject({ url: '/api/v1/table/notes/select', headers: { authorization: 'Bearer not-a-token' } })
+    t.equal(refused.statusCode, 401)
+    t.match(refused.headers['x-request-id'], UUID, 'a refusal by the caller hook')
+    const malformed = await app.inject('/api/v1/table/notes/view/%E0%A4%A')
+    t.equal(malformed.statusCode, 400, 'a malformed path')
+    t.match(malformed.headers['x-request-id'], UUID, 'the router\'s own error, answered before any hook')
     t.notOk((await app.inject('/host/hello')).headers['x-request-id'], 'a host route is left alone')
   })
 
