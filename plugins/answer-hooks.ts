@@ -1,11 +1,11 @@
 // What every answer of fastbase's routes (of the whole server when standalone) gets, without a hook
 // after the handler (decision D139): the id of its request, set as the request arrives, and an early
 // answer's lingering close (decision D91, lib/linger.ts), decided where early answers are made. An
-// answer is early when its request's body has not all arrived: a body nobody reads (GET, HEAD), taken
-// over here; an error sent before the body was read (a refused upload, a bad token, a body too large,
-// an unknown path), taken over as plugins/errors.ts#sendError sends it. A success answer to a method with a
-// body comes after Fastify has read all of it. Slow answers are logged by the server's log
-// controller (`AnswerLog` below).
+// answer is early when its request's body has not all arrived: a body nobody reads (GET, HEAD,
+// TRACE), taken over here; an error sent before the body was read (a refused upload, a bad token, a
+// body too large, an unknown path), taken over as plugins/errors.ts#sendError sends it. A success
+// answer to a method with a body comes after Fastify has read all of it. Slow answers are logged by
+// the server's log controller (`AnswerLog` below).
 import type { Server } from 'node:http'
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { LingeringConnections } from '../lib/linger.js'
@@ -18,13 +18,13 @@ const UNREAD_BODIES = new Set(['GET', 'HEAD', 'TRACE'])
 // The lingering connections of each server fastbase answers on, for the error path, which any scope
 // of the server may take (a root 404, a router error, a host route's `authenticate`). With several
 // instances on one server, the last one's bounds apply to errors.
-const lingeringOn = new WeakMap<object, LingeringConnections>()
+const lingeringOn = new WeakMap<Server, LingeringConnections>()
 
 /**
  * On `scope`'s routes (fastbase's own, or the whole server when fastbase is the server: a host's
  * routes keep their own), 404s included. One onRequest hook, synchronous: for nearly every request
- * one header set and one method lookup. A hijacked reply (a realtime stream) writes its own head and
- * names its request id itself (routes/realtime.ts).
+ * one header set and one method lookup. A hijacked reply (a realtime stream) writes its own head,
+ * with the headers set on the reply, the id among them (routes/realtime.ts).
  */
 export function finishAnswers (scope: FastifyInstance, limits: Limits): void {
   const lingering = new LingeringConnections({ bytes: lingerBytes(limits), time: limits.lingerTime })
