@@ -12,6 +12,7 @@ import { memoize } from '../memo.js'
 import { errorCode } from '../thrown.js'
 import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
+import { rowStatements, type RowStatement } from './sqlite-rows.js'
 import { RAISE_FUNCTION } from './common.js'
 
 /** The file of a `sqlite:<file>`, `sqlite::memory:`, `file:<file>` or plain-path URL. */
@@ -75,6 +76,8 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
   // Every write steps to its end (`all`, or `run` without RETURNING): only there does SQLite run its
   // automatic checkpoint, and only there is a failed commit reported (decision D83).
   const runOn = (db: SqliteDatabase, sql: string, bindings: readonly unknown[]): Row[] => {
+    const rows = rowsOf(db, sql)
+    if (rows !== undefined) return rows.all(bindings)
     const statement = db.prepare<unknown[], Row>(sql)
     if (statement.reader) return statement.all(...bindings)
     statement.run(...bindings)
@@ -95,10 +98,10 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       if (statement.offThread === true && readers !== undefined) return readers.read(statement.native, bindings)
       const db = idleWriter() ?? reader?.()
       if (db === undefined) return undefined
-      const prepared = db.prepare<unknown[], Row>(statement.native)
-      if (statement.oneRow !== true) return prepared.all(...bindings)
+      const prepared = rowsOf(db, statement.native) ?? everyRow(db, statement.native)
+      if (statement.oneRow !== true) return prepared.all(bindings)
       // A read only: `get` leaves the statement unfinished, which a write must not (decision D83).
-      const row = prepared.get(...bindings)
+      const row = prepared.get(bindings)
       return row === undefined ? [] : [row]
     },
     write (sql, bindings, span) {
@@ -131,7 +134,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       if (db === undefined) return undefined
       db.prepare(BEGIN).run()
       try {
-        const rows = db.prepare<unknown[], Row>(statement.native).all(...bindings)
+        const rows = (rowsOf(db, statement.native) ?? everyRow(db, statement.native)).all(bindings)
         const version = versionOn(db)
         return version === undefined ? undefined : { rows, version }
       } finally {
@@ -212,5 +215,20 @@ const STATEMENT_CACHE_SIZE = 500
 function cachePreparedStatements (db: SqliteDatabase): void {
   const prepare = db.prepare.bind(db)
   const cached = memoize(STATEMENT_CACHE_SIZE, (sql) => prepare(sql))
+  // The direct runner's reads and RETURNING writes, kept apart: their statements answer arrays.
+  rowStatementsOn.set(db, rowStatements(prepare, STATEMENT_CACHE_SIZE))
   db.prepare = ((sql: string) => (sql.length <= MAX_PREPARED_TEXT ? cached(sql) : prepare(sql))) as typeof db.prepare
+}
+
+const rowStatementsOn = new WeakMap<SqliteDatabase, (sql: string) => RowStatement | undefined>()
+
+/** `sql` on `db` as a statement whose row objects are made by a literal (sqlite-rows.ts); undefined where the driver makes them, or for a write without RETURNING. */
+function rowsOf (db: SqliteDatabase, sql: string): RowStatement | undefined {
+  return sql.length <= MAX_PREPARED_TEXT ? rowStatementsOn.get(db)?.(sql) : undefined
+}
+
+/** A read whose rows the driver makes (sqlite-rows.ts's rowMaker), on the connection's cached statement. */
+function everyRow (db: SqliteDatabase, sql: string): RowStatement {
+  const statement = db.prepare<unknown[], Row>(sql)
+  return { all: (bindings) => statement.all(...bindings), get: (bindings) => statement.get(...bindings) }
 }
