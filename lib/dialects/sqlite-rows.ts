@@ -19,18 +19,21 @@ type MakeRow = (values: unknown[]) => Row
 /**
  * Row statements kept per SQL text (at most `size` texts), prepared by the connection's own
  * `prepare`: never one another caller holds, since raw mode changes the statement it is set on.
- * undefined for a statement that answers no rows, or whose rows the driver must make (rowMaker).
+ * undefined for a statement that answers no rows, or whose rows the driver must make (rowMaker);
+ * that answer is kept too (as null: the cache takes undefined for a text it has not seen), so such
+ * a text is prepared and inspected once, not on every run.
  */
 export function rowStatements (prepare: SqliteDatabase['prepare'], size: number): (sql: string) => RowStatement | undefined {
-  return memoize(size, (sql) => rowStatement(sql, prepare<unknown[], unknown[]>(sql)))
+  const kept = memoize(size, (sql) => rowStatement(sql, prepare<unknown[], unknown[]>(sql)))
+  return (sql) => kept(sql) ?? undefined
 }
 
-function rowStatement (sql: string, statement: SqliteStatement<unknown[], unknown[]>): RowStatement | undefined {
-  if (!statement.reader) return undefined
+function rowStatement (sql: string, statement: SqliteStatement<unknown[], unknown[]>): RowStatement | null {
+  if (!statement.reader) return null
   const names = statement.columns().map((c) => c.name)
-  if (!namedByText(sql, names)) return undefined
+  if (!namedByText(sql, names)) return null
   const make = rowMaker(names)
-  if (make === undefined) return undefined
+  if (make === undefined) return null
   statement.raw(true)
   return {
     all: (bindings) => statement.all(...bindings).map(make),
