@@ -9,7 +9,7 @@ import { and, applyCondition, ruleCondition, type CrudContext } from './context.
 import { selectList, type OutputColumn } from './columns.js'
 import { runWriteQuery, runWriteStatement } from '../db/statement.js'
 import type { SpanOf } from '../dialects/connection.js'
-import { followsWrites, wroteAlone } from './total-cache.js'
+import { followsWrites, insertedAlone, updatedAlone } from './total-cache.js'
 import { recordChange, recordUncaptured, type Change, type ChangeAction } from './changes-port.js'
 import { beforeDelete, hasBeforeHook } from './before-hooks.js'
 import { literalText } from '../expr/index.js'
@@ -53,12 +53,12 @@ export function writeSpan (ctx: CrudContext): SpanOf | undefined {
 
 /** After an insert's statement: where it ran alone (it has a span), the kept totals hear of it, with its rows' keys. */
 export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, rows: Row[]): void {
-  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { keys: rows.map((row) => row[ONE_KEY]) })
+  if (span?.span !== undefined && ctx.direct !== undefined) insertedAlone(ctx.direct, ctx.table.name, span.span, rows.map((row) => row[ONE_KEY]))
 }
 
 /** After an update's statement: where it ran alone, the kept totals hear which columns it assigned. */
 export function reportLoneUpdate (ctx: CrudContext, span: SpanOf | undefined, assigned: ReadonlySet<string>): void {
-  if (span?.span !== undefined && ctx.direct !== undefined) wroteAlone(ctx.direct, ctx.table.name, span.span, { assigned })
+  if (span?.span !== undefined && ctx.direct !== undefined) updatedAlone(ctx.direct, ctx.table.name, span.span, assigned)
 }
 
 /**

@@ -13,6 +13,7 @@ import type { Binding, WriteSpan } from '../dialects/types.js'
 import type { CrudContext } from './context.js'
 import type { Carry, Counted } from './read-plans.js'
 import { andThen, type MaybePromise } from '../maybe-async.js'
+import { LoneWrites } from './lone-writes.js'
 
 /** Totals kept at most (one process, every app and table). */
 const MAX_TOTALS = 10_000
@@ -33,16 +34,13 @@ const MAX_CARRIED_ROWS = 500
 
 interface Kept { version: string, total: number, table?: string }
 
-/** A lone write: where it sits among data versions, its table, and the keys of the rows it inserted or the columns it assigned. */
-type Write = { span: WriteSpan, table: string } & LoneWrite
-export type LoneWrite = { keys: unknown[] } | { assigned: ReadonlySet<string> }
 
 const kept = new Map<string, Kept>()
 /**
  * Lone writes by their span's id, per connection (the runner that made them): PostgreSQL's
  * transaction ids and snapshots span the server, so another app's write there is not one of ours.
  */
-const writesByRunner = new WeakMap<object, Map<string, Write>>()
+const writesByRunner = new WeakMap<object, LoneWrites>()
 /** How many kept totals may be carried across writes, by the table each counts. */
 const carriedTables = new Map<string, number>()
 const statementIds = new WeakMap<object, number>()
@@ -115,22 +113,23 @@ function keepCounted (key: string, version: string, answer: Counted, carry: Carr
 function insertedSince (ctx: CrudContext, from: string, to: string, carry: Carry): unknown[] | undefined {
   const writes = ctx.direct === undefined ? undefined : writesByRunner.get(ctx.direct)
   if (writes === undefined) return undefined
-  const between = ctx.dialect.writesBetween?.(from, to, (id) => writes.get(id)?.span, MAX_CARRIED_WRITES)
+  const between = ctx.dialect.writesBetween?.(from, to, (id) => writes.find(id)?.span, MAX_CARRIED_WRITES)
   if (between === undefined) return undefined
   const keys: unknown[] = []
   for (const id of between) {
-    const write = writes.get(id)
+    const write = writes.find(id)
     if (write === undefined) return undefined
     if (!carry.reads.tables.has(write.table)) continue
-    if ('keys' in write) {
+    const { assigned } = write
+    if (write.keys !== undefined) {
       if (write.table !== carry.table) return undefined
       keys.push(...write.keys)
       if (keys.length > MAX_CARRIED_ROWS) return undefined
     } else {
       const read = carry.reads.columns?.get(write.table)
-      if (read === undefined || [...write.assigned].some((name) => read.has(name))) return undefined
+      if (read === undefined || assigned === undefined || [...assigned].some((name) => read.has(name))) return undefined
       // A changed key would lose a row inserted earlier from the keys looked up.
-      if (write.table === carry.table && write.assigned.has(carry.key)) return undefined
+      if (write.table === carry.table && assigned.has(carry.key)) return undefined
     }
   }
   return keys
@@ -163,19 +162,24 @@ export function followsWrites (): boolean {
 }
 
 /**
- * A lone write to `table` (lib/crud/statements.ts#reportLoneInsert, #reportLoneUpdate): where its
- * span places it, and the keys it inserted or the columns it assigned. One to a table no total
- * counts is remembered too: a total that does not read that table is carried across it.
+ * A lone insert into `table` (lib/crud/statements.ts#reportLoneInsert): where its span places it and
+ * the keys it inserted. One into a table no total counts is remembered too: a total that does not
+ * read that table is carried across it. One whose keys JSON does not carry as they are is not: no
+ * total is carried across it.
  */
-export function wroteAlone (runner: object, table: string, span: WriteSpan, write: LoneWrite): void {
-  if ('keys' in write && !write.keys.every(plainKey)) return
+export function insertedAlone (runner: object, table: string, span: WriteSpan, keys: readonly unknown[]): void {
+  if (keys.every(plainKey)) lonesOf(runner).inserted(span, table, keys)
+}
+
+/** A lone update of `table` (lib/crud/statements.ts#reportLoneUpdate): where its span places it and the columns it assigned. */
+export function updatedAlone (runner: object, table: string, span: WriteSpan, assigned: ReadonlySet<string>): void {
+  lonesOf(runner).updated(span, table, assigned)
+}
+
+function lonesOf (runner: object): LoneWrites {
   let writes = writesByRunner.get(runner)
-  if (writes === undefined) writesByRunner.set(runner, writes = new Map())
-  writes.set(span.id, { span, table, ...write })
-  if (writes.size > MAX_WRITES) {
-    const oldest = writes.keys().next()
-    if (oldest.done !== true) writes.delete(oldest.value)
-  }
+  if (writes === undefined) writesByRunner.set(runner, writes = new LoneWrites(MAX_WRITES))
+  return writes
 }
 
 /** A key JSON carries as it is (Dialect#keyIn binds the keys as one JSON array). */

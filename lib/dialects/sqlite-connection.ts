@@ -13,6 +13,7 @@ import { errorCode } from '../thrown.js'
 import { DEFAULT_LONG_READS, MAX_PREPARED_TEXT, QUEUED_LONG_READS, envInt, type Connection, type ConnectionSettings, type DirectRunner, type Row } from './connection.js'
 import { ReaderPool } from './sqlite-readers.js'
 import { rowStatements, type RowStatement } from './sqlite-rows.js'
+import { ChangesSpan } from './sqlite-versions.js'
 import { RAISE_FUNCTION } from './common.js'
 
 /** The file of a `sqlite:<file>`, `sqlite::memory:`, `file:<file>` or plain-path URL. */
@@ -115,7 +116,7 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       const after = writerChanges()
       // total_changes counts trigger and foreign-key-action rows too: only a statement whose own
       // rows are all that changed has a span.
-      if (rows.length > 0 && after - before === rows.length) span.span = { id: `${writerEpoch}:${before}`, after: `${writerEpoch}:${after}` }
+      if (rows.length > 0 && after - before === rows.length) span.span = new ChangesSpan(writerEpoch, before, after)
       return rows
     },
     // Every write of this process goes through the writer (total_changes counts its rows, rolled

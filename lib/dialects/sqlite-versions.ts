@@ -21,3 +21,13 @@ export function writesBetween (from: string, to: string, known: (id: string) => 
   }
   return ids
 }
+
+/**
+ * A lone write's span: the writer's changes count just before it and just after, under its epoch.
+ * Its names are made when read: most spans never are (lib/crud/lone-writes.ts).
+ */
+export class ChangesSpan implements WriteSpan {
+  constructor (private readonly epoch: string, private readonly before: number, private readonly to: number) {}
+  get id (): string { return `${this.epoch}:${this.before}` }
+  get after (): string { return `${this.epoch}:${this.to}` }
+}
