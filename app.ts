@@ -26,11 +26,12 @@ import metricsRoutes from './routes/metrics.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
-import { REQUEST_ID_HEADER, requestIdFrom } from './lib/request-id.js'
+import { rawRequestId } from './lib/request-id.js'
 import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
-import { AnswerLog, finishAnswers } from './plugins/answer-hooks.js'
+import { AnswerLog, finishAnswers, slowAnswerMs } from './plugins/answer-hooks.js'
 import { requestLoggersOnFirstUse } from './plugins/request-logger.js'
+import { ownServerLog } from './plugins/server-log.js'
 import type { FastbaseOptions } from './plugins/types.js'
 
 export type { FastbaseOptions }
@@ -61,6 +62,7 @@ export type PipelineStep = (app: FastifyInstance, prefix: string) => Promise<voi
  */
 const fastbase: FastifyPluginAsync<FastbaseOptions> = async (host, opts) => {
   refuseStartWithoutServerOptions(host, opts)
+  if (startedAsOwnServer(opts)) ownServerLog(host, slowAnswerMs())
   const decorator = opts.decorator ?? 'fastbase'
   if (decorator !== false && host.hasDecorator(decorator)) {
     throw new Error(`fastbase: the app already has a "${decorator}" decorator (another fastbase instance?); give this one its own with the \`decorator\` option`)
@@ -120,7 +122,7 @@ function sealed (services: Readonly<KernelServices>): Fastbase {
 /**
  * The API under its prefix: bodies up to `limits.bodySize` (decision D38), an empty JSON body read
  * as `{}` (decision D36), the standard 404 body for unknown API paths (per-request log lines are
- * off by default, see `options`; slow answers are logged by its `AnswerLog`).
+ * off by default, see `options`; slow answers are logged by plugins/server-log.ts or `AnswerLog`).
  */
 async function api (scope: FastifyInstance): Promise<void> {
   scope.addHook('onRoute', (route) => { route.bodyLimit ??= scope.fastbase.limits.bodySize })
@@ -151,19 +153,19 @@ export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'>
   [OWN_SERVER]: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
   // Request ids tie 5xx logs to responses (`x-request-id`): a proxy's is kept when well-formed
-  // (lib/request-id.ts), anything else gets a random UUID. Fastify binds it to every line as `reqId`.
+  // (lib/request-id.ts), anything else gets a random UUID. Every line of the request names it as `reqId`.
   requestIdHeader: false,
-  genReqId: (request) => requestIdFrom(request.headers[REQUEST_ID_HEADER]),
-  // Caller text is never logged (a query string holds filters, e-mail addresses, tokens): requests
-  // are logged by method and path.
-  logger: {
+  genReqId: rawRequestId,
+  // Two log lines per request cost more than many a request itself, and a logger alone costs every
+  // request its listeners (decision D142): none unless FASTBASE_LOG_REQUESTS=true, and the plugin
+  // gives the server its own log (plugins/server-log.ts). Errors, 5xx and slow requests
+  // (FASTBASE_SLOW_REQUEST_MS) are logged either way, with the request id. Caller text is never
+  // logged (a query string holds filters, e-mail addresses, tokens): requests by method and path.
+  logger: process.env.FASTBASE_LOG_REQUESTS === 'true' && {
     serializers: {
       req: (request: { method: string, url: string }) => ({ method: request.method, url: request.url.split('?')[0] })
     }
   },
-  // Two log lines per request cost more than many a request itself: off unless FASTBASE_LOG_REQUESTS=true.
-  // Errors, 5xx and slow requests (FASTBASE_SLOW_REQUEST_MS, plugins/answer-hooks.ts) are logged
-  // regardless, with the request id.
   logController: new AnswerLog({ disableRequestLogging: process.env.FASTBASE_LOG_REQUESTS !== 'true' }),
   // Start-up applies the safe migration steps, and one may rewrite a large table (a search index made
   // anew, decision D71) for longer than Fastify's 10 s: a start that timed out would roll it back and

@@ -53,9 +53,14 @@ export function finishErrorAnswer (reply: FastifyReply): void {
   if (server !== undefined && lingeringOn.get(server)?.takeOver(reply.request.raw) === true) void reply.header('connection', 'close')
 }
 
+/** How long an answer may take before it is logged as slow (ms; 0: never): FASTBASE_SLOW_REQUEST_MS, by default 1000. */
+export function slowAnswerMs (): number {
+  return Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
+}
+
 /**
- * The server's log controller when fastbase is the server (app.ts#options): Fastify's, which logs
- * each request only when asked (FASTBASE_LOG_REQUESTS=true), and a warning for each answer that took
+ * The server's log controller when fastbase is the server (app.ts#options) with a logger (every
+ * request logged: FASTBASE_LOG_REQUESTS=true, or a host's own): Fastify's, and a warning for each answer that took
  * longer than `slowMs` (by default FASTBASE_SLOW_REQUEST_MS as it is when the controller is made; 0
  * turns it off), with its request id. Fastify calls it as each answer ends: the check costs no hook.
  */
@@ -64,7 +69,7 @@ export class AnswerLog extends LogController {
 
   constructor (options: { disableRequestLogging: boolean, slowMs?: number }) {
     super({ disableRequestLogging: options.disableRequestLogging })
-    this.slowMs = options.slowMs ?? Number(process.env.FASTBASE_SLOW_REQUEST_MS ?? 1000)
+    this.slowMs = options.slowMs ?? slowAnswerMs()
   }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {

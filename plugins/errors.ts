@@ -6,6 +6,7 @@ import { ERROR_CODE_HEADER, FastbaseError, errors } from '../lib/errors.js'
 import { validationError } from '../lib/validation.js'
 import { databaseError } from '../lib/crud/db-errors.js'
 import { finishErrorAnswer } from './answer-hooks.js'
+import { requestLog } from './server-log.js'
 
 interface ErrorBody { code: number, message: string, data: Record<string, unknown> }
 
@@ -47,14 +48,14 @@ async function errorHandling (app: FastifyInstance): Promise<void> {
       known = error instanceof FastbaseError ? error : fromFastify(error, request) ?? fromDatabase(app, error)
     } catch (mapping) {
       // A bug in describing the error must still end in the standard body, not Fastify's own.
-      request.log.error({ err: mapping }, 'error handler failed')
+      requestLog(request).error({ err: mapping }, 'error handler failed')
     }
     if (known !== undefined) {
-      if (known.statusCode >= 500) request.log.warn({ code: known.errorCode }, known.message)
+      if (known.statusCode >= 500) requestLog(request).warn({ code: known.errorCode }, known.message)
     } else {
       // Unexpected: log everything (the request logger binds the request id as reqId), show the caller
       // nothing about SQL or stacks in production.
-      request.log.error({ err: error }, 'request failed')
+      requestLog(request).error({ err: error }, 'request failed')
       known = errors.internal(expose ? `Internal Server Error: ${error.message}` : `Internal Server Error (request ${request.id})`)
     }
     sendError(reply, known)

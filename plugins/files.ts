@@ -15,6 +15,7 @@ import { errorMessage } from '../lib/thrown.js'
 import { isObject } from '../lib/plain.js'
 import type { KernelServices } from '../lib/kernel/index.js'
 import type { FileHooks } from './types.js'
+import { requestLog } from './server-log.js'
 
 const FILE_PART = '@filePayload'
 const JSON_PART = '@jsonPayload'
@@ -133,7 +134,8 @@ export function fileHooksOf ({ storage, limits, db }: Pick<KernelServices, 'stor
       return multipartBody(request, table, request.fileTracker).then((body) => { request.body = body }, (error: unknown) => { throw multipartError(error) })
     }
     if (!tracked) return { readMultipart }
-    const track = (request: FastifyRequest): void => { request.fileTracker = new FileTracker(storage, request.log) }
+    // Its logger is made only if it logs (nearly no write does).
+    const track = (request: FastifyRequest): void => { request.fileTracker = new FileTracker(storage, { error: (obj, msg) => { requestLog(request).error(obj, msg) } }) }
     const onSend = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const report = await request.fileTracker?.settle(db, reply.statusCode < 400)
       if (report === undefined) return

@@ -5,6 +5,7 @@
 // logs nothing makes one small object instead (decision D133). The lines themselves are pino's, with
 // the same bindings, level and serializers.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { logsOnItsOwn } from './server-log.js'
 
 type Bindings = Record<string, unknown>
 type Options = Parameters<FastifyBaseLogger['child']>[1]
@@ -39,10 +40,10 @@ class RequestLogger implements FastifyBaseLogger {
 
 /**
  * Requests of `app`'s routes (those registered after this) get their logger made on first use. Not
- * where the server logs nothing: Fastify then gives every request the server's silent logger itself,
- * cheaper still.
+ * where the server has no Fastify logger (it logs nothing, or through its own: plugins/server-log.ts):
+ * Fastify then gives every request its silent logger itself, cheaper still.
  */
 export function requestLoggersOnFirstUse (app: FastifyInstance): void {
-  if (app.log.child({}) === app.log) return
+  if (app.log.child({}) === app.log || logsOnItsOwn(app)) return
   app.setChildLoggerFactory((logger, bindings, options) => new RequestLogger(logger, bindings, options))
 }

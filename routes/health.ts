@@ -8,6 +8,7 @@ import type {} from '../plugins/types.js'
 import { packageVersion } from '../lib/package.js'
 import { errors } from '../lib/errors.js'
 import { ErrorSchema } from '../schemas/http/error.js'
+import { requestLog } from '../plugins/server-log.js'
 
 export const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
@@ -93,7 +94,7 @@ const health: FastifyPluginAsync = async (app) => {
     try {
       await withTimeout(app.fastbase.db.raw('select 1'), DB_CHECK_TIMEOUT_MS)
     } catch (err) {
-      request.log.warn({ err }, 'health check: database unavailable')
+      requestLog(request).warn({ err }, 'health check: database unavailable')
       throw errors.databaseUnavailable()
     }
     const { appName, version } = app.fastbase.config

@@ -9,6 +9,7 @@ import { loginWithEmailCode, requestEmailCode } from '../../lib/auth/email/otp-f
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
+import { requestLog } from '../../plugins/server-log.js'
 
 export function otpRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, otpDoc } = kit
@@ -26,7 +27,7 @@ export function otpRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void 
     }
   }, async (request) => {
     // Not awaited: the answer must not take longer when the account exists (or the mail server is slow).
-    requestEmailCode(services, at, request.body.email).catch((error: unknown) => request.log.error({ err: error }, 'sign-in code email failed'))
+    requestEmailCode(services, at, request.body.email).catch((error: unknown) => requestLog(request).error({ err: error }, 'sign-in code email failed'))
     return { success: true }
   })
 

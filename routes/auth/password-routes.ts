@@ -10,6 +10,7 @@ import { changePassword, confirmPasswordReset, requestPasswordReset } from '../.
 import { SignInResponseSchema, SuccessSchema } from './session-response.js'
 import type { RouteKit } from './kit.js'
 import type { TypeBoxApp } from '../typebox.js'
+import { requestLog } from '../../plugins/server-log.js'
 
 export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): void {
   const { base, tags, limited, doc } = kit
@@ -55,7 +56,7 @@ export function passwordRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): 
   }, async (request) => {
     const email = request.body[emailField.name]
     // Not awaited: the answer must not take longer when the account exists.
-    requestPasswordReset(services, at, email).catch((error: unknown) => request.log.error({ err: error }, 'password reset email failed'))
+    requestPasswordReset(services, at, email).catch((error: unknown) => requestLog(request).error({ err: error }, 'password reset email failed'))
     return { success: true }
   })
 

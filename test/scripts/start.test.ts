@@ -80,6 +80,26 @@ t.test('fastify start with FASTBASE_CONFIG and DATABASE_URL', { skip: existsSync
   t.notMatch(output(), /ann|example\.com|where=/, 'the query string is not: caller text never reaches the logs')
 })
 
+t.test('fastify start logs through its own logger: slow answers with their request id and path, never the query string (D142)', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
+  const dir = t.testdir()
+  const { url, output } = await startCli(t, dir, { FASTBASE_DATA_DIR: join(dir, 'data'), JWT_SECRET: 'a-real-secret', JWT_SECRET_USERS: 'another', FASTBASE_SLOW_REQUEST_MS: '0.001', FASTIFY_LOG_LEVEL: 'info' })
+  const slowLines = (): Array<Record<string, unknown>> => output().split('\n').filter((line) => line.includes('"slow request"')).map((line) => JSON.parse(line))
+  const answer = await fetch(`${url}/api/v1/table/posts/list?where=${encodeURIComponent("title = 'ann@example.com'")}`, { headers: { 'x-request-id': 'trace-own-log' } })
+  t.equal(answer.status, 200)
+  await fetch(`${url}/api/v1/nope?token=secret-token`)
+  // pino writes asynchronously: give the lines a moment to arrive.
+  const ours = (): Array<Record<string, unknown>> => slowLines().filter((line) => line.reqId === 'trace-own-log' || line.statusCode === 404)
+  for (let i = 0; i < 40 && ours().length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  const [list, missing] = ours()
+  t.match(list, { level: 40, reqId: 'trace-own-log', method: 'GET', path: '/api/v1/table/posts/list', statusCode: 200 }, 'over real HTTP, with the id it was sent with')
+  t.type(list?.ms, 'number')
+  t.match(missing, { level: 40, method: 'GET', path: '/api/v1/nope', statusCode: 404 }, 'unknown paths too')
+  t.match(String(missing?.reqId), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'a fresh random UUID where none was sent')
+  t.notMatch(output(), /ann|example\.com|where=|secret-token/, 'no query string, no caller text')
+  t.notMatch(output(), /incoming request|request completed/, 'no log lines per request')
+  t.match(output(), /Server listening/, 'the server\'s own lines go through it too')
+})
+
 t.test('npm start: a config with problems is one clean message and exit code 1', { skip: existsSync(builtApp) ? false : 'dist/ not built' }, async (t) => {
   const dir = t.testdir({ 'bad.json': JSON.stringify({ jwtSecret: 'x', appUrl: 'http://l', tables: [{ name: 'a', fields: [{ name: 'b', type: 'texty', sqlType: 'text' }] }] }) })
   const child = spawn(process.execPath, [join(root, 'scripts', 'start.mjs'), '--options', builtApp], {
