@@ -13,9 +13,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import { pino, stdSerializers, type LoggerOptions } from 'pino'
 import { RAW_REQUEST_ID } from '../lib/request-id.js'
 
-/** The loggers of servers that run without one (Fastify's silent logger): a request there logs through its server's own. */
-const silentLogs = new WeakSet<object>()
-/** The servers given their own log. */
+/** The servers given their own log: Fastify has no logger there, and a request logs through its server's own. */
 const ownLogged = new WeakSet<Server>()
 
 /** fastify-cli's reading of its arguments and FASTIFY_* variables (the logging part). */
@@ -27,7 +25,6 @@ interface CliLogArgs { logLevel: string, prettyLogs: boolean, loggingModule?: st
  */
 export function ownServerLog (host: FastifyInstance, slowMs: number): void {
   if (host.log.child({}) !== host.log) return
-  silentLogs.add(host.log)
   ownLogged.add(host.server)
   const log = pino(loggerOptions(cliLogArgs()))
   host.log = log
@@ -41,7 +38,7 @@ export function logsOnItsOwn (app: FastifyInstance): boolean {
 
 /** `request`'s logger: Fastify's, or on a server with fastbase's own log, a child of it bound to the request id. */
 export function requestLog (request: FastifyRequest): FastifyBaseLogger {
-  return silentLogs.has(request.log) ? request.server.log.child({ reqId: request.id }) : request.log
+  return logsOnItsOwn(request.server) ? request.server.log.child({ reqId: request.id }) : request.log
 }
 
 function cliLogArgs (): CliLogArgs {

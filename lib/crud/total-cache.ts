@@ -30,14 +30,11 @@ const MAX_CARRIED_WRITES = 64
 const MAX_WRITES = 2 * MAX_CARRIED_WRITES
 const MAX_CARRIED_ROWS = 500
 
-
-
 interface Kept { version: string, total: number, table?: string }
-
 
 const kept = new Map<string, Kept>()
 /**
- * Lone writes by their span's id, per connection (the runner that made them): PostgreSQL's
+ * The last lone writes of each connection (the runner that made them): PostgreSQL's
  * transaction ids and snapshots span the server, so another app's write there is not one of ours.
  */
 const writesByRunner = new WeakMap<object, LoneWrites>()
