@@ -171,6 +171,15 @@ export function selectList (db: Knex, ctx: CrudContext, columns: OutputColumn[])
   return columns.map((c) => db.raw(`${c.fragment.sql} AS ${ctx.dialect.quote(c.key)}`, c.fragment.bindings))
 }
 
+/**
+ * Whether rows holding exactly `columns` (a statement's select or RETURNING list) are their answer as
+ * the driver reads them: every column a plain field the dialect reads as is (Dialect#readsAsIs), no
+ * expansion. Such rows need no decodeRow.
+ */
+export function answeredAsIs (ctx: CrudContext, columns: readonly OutputColumn[]): boolean {
+  return columns.every((c) => c.nested === undefined && c.field !== undefined && ctx.dialect.readsAsIs(c.field))
+}
+
 export function decodeRow (ctx: CrudContext, columns: OutputColumn[], row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const c of columns) out[c.key] = c.nested === undefined ? ctx.dialect.decode(c.field, row[c.key]) : decodeObject(ctx, c.nested, row[c.key])

@@ -4,7 +4,7 @@ import type { Knex } from 'knex'
 import { slotOf } from '../expr/trace.js'
 import type { Binding } from '../dialects/types.js'
 import { compileStatement, runStatement, type Statement } from '../db/statement.js'
-import type { OutputColumn } from './columns.js'
+import { answeredAsIs, type OutputColumn } from './columns.js'
 import type { CrudContext } from './context.js'
 import type { Reads } from './sql-reads.js'
 import { cachedPlan, fillSlots } from './plan-cache.js'
@@ -75,7 +75,7 @@ export function readPlan (ctx: CrudContext, shapeKey: string, build: PlanBuilder
       return { statement: wrapped, bindings: bindings.map((b) => slotOf(trace, b) ?? b) }
     }
     const plan = build(c, prepare)
-    plan.asIs = plan.columns.every((col) => col.nested === undefined && col.field !== undefined && c.dialect.readsAsIs(col.field))
+    plan.asIs = answeredAsIs(c, plan.columns)
     return plan
   }, planBytes)
 }

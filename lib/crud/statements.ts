@@ -51,9 +51,15 @@ export function writeSpan (ctx: CrudContext): SpanOf | undefined {
   return followsWrites() && ctx.table.key.length === 1 && (ctx.table.data.triggers ?? []).length === 0 ? {} : undefined
 }
 
-/** After an insert's statement: where it ran alone (it has a span), the kept totals hear of it, with its rows' keys. */
-export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, rows: Row[]): void {
-  if (span?.span !== undefined && ctx.direct !== undefined) insertedAlone(ctx.direct, ctx.table.name, span.span, rows.map((row) => row[ONE_KEY]))
+/** The column keyColumns returns a one-column key in. */
+const ONE_KEY = `${KEY_ALIAS}0`
+
+/**
+ * After an insert's statement: where it ran alone (it has a span), the kept totals hear of it, with
+ * its rows' keys, read at `keyAt` (keyColumns' own, or the answer's column of the key: keyAnswered).
+ */
+export function reportLoneInsert (ctx: CrudContext, span: SpanOf | undefined, rows: Row[], keyAt = ONE_KEY): void {
+  if (span?.span !== undefined && ctx.direct !== undefined) insertedAlone(ctx.direct, ctx.table.name, span.span, rows.map((row) => row[keyAt]))
 }
 
 /** After an update's statement: where it ran alone, the kept totals hear which columns it assigned. */
@@ -77,9 +83,6 @@ export function stampUpdated (ctx: CrudContext, set: Map<string, Fragment>): voi
   const updated = ctx.table.updated
   if (updated !== undefined && !set.has(updated.name)) set.set(updated.name, { sql: ctx.dialect.now(), bindings: [] })
 }
-
-/** The column keyColumns returns a one-column key in. */
-const ONE_KEY = `${KEY_ALIAS}0`
 
 /**
  * Does an update that assigns `assigned` need the rows as they were (Change#before, decision D105)?
@@ -143,6 +146,17 @@ export function keyColumns (ctx: CrudContext): OutputColumn[] {
     field: f,
     aggregate: false
   }))
+}
+
+/**
+ * The key of the column among `columns` that returns a one-column table key as it is stored (its
+ * plain column, no field rule's CASE): a statement answering it needs no keyColumns beside it.
+ */
+export function keyAnswered (ctx: CrudContext, columns: readonly OutputColumn[]): string | undefined {
+  const [key, ...more] = ctx.table.key
+  if (key === undefined || more.length > 0) return undefined
+  const plain = `${ctx.table.quoted}.${ctx.dialect.quote(key.name)}`
+  return columns.find((c) => c.field === key && c.nested === undefined && c.fragment.sql === plain && c.fragment.bindings.length === 0)?.key
 }
 
 /** Rows identified by their returned key values, as a condition. */

@@ -10,8 +10,8 @@ import { fieldsNamed, type TableDescriptor } from '../table/descriptor.js'
 import type { Binding, Fragment } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
-import { outputColumns, type ListSpec, type OutputColumn } from './columns.js'
-import { captureColumns, insertHead, keyColumns, returningSql, stampedOnInsert, updateHead, valuesTuple } from './statements.js'
+import { answeredAsIs, outputColumns, type ListSpec, type OutputColumn } from './columns.js'
+import { captureColumns, insertHead, keyAnswered, keyColumns, returningSql, stampedOnInsert, updateHead, valuesTuple } from './statements.js'
 import { assignments } from './write-values.js'
 import { cachedPlan, repeatedKey } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
@@ -25,8 +25,12 @@ export interface InsertPlan {
   names: readonly string[]
   /** The uid generated when a row gives none (an autoSetUid table), and where it is bound: the position of the uid among `fields`, or appended. */
   uid?: { field: TableField, given: number }
-  /** The caller's `returning` columns (the answer); the statement also returns the key columns, for the createRule check. */
+  /** The caller's `returning` columns (the answer); the statement also returns the key columns (for the createRule check, the kept totals) unless the answer holds the key as it is stored. */
   answer: () => OutputColumn[]
+  /** Where a returned row holds the table's one-column key (statements.ts#reportLoneInsert). */
+  keyAt: string | undefined
+  /** The statement returns exactly the answer's columns, each read as is: uncaptured, its rows are the answer. */
+  asIs: boolean
   /** The createRule on the inserted rows, for this caller's class; slots filled per run. */
   createRule: Condition
   /** The statement of one row. */
@@ -49,6 +53,8 @@ export type EditPlan = {
   /** The columns the statement assigns: the fields given and the `updated` timestamp. */
   assigned: ReadonlySet<string>
   columns: OutputColumn[]
+  /** Every column is read as is: the statement's row, uncaptured, is the answer. */
+  asIs: boolean
 } & (
   /** The updateRule refuses every row for this caller (nothing found). */
   | { statement: false }
@@ -115,7 +121,9 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
     if (fields === undefined || (c.applyRules && fields.some((f) => f.noInsert === true))) return UNPLANNED
     const createRule = condition(trace, ruleCondition(c, 'createRule', { newValues: 'row' }))
     const columns = returning === undefined ? [] : outputColumns(c, 'returning', returning)
-    const keys = keyColumns(c)
+    // The key beside the answer, unless the answer holds it and no createRule check reads the rows by it.
+    const keyAt = createRule === true ? keyAnswered(c, columns) : undefined
+    const returned = keyAt === undefined ? [...columns, ...keyColumns(c)] : columns
     const written = fields.map((f) => f.name)
     const slots = fields.map((f) => c.dialect.placeholder(f))
     const uid = c.table.uid
@@ -139,11 +147,13 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
       names: fields.map((f) => f.name),
       uid: generated,
       answer: () => columns,
+      keyAt,
+      asIs: keyAt !== undefined && answeredAsIs(c, columns),
       createRule,
-      single: withReturning(c, trace, head + tuple, [], [...columns, ...keys]),
+      single: withReturning(c, trace, head + tuple, [], returned),
       head,
       tuple,
-      returning: withReturning(c, trace, '', [], [...columns, ...keys])
+      returning: withReturning(c, trace, '', [], returned)
     }
   }), (plan) => plan === UNPLANNED ? 0 : plan.head.length + plan.tuple.length)
 }
@@ -167,9 +177,10 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     if (uid === undefined) return UNPLANNED
     const byId = { sql: `${c.table.quoted}.${c.dialect.quote(uid.name)} = ${c.dialect.placeholder(uid)}`, bindings: [trace.token({ path: ID_SLOT, field: uid })] }
     const where = and(byId, ruleCondition(c, 'updateRule', { newValues }))
-    if (where === false) return { fields, assigned: new Set(set.keys()), columns, statement: false }
+    const decided = { fields, assigned: new Set(set.keys()), columns, asIs: answeredAsIs(c, columns) }
+    if (where === false) return { ...decided, statement: false }
     const bindings: Binding[] = []
     const head = updateHead(c, set, where, bindings)
-    return { fields, assigned: new Set(set.keys()), columns, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
+    return { ...decided, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

@@ -55,15 +55,20 @@ function withDb (ctx: CrudContext, db: Knex): CrudContext {
  * and a SQLite statement's rows then come back at once, with no promise (decision D109).
  */
 function transaction<T> (ctx: CrudContext, written: Row[], work: (trx: Knex.Transaction) => MaybePromise<T>, needed = true): MaybePromise<T> {
-  const translated = async (error: unknown): Promise<never> => { throw await translateDbError(ctx, error, written) }
-  if (needed) return ctx.db.transaction(async (trx) => await work(trx)).catch(translated)
+  // The error handler is made where an error may come, not on every write.
+  if (needed) return ctx.db.transaction(async (trx) => await work(trx)).catch(async (error: unknown) => await translated(ctx, written, error))
   let result: MaybePromise<T>
   try {
     result = work(ctx.db as Knex.Transaction)
   } catch (error) {
-    return translated(error)
+    return translated(ctx, written, error)
   }
-  return result instanceof Promise ? result.catch(translated) : result
+  return result instanceof Promise ? result.catch(async (error: unknown) => await translated(ctx, written, error)) : result
+}
+
+/** A write's database error as the answer it gives (4xx/503). */
+async function translated (ctx: CrudContext, written: Row[], error: unknown): Promise<never> {
+  throw await translateDbError(ctx, error, written)
 }
 
 // ---------------------------------------------------------------- insert
@@ -141,6 +146,7 @@ async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: 
     createRule: sqlRule,
     decidable: params.expr === undefined ? prepared.map((p) => p.values) : undefined,
     answer: () => params.returning === undefined ? [] : outputColumns(ctx, 'returning', params.returning),
+    asIs: false,
     referenced: written.flatMap(Object.keys),
     written,
     several: batches.length > 1 || explicitIdentity,
@@ -161,6 +167,8 @@ interface InsertWrite {
   decidable: Row[] | undefined
   /** The answer's columns, read after the values were checked (a bad list is answered after bad values). */
   answer: () => OutputColumn[]
+  /** The statements' rows are the answer as they are (write-plans.ts#InsertPlan.asIs, nothing captured). */
+  asIs: boolean
   /** The fields each row writes, and what it writes there (a value, or COMPUTED): for the reference check. */
   referenced: readonly string[]
   written: readonly Row[]
@@ -189,7 +197,7 @@ function writeInsert (ctx: CrudContext, inputs: Row[], w: InsertWrite, returning
   const references = checkedReferences(ctx, w.referenced)
   const returned = references.length === 0 ? write() : assertReferencesViewable(ctx, ctx.db, references, w.written).then(write)
   // Without `returning` the answer is [] (decision D27); the key columns were only for the rule check.
-  return andThen(returned, (rows) => returning === undefined ? [] : rows.map((row) => decodeRow(ctx, columns, row)))
+  return andThen(returned, (rows) => returning === undefined ? [] : w.asIs ? rows : rows.map((row) => decodeRow(ctx, columns, row)))
 }
 
 /**
@@ -231,21 +239,22 @@ function plannedInsert (ctx: CrudContext, plan: InsertPlan, params: InsertParams
     }
   }
   throwIfErrors(fieldErrors)
+  const captured = captureColumns(ctx)
   return writeInsert(ctx, inputs, {
     createRule: plan.createRule === true ? true : { sql: plan.createRule.sql, bindings: fillSlots(ctx, plan.createRule.bindings) },
     decidable: inputs,
     answer: plan.answer,
+    asIs: plan.asIs && captured.length === 0,
     referenced: plan.names,
     written: inputs,
     several: false,
     statements: (trx) => {
-      const captured = captureColumns(ctx)
       const planned = inputs.length === 1 ? plan.single(captured.length > 0) : plan.returning(captured.length > 0)
       const sql = inputs.length === 1 ? planned.sql : `${plan.head}${Array(inputs.length).fill(plan.tuple).join(', ')}${planned.sql}`
       const span = writeSpan(ctx)
       return andThen(runWriteStatement(trx, ctx.direct, sql, planned.bindings.length === 0 ? values : [...values, ...fillSlots(ctx, planned.bindings)], span), (result) => {
         reportChange(ctx, trx, 'insert', captured, result)
-        reportLoneInsert(ctx, span, result)
+        reportLoneInsert(ctx, span, result, plan.keyAt)
         return result
       })
     }
@@ -505,6 +514,7 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
   const { statement, where } = plan
+  const captured = captureColumns(ctx)
   const rows = writeChange(ctx, {
     given: [body],
     changing: () => ({ sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }),
@@ -514,7 +524,6 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
     written: [body],
     transaction: false,
     statement: (db) => {
-      const captured = captureColumns(ctx)
       const planned = statement(captured.length > 0)
       const span = writeSpan(ctx)
       return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values), span), (changed) => {
@@ -526,7 +535,7 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   })
   return andThen(rows, (changed) => {
     if (changed.length === 0) throw errors.recordNotFound()
-    return decodeRow(ctx, plan.columns, changed[0])
+    return plan.asIs && captured.length === 0 ? changed[0] : decodeRow(ctx, plan.columns, changed[0])
   })
 }
 

@@ -146,7 +146,8 @@ export function connectPostgres (url: string, settings: ConnectionSettings = {})
       return runPooled(lease, spanned, bindings, seen).then((rows) => {
         const id = rows[0]?.[WRITE_ID]
         if (typeof id === 'string') span.span = { id }
-        return rows
+        // The rows of the statement's own RETURNING list, as without a span: a caller may answer them as they are.
+        return rows.map(({ [WRITE_ID]: _id, ...row }) => row)
       })
     },
     held: () => lease.held(),
