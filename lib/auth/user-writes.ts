@@ -11,7 +11,6 @@ import type { FlowWrite } from '../crud/before-hooks.js'
 import { crudContext, withinTransaction, type CrudContext } from '../crud/context.js'
 import { insert, update } from '../crud/write.js'
 import { literalText } from '../expr/index.js'
-import { findById } from './sessions/accounts.js'
 import type { AuthTable, Row, SessionServices } from './types.js'
 
 /** Which flow writes, and for whom (anonymous where nobody is signed in yet). */
@@ -20,7 +19,7 @@ export interface Flow { source: AuthSource, caller: AuthContext }
 /** Creates the user row `values` (uid included); answers it as written. */
 export async function insertUser (services: SessionServices, at: AuthTable, trx: Knex.Transaction, flow: Flow, values: Row): Promise<Row> {
   await insert(flowContext(services, at, trx, flow), { values }, flowWrite(at))
-  return (await findById(trx, at, String(values[at.fields.uid.name])))!
+  return await written(trx, at, String(values[at.fields.uid.name]))
 }
 
 /**
@@ -30,7 +29,12 @@ export async function insertUser (services: SessionServices, at: AuthTable, trx:
 export async function updateUser (services: SessionServices, at: AuthTable, trx: Knex.Transaction, flow: Flow, uid: string, values: Row, defaults?: Record<string, string>): Promise<Row> {
   // `where` names the row as an expression: the hooks read it as `event.where`.
   await update(flowContext(services, at, trx, flow), { where: uidWhere(at, uid), setValues: values, mustChange: true }, undefined, { ...flowWrite(at), defaults })
-  return (await findById(trx, at, uid))!
+  return await written(trx, at, uid)
+}
+
+/** The user's row as the write left it, every column (a session is opened from it), read in the flow's transaction. */
+async function written (trx: Knex.Transaction, at: AuthTable, uid: string): Promise<Row> {
+  return await trx(at.table.name).where(at.fields.uid.name, uid).first()
 }
 
 /** The flow's write in its transaction: the caller the hooks see, rules off, `source` naming the flow. */
