@@ -142,12 +142,12 @@ export interface UpdateGiven {
  * the plan fills per run, and what it is was checked when the request gave it. `defaults`: columns an
  * auth flow sets back to their default (SQL of the table's DDL) unless its values give them (FlowWrite).
  */
-export function assignments (ctx: CrudContext, params: UpdateGiven, system: Row, slots?: Trace, defaults: Readonly<Record<string, string>> = {}): Assignments {
+export function assignments (ctx: CrudContext, params: UpdateGiven, system: Row, slots?: Trace, defaults?: Readonly<Record<string, string>>): Assignments {
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
   const newValues = new Map<string, Compiled>()
   const written: Row = {}
-  for (const [name, sql] of Object.entries(defaults)) set.set(name, { sql, bindings: [] })
+  if (defaults !== undefined) for (const [name, sql] of Object.entries(defaults)) set.set(name, { sql, bindings: [] })
   for (const [name, value] of Object.entries(system)) {
     const field = ctx.table.fields.get(name)!
     set.set(name, valueFragment(ctx, field, value, fieldErrors))

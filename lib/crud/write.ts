@@ -106,7 +106,8 @@ function exprColumns (ctx: CrudContext, db: Knex, exprs: Record<string, string> 
 
 /**
  * Inserts rows; a planned insert on SQLite answers at once (decision D109), any other is a promise.
- * `flow`: an auth flow's own write (lib/auth/user-writes.ts, decision D143), never a caller's.
+ * `flow`: an auth flow's own write of one row (lib/auth/user-writes.ts, decision D143), never a
+ * caller's; it has hooks to run (an auth table's own), so no plan takes it, and no conflict clause.
  */
 export function insert (ctx: CrudContext, params: InsertParams, flow?: FlowWrite): MaybePromise<Row[]> {
   assertAssurance(ctx)
