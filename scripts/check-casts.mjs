@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 
 /** The most assertions the production sources may hold. Lower it when you remove some. */
-const CEILING = 112
+const CEILING = 111
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SOURCES = ['app.ts', 'index.ts', 'plugins', 'routes', 'schemas', 'lib']

@@ -9,8 +9,7 @@ import type { SessionStore } from './stores/sessions.js'
 import type { OneTimeTokens } from './stores/one-time-tokens.js'
 import type { MfaStore } from './mfa/mfa-store.js'
 import type { ActionEmailKind } from './mailer.js'
-import type { ChangeSink } from '../crud/changes-port.js'
-import type { RecordHooks } from '../crud/record-hooks.js'
+import type { Executor } from '../crud/context.js'
 
 export type Row = Record<string, unknown>
 
@@ -42,10 +41,12 @@ export interface SessionServices {
   mfa: MfaStore
   /** `iss` of every token this deployment signs. */
   issuer: string
-  /** Where the flows' own writes to user rows are reported (realtime), when anyone listens. */
-  changes?: () => ChangeSink | undefined
-  /** Record hooks (lib/crud/record-hooks.ts): the flows' own writes meet the before-hooks (lib/auth/flow-hooks.ts); sign-ups and sign-ins are reported. */
-  hooks?: RecordHooks
+  /**
+   * Where table writes run (lib/crud/context.ts): the flows' own writes to user rows go through it
+   * (lib/auth/user-writes.ts), meeting its record hooks and reported to its change sink; sign-ups and
+   * sign-ins are reported to its record hooks.
+   */
+  executor: Executor
 }
 
 /** What the password-reset and verification flows need besides sessions. */

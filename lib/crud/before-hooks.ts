@@ -6,7 +6,8 @@
 // noUpdate (the caller's values met those flags before any hook ran), yet still typed, encoded and
 // checked per column like every value, and the table's rules are decided on the values as the hooks
 // left them. A record hook never sees a plaintext password (WriteHooks.hidden): those values are kept
-// aside and put back after it ran, for the table's own hooks to hash.
+// aside and put back after it ran, for the table's own hooks to hash. An auth flow's own write to a
+// user row comes here too, as a FlowWrite (decision D143).
 import type { Knex } from 'knex'
 import type { HookContext, TableDescriptor, UpdateHook } from '../table/descriptor.js'
 import type { AuthContext } from '../auth-context.js'
@@ -26,6 +27,23 @@ export interface HookedWrite {
 
 /** Values a hook set, split into those written as the caller's and those written past the field flags. */
 export interface HookedValues { values: Row, system: Row }
+
+/**
+ * An auth flow's own write to a user row (decision D143): a password changed, reset or rehashed, an
+ * email verified, an account an external sign-in creates or takes over. Its values are the flow's,
+ * none a caller's, and it runs with the rules off (`applyRules: false`), so no field flag holds them
+ * back. The record hooks see them (never the password hash nor its salt: WriteHooks.hidden) and may
+ * set other columns, checked per column as on the table API; the table's own hooks do not run (they
+ * hash and check a caller's password, and the flow's password is a hash it made itself). No request
+ * can make one: insert and update take it as an argument of its own, which only lib/auth passes,
+ * never inside the params the table routes, actions and the in-process API hand on.
+ */
+export interface FlowWrite {
+  /** The columns the flow vouches for (the id, email and verified flag): no hook may set or change one, whether the flow writes it or not. */
+  owned: readonly string[]
+  /** Columns set back to their default (the table's DDL, as SQL) unless a hook sets them: a takeover's reset (decision D90). */
+  defaults?: Readonly<Record<string, string>>
+}
 
 /**
  * Whether `event` has record hooks on this table while the write is not yet in a transaction: it must
@@ -93,10 +111,10 @@ export function beforeBatch (ctx: HookedWrite, rows: Row[]): void {
 }
 
 /** Each row to insert through the record hooks, then the table's own; the rows as given when there are none. */
-export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[]> {
-  const given = await recordBeforeInsert(ctx, rows) ?? rows.map((values) => ({ values, system: {} }))
+export async function beforeInsert (ctx: HookedWrite, rows: Row[], flow?: FlowWrite): Promise<HookedValues[]> {
+  const given = await recordBeforeInsert(ctx, rows, flow) ?? rows.map((values) => ({ values, system: {} }))
   const own = ctx.table.writeHooks
-  if (own === undefined) return given
+  if (own === undefined || flow !== undefined) return given
   const hooked = await own.beforeInsert(hookContext(ctx), given.map((g) => g.values))
   // What the record hooks wrote past the field flags is kept beside what the table's own hooks did.
   return hooked.map((h, i) => ({ values: h.values, system: { ...given[i].system, ...h.system } }))
@@ -107,24 +125,33 @@ export async function beforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hook
  * it gave none, only `set` expressions, and no hook added any), what goes past the field flags, and
  * what the table's own hooks ask (the one record it may reach, what runs after it in its transaction).
  */
-export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<Partial<UpdateHook> & { system: Row }> {
-  const given = await recordBeforeUpdate(ctx, setValues, set, where) ?? { values: setValues, system: {} }
+export async function beforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string, flow?: FlowWrite): Promise<Partial<UpdateHook> & { system: Row }> {
+  const given = await recordBeforeUpdate(ctx, setValues, set, where, flow) ?? { values: setValues, system: {} }
   const own = ctx.table.writeHooks
-  if (own === undefined || given.values === undefined) return given
+  if (own === undefined || given.values === undefined || flow !== undefined) return given
   const hooked = await own.beforeUpdate(hookContext(ctx), given.values)
   return { ...hooked, system: { ...given.system, ...hooked.system } }
 }
 
+/** A flow's owned columns as the hooks left them (`given`: what the hooks were shown): one a hook set or changed is a server error naming it. */
+function keepOwned (ctx: HookedWrite, event: BeforeEvent, flow: FlowWrite | undefined, given: Row, hooked: Row): void {
+  for (const column of flow?.owned ?? []) {
+    const changed = Object.hasOwn(given, column) ? hooked[column] !== given[column] : Object.hasOwn(hooked, column)
+    if (changed) throw new Error(`fastbase hooks: a ${event} hook on "${ctx.table.name}" set "${column}", which the ${ctx.source ?? 'system'} flow writes itself`)
+  }
+}
+
 /** Each row to insert through the beforeInsert record hooks, in order; undefined when the table has none. */
-async function recordBeforeInsert (ctx: HookedWrite, rows: Row[]): Promise<HookedValues[] | undefined> {
+async function recordBeforeInsert (ctx: HookedWrite, rows: Row[], flow: FlowWrite | undefined): Promise<HookedValues[] | undefined> {
   const registry = ctx.hooks
   const hooks = registry?.of(ctx.table.name, 'beforeInsert')
   if (registry === undefined || hooks === undefined) return undefined
   const result: HookedValues[] = []
   for (const row of rows) {
     const { shown, kept } = shownToHooks(ctx.table, row)
-    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx, registry), values: shown }
+    const event: BeforeInsertEvent<Row, unknown> = { ...eventBase(ctx, registry), values: { ...shown } }
     for (const hook of hooks) await hook(event)
+    keepOwned(ctx, 'beforeInsert', flow, shown, event.values)
     result.push(split(ctx, withKept(ctx.table, 'beforeInsert', event.values, kept), 'insert'))
   }
   return result
@@ -134,13 +161,14 @@ async function recordBeforeInsert (ctx: HookedWrite, rows: Row[]): Promise<Hooke
  * The update's values through the beforeUpdate record hooks; undefined when the table has none.
  * `values` stays undefined when the update gave none (only `set` expressions) and no hook added any.
  */
-async function recordBeforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string): Promise<{ values?: Row, system: Row } | undefined> {
+async function recordBeforeUpdate (ctx: HookedWrite, setValues: Row | undefined, set: Record<string, string> | undefined, where: string, flow: FlowWrite | undefined): Promise<{ values?: Row, system: Row } | undefined> {
   const registry = ctx.hooks
   const hooks = registry?.of(ctx.table.name, 'beforeUpdate')
   if (registry === undefined || hooks === undefined) return undefined
   const { shown, kept } = shownToHooks(ctx.table, setValues ?? {})
-  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx, registry), values: shown, set: Object.freeze({ ...set }), where }
+  const event: BeforeUpdateEvent<Row, unknown> = { ...eventBase(ctx, registry), values: { ...shown }, set: Object.freeze({ ...set }), where }
   for (const hook of hooks) await hook(event)
+  keepOwned(ctx, 'beforeUpdate', flow, shown, event.values)
   const { values, system } = split(ctx, withKept(ctx.table, 'beforeUpdate', event.values, kept), 'update')
   return { values: setValues === undefined && Object.keys(values).length === 0 ? undefined : values, system }
 }

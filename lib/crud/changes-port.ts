@@ -1,7 +1,7 @@
 // The write path's port for what its writes changed: the one after-commit notification point. Every
 // INSERT, UPDATE and DELETE that fastbase itself runs (lib/crud/statements.ts: table routes, edit,
-// upserts, both action modes; lib/auth/user-changes.ts: sign-up and the auth flows) reports the rows
-// it changed here: every column, as the statement left them (for a delete, as they were). Whoever
+// upserts, both action modes, sign-up and the auth flows' own writes) reports the rows it changed
+// here: every column, as the statement left them (for a delete, as they were). Whoever
 // wants to hear of them implements ChangeSink and is set as the executor's `changes` by its plugin
 // (realtime's hub, record after-hooks); the write path knows nothing of them.
 // Outside a transaction the statement has committed when it returns; inside one the changes wait
@@ -30,7 +30,7 @@ export interface Change {
   before?: Array<Row | null>
   /**
    * Who made it: the writer's AuthContext, which record hooks hand their after-hooks; nothing here
-   * reads it. Unset for fastbase's own bookkeeping writes.
+   * reads it.
    */
   caller?: AuthContext
   /** The request it was made for, for the logs of what runs after the commit. */

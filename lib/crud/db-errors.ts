@@ -20,7 +20,7 @@ export function constraintError (kind: ConstraintKind, key: string, message = ME
 }
 
 /** A unique-constraint violation, as the driver raised it or as translateDbError made it. */
-export function isUniqueViolation (ctx: CrudContext, error: unknown): boolean {
+export function isUniqueViolation (ctx: Pick<CrudContext, 'dialect' | 'table'>, error: unknown): boolean {
   if (error instanceof FastbaseError) {
     return error.errorCode === 'FB_ERR_CONSTRAINT' && Object.values(error.data ?? {}).some((d) => typeof d === 'object' && d !== null && 'code' in d && d.code === 'unique')
   }

@@ -3,8 +3,8 @@
 // panel, which is an HTTP client), and around the auth events sign-up and sign-in.
 // - before-hooks (beforeInsert, beforeUpdate, beforeDelete) run inside the write's transaction,
 //   before its values are encoded: they may change the values or refuse with a FastbaseError
-//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them; lib/auth/flow-hooks.ts, the auth
-//   flows' own writes). SQL-mode actions cannot run them: `on` refuses one such an action would skip.
+//   (lib/crud/before-hooks.ts is where lib/crud/write.ts calls them, for the auth flows' own writes
+//   too). SQL-mode actions cannot run them: `on` refuses one such an action would skip.
 // - after-hooks (afterInsert, afterUpdate, afterDelete) get each changed row, every column as the
 //   statement left it (a delete: as it was), once the write is committed: this registry is a change
 //   sink, fed by the same capture realtime uses (lib/crud/changes-port.ts), so a rolled-back write
@@ -38,7 +38,7 @@ interface WriteEventBase<Tables> {
   table: string
   /** Who is writing, as rules see them (the system: a superadmin with `uid` 'system'; an auth flow nobody is signed in to yet: anonymous). */
   caller: AuthContext
-  /** Which auth flow writes (lib/auth/flow-hooks.ts); undefined for the table API, actions and the in-process API. */
+  /** Which auth flow writes (sign-up, or lib/auth/user-writes.ts); undefined for the table API, actions and the in-process API. */
   source?: AuthSource
   /** The write's transaction: reads and writes through it commit or roll back with the write. */
   db: Knex.Transaction
@@ -60,7 +60,7 @@ export interface BeforeDeleteEvent<Tables = unknown> extends WriteEventBase<Tabl
 export interface AfterWriteEvent<R = Row> {
   table: string
   row: R
-  /** Who wrote it; undefined for fastbase's own bookkeeping writes (a password reset, a verified email). */
+  /** Who wrote it, as the before-hooks saw them (an auth flow's own write: the user, or anonymous where nobody is signed in yet). */
   caller?: AuthContext
   requestId?: string
 }
@@ -146,7 +146,7 @@ export class RecordHooks implements ChangeSink {
     return this.hooks.get(table)?.get(event) as ReadonlyArray<HookOf<E>> | undefined
   }
 
-  // ChangeSink: committed changes, fed by every statement that writes (lib/crud/statements.ts, lib/auth/user-changes.ts).
+  // ChangeSink: committed changes, fed by every statement that writes (lib/crud/statements.ts).
 
   wants (table: string): boolean {
     const events = this.hooks.get(table)

@@ -139,13 +139,15 @@ export interface UpdateGiven {
 /**
  * What an update assigns, decided once for a request's values or, given `slots` (a plan being built,
  * lib/crud/write-plans.ts#editPlan), for any values of the same names: each is then bound as a slot
- * the plan fills per run, and what it is was checked when the request gave it.
+ * the plan fills per run, and what it is was checked when the request gave it. `defaults`: columns an
+ * auth flow sets back to their default (SQL of the table's DDL) unless its values give them (FlowWrite).
  */
-export function assignments (ctx: CrudContext, params: UpdateGiven, system: Row, slots?: Trace): Assignments {
+export function assignments (ctx: CrudContext, params: UpdateGiven, system: Row, slots?: Trace, defaults?: Readonly<Record<string, string>>): Assignments {
   const fieldErrors: FieldErrors = {}
   const set = new Map<string, Fragment>()
   const newValues = new Map<string, Compiled>()
   const written: Row = {}
+  if (defaults !== undefined) for (const [name, sql] of Object.entries(defaults)) set.set(name, { sql, bindings: [] })
   for (const [name, value] of Object.entries(system)) {
     const field = ctx.table.fields.get(name)!
     set.set(name, valueFragment(ctx, field, value, fieldErrors))

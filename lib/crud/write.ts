@@ -12,7 +12,7 @@ import { and, applyCondition, ruleCondition, ruleFirst, whereOf, idCondition, id
 import { outputColumns, decodeRow, columnWidth, type ListSpec, type OutputColumn } from './columns.js'
 import { fileFields } from '../files/tracker.js'
 import { translateDbError, isUniqueViolation } from './db-errors.js'
-import { beforeBatch, beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction } from './before-hooks.js'
+import { beforeBatch, beforeDelete, beforeInsert, beforeUpdate, hasBeforeHook, inHookTransaction, needsHookTransaction, type FlowWrite } from './before-hooks.js'
 import { raw, keyColumns, keyCondition, keptColumns, matchCondition, metKey, uniqueKeys, statementBatches, insertStatement, updateStatement, deleteStatement, captureColumns, capturesBefore, stampedOnInsert, reportChange, reportLoneInsert, reportLoneUpdate, writeSpan, type Conflict } from './statements.js'
 import { insertPlan, editPlan, UNPLANNED, MAX_PLANNED_BINDINGS, MAX_PLANNED_ROWS, type InsertPlan } from './write-plans.js'
 import { fillSlots } from './plan-cache.js'
@@ -109,8 +109,12 @@ function exprColumns (ctx: CrudContext, db: Knex, exprs: Record<string, string> 
   return row
 }
 
-/** Inserts rows; a planned insert on SQLite answers at once (decision D109), any other is a promise. */
-export function insert (ctx: CrudContext, params: InsertParams): MaybePromise<Row[]> {
+/**
+ * Inserts rows; a planned insert on SQLite answers at once (decision D109), any other is a promise.
+ * `flow`: an auth flow's own write of one row (lib/auth/user-writes.ts, decision D143), never a
+ * caller's; it has hooks to run (an auth table's own), so no plan takes it, and no conflict clause.
+ */
+export function insert (ctx: CrudContext, params: InsertParams, flow?: FlowWrite): MaybePromise<Row[]> {
   assertAssurance(ctx)
   const expr = Array.isArray(params.expr) ? params.expr : params.expr === undefined ? [] : [params.expr]
   const inputs = Array.isArray(params.values) ? [...params.values] : [params.values]
@@ -121,21 +125,21 @@ export function insert (ctx: CrudContext, params: InsertParams): MaybePromise<Ro
   const names = plannedNames(ctx, params, inputs)
   const plan = names === undefined ? UNPLANNED : insertPlan(ctx, names, params.returning)
   if (plan !== UNPLANNED) return plannedInsert(ctx, plan, params, inputs)
-  return unplannedInsert(ctx, params, inputs, expr)
+  return unplannedInsert(ctx, params, inputs, expr, flow)
 }
 
 /**
  * An insert no plan covers (expressions, hooks, a conflict clause, rows of different shapes, an
  * identity value): its values through the hooks, then checked and written by `writeInsert`.
  */
-async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: Row[], expr: Array<Record<string, string>>): Promise<Row[]> {
+async function unplannedInsert (ctx: CrudContext, params: InsertParams, inputs: Row[], expr: Array<Record<string, string>>, flow: FlowWrite | undefined): Promise<Row[]> {
   const sqlRule = ruleCondition(ctx, 'createRule', { newValues: 'row' })
   if (sqlRule === false) throw errors.forbidden()
   refuseLocked(ctx, [...inputs, ...expr].flatMap(Object.keys), 'insert')
-  if (needsHookTransaction(ctx, 'beforeInsert')) return await inHookTransaction(ctx, async (tctx) => await insert(tctx, params))
+  if (needsHookTransaction(ctx, 'beforeInsert')) return await inHookTransaction(ctx, async (tctx) => await insert(tctx, params, flow))
   const db = ctx.db
   const fieldErrors: FieldErrors = {}
-  const prepared = await beforeInsert(ctx, inputs)
+  const prepared = await beforeInsert(ctx, inputs, flow)
   const written = prepared.map((p) => ({ ...p.values }))
   const rows = prepared.map((p, i) => ({ ...insertRow(ctx, db, p.values, fieldErrors, p.system), ...exprColumns(ctx, db, Array.isArray(params.expr) ? params.expr[i] : params.expr, fieldErrors, written[i]) }))
   throwIfErrors(fieldErrors)
@@ -356,12 +360,13 @@ async function checkReturningCells (ctx: CrudContext, trx: Knex.Transaction, con
 
 // ---------------------------------------------------------------- update
 
-export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment): Promise<Row[]> {
+/** Updates the rows `where` names. `flow`: an auth flow's own write (lib/auth/user-writes.ts, decision D143), never a caller's. */
+export async function update (ctx: CrudContext, params: UpdateParams, extra?: Fragment, flow?: FlowWrite): Promise<Row[]> {
   assertAssurance(ctx)
   refuseLocked(ctx, [...Object.keys(params.setValues ?? {}), ...Object.keys(params.set ?? {})], 'update')
-  if (needsHookTransaction(ctx, 'beforeUpdate')) return await inHookTransaction(ctx, async (tctx) => await update(tctx, params, extra))
-  const hooked = await beforeUpdate(ctx, params.setValues, params.set, params.where)
-  const a = assignments(ctx, { ...params, setValues: hooked.values }, hooked.system)
+  if (needsHookTransaction(ctx, 'beforeUpdate')) return await inHookTransaction(ctx, async (tctx) => await update(tctx, params, extra, flow))
+  const hooked = await beforeUpdate(ctx, params.setValues, params.set, params.where, flow)
+  const a = assignments(ctx, { ...params, setValues: hooked.values }, hooked.system, undefined, flow?.defaults)
   // A password change through the table API reaches only the caller's own record.
   const own = hooked.onlyUid === undefined ? true : idCondition(ctx, hooked.onlyUid)
   const condition = and(extra ?? true, own, ruleFirst(ruleCondition(ctx, 'updateRule', { newValues: a.newValues }), whereOf(ctx, params.where, { newValues: a.newValues })))

@@ -119,8 +119,7 @@ export function authServices ({ config, options, db, dialect, descriptors, execu
     oauthProviders: () => (providers ??= new OAuthProviders(config.authProviders ?? [], keySets)),
     idTokens: () => (verifier ??= IdTokenVerifier.create(providerEntries(config), { ownIssuer: issuer, keySets })),
     sessions,
-    changes: () => executor.changes,
-    hooks: executor.hooks,
+    executor,
     oneTimeTokens: new OneTimeTokens(db),
     mfa: new MfaStore(db),
     // A table's email codes are hashed with its token secret: a copy of the database alone cannot test guesses.

@@ -44,7 +44,7 @@ export function accountRoutes (app: TypeBoxApp, at: AuthTable, kit: RouteKit): v
       const [created] = await insert({ ...crudContext(request, at), source: 'auth:sign-up' }, { values, returning: fields.uid.name })
       if (created === undefined) throw errors.forbidden()
       const row = await findById(db, at, String(created[fields.uid.name]))
-      app.fastbase.auth.hooks?.signedUp(at.table.name, publicRecord(app.fastbase.dialect, at, row!), db, request.id)
+      app.fastbase.auth.executor.hooks?.signedUp(at.table.name, publicRecord(app.fastbase.dialect, at, row!), db, request.id)
       return await openSession(app.fastbase.auth, at, row!)
     })
 

@@ -7,7 +7,7 @@ import { errors } from '../../errors.js'
 import { ANONYMOUS } from '../../auth-context.js'
 import { isValidEmail, normalizeEmail } from '../email-address.js'
 import { createUser, userByEmail, type ExternalIdentity } from '../oauth/external-users.js'
-import type { FlowWrite } from '../flow-hooks.js'
+import type { Flow } from '../user-writes.js'
 import { openSession, type SignInResponse } from '../sessions/session-service.js'
 import type { AccountServices } from '../types.js'
 import type { AuthTableWith } from '../table-with.js'
@@ -58,7 +58,7 @@ export async function loginWithEmailCode (services: OtpServices, at: AuthTableWi
   }
   if (email === undefined) throw errors.otpInvalid()
   const identity: ExternalIdentity = { provider: 'email', subject: email, email, emailVerified: true, raw: {} }
-  const flow: FlowWrite = { source: 'auth:otp', caller: ANONYMOUS }
+  const flow: Flow = { source: 'auth:otp', caller: ANONYMOUS }
   return await services.db.transaction(async (trx) => {
     const row = await userByEmail(services, trx, at, identity, flow) ?? (settings.signUp ? await createUser(services, trx, at, identity, flow) : undefined)
     // Mailed only to an account or where sign-up is on: here the account went away meanwhile, or the setting changed.

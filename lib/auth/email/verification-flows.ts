@@ -5,8 +5,7 @@ import { findById, isVerified, publicRecord } from '../sessions/accounts.js'
 import { openSession, type SignInResponse } from '../sessions/session-service.js'
 import type { AccountServices, Row } from '../types.js'
 import type { AuthTableWith } from '../table-with.js'
-import { reportUserWrite } from '../user-changes.js'
-import { hookedUpdate } from '../flow-hooks.js'
+import { updateUser } from '../user-writes.js'
 import type { AuthContext } from '../../auth-context.js'
 
 const DEFAULT_VERIFY_TOKEN_TTL = 3600
@@ -37,9 +36,7 @@ export async function confirmVerification (services: AccountServices, at: AuthTa
   // A token sent to an address the user has since changed proves nothing about the new one.
   if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest(INVALID_TOKEN)
   return await services.db.transaction(async (trx) => {
-    await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:verify-email', caller }, owner.userId, { [fields.verified.name]: true }))
-    const fresh: Row = await trx(at.table.name).where(fields.uid.name, owner.userId).first()
-    await reportUserWrite(services, at, trx, 'update', fresh)
+    const fresh = await updateUser(services, at, trx, { source: 'auth:verify-email', caller }, owner.userId, { [fields.verified.name]: true })
     if (caller.cid === at.table.name && caller.uid === owner.userId) return { record: publicRecord(services.dialect, at, fresh) }
     return await openSession(services, at, fresh, trx)
   })

@@ -18,11 +18,10 @@ import { IDENTITIES } from '../stores/store-tables.js'
 import { openSession, type SignInResponse } from '../sessions/session-service.js'
 import { publicRecord } from '../sessions/accounts.js'
 import type { AuthTable, Row, SessionServices } from '../types.js'
-import { reportUserWrite } from '../user-changes.js'
-import { hookedInsert, hookedUpdate, type FlowWrite } from '../flow-hooks.js'
+import { insertUser, updateUser, type Flow } from '../user-writes.js'
 import { ANONYMOUS } from '../../auth-context.js'
 import type { AuthSource } from '../../crud/record-hooks.js'
-import { constraintError } from '../../crud/db-errors.js'
+import { constraintError, isUniqueViolation } from '../../crud/db-errors.js'
 import { schemaDialect } from '../../dialects/index.js'
 import type { TableField } from '../../../schemas/config.js'
 
@@ -50,11 +49,11 @@ export type ExternalSource = Extract<AuthSource, 'auth:oauth' | 'auth:one-tap' |
 
 /**
  * Finds or creates the user for `identity`, records the link and opens a session. The account it
- * creates or takes over meets the table's before-hooks (lib/auth/flow-hooks.ts), as anonymous.
+ * creates or takes over is written through the table's write path (lib/auth/user-writes.ts), as anonymous.
  */
 export async function signInExternal (services: SessionServices, at: AuthTable, identity: ExternalIdentity, source: ExternalSource): Promise<SignInResponse> {
   if (identity.provider === '' || identity.subject === '') throw errors.unauthorized('The identity has no subject')
-  const flow: FlowWrite = { source, caller: ANONYMOUS }
+  const flow: Flow = { source, caller: ANONYMOUS }
   const attempt = async (): Promise<SignInResponse> => await services.db.transaction(async (trx) => {
     const row = await linkedUser(trx, at, identity) ?? await userByEmail(services, trx, at, identity, flow) ?? await createUser(services, trx, at, identity, flow)
     await recordLink(trx, at, identity, String(row[at.fields.uid.name]))
@@ -64,8 +63,9 @@ export async function signInExternal (services: SessionServices, at: AuthTable, 
     return await attempt()
   } catch (err) {
     // Two first sign-ins of one account at once: one created the user or the link, the other's
-    // insert hit a unique key (the user's or the link's). Once more, it finds what the first one made.
-    if (services.dialect.constraintViolation(err, at.table.data)?.kind !== 'unique') throw err
+    // insert hit a unique key (the user's, answered by the write path, or the link's). Once more, it
+    // finds what the first one made.
+    if (!isUniqueViolation({ dialect: services.dialect, table: at.table }, err)) throw err
     try {
       return await attempt()
     } catch (again) {
@@ -91,7 +91,7 @@ async function linkedUser (trx: Knex.Transaction, at: AuthTable, identity: Exter
  * existing account; an unverified one that names an existing account is refused rather than given
  * a second account (the email column is unique) or, worse, someone else's.
  */
-export async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row | undefined> {
+export async function userByEmail (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: Flow): Promise<Row | undefined> {
   const email = emailOf(identity)
   if (email === undefined || at.fields.email === undefined) return undefined
   const row: Row | undefined = await trx(at.table.name).where(at.fields.email.name, email).first()
@@ -112,20 +112,18 @@ export async function userByEmail (services: SessionServices, trx: Knex.Transact
  * field they could write (and role and meta always) to its default, else null. Rows the account
  * owns stay.
  */
-async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row, flow: FlowWrite): Promise<Row> {
+async function takeOver (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, row: Row, flow: Flow): Promise<Row> {
   const { fields } = at
   const uid = String(row[fields.uid.name])
-  const reset = resetColumns(services, at)
-  if (reset.length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(Object.fromEntries(reset.map(([column, sql]) => [column, trx.raw(sql)])))
   const values: Row = { ...await profileOf(trx, at, identity, uid) }
   if (fields.verified !== undefined) values[fields.verified.name] = true
   if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
-  if (Object.keys(values).length > 0) await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, flow, uid, values))
+  // One write: the reset under what the flow and its hooks give (a table that has neither writes nothing).
+  const reset = resetColumns(services, at)
+  const updated = Object.keys(values).length === 0 && Object.keys(reset).length === 0 ? row : await updateUser(services, at, trx, flow, uid, values, reset)
   await services.sessions.revokeUser(at.table.name, uid, undefined, trx)
   await trx(IDENTITIES).where({ table_name: at.table.name, user_id: uid })
     .whereNot((q) => q.where({ provider: identity.provider, subject: identity.subject })).delete()
-  const updated: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
-  await reportUserWrite(services, at, trx, 'update', updated)
   return updated
 }
 
@@ -136,19 +134,19 @@ async function takeOver (services: SessionServices, trx: Knex.Transaction, at: A
  * timestamps, and name and username, which come from the identity. A notNull field without a
  * default keeps its value: there is none a new account would get (a before-hook may set one).
  */
-function resetColumns (services: SessionServices, at: AuthTable): Array<[string, string]> {
+function resetColumns (services: SessionServices, at: AuthTable): Record<string, string> {
   const { fields } = at
   const own = new Set([fields.uid, fields.email, fields.verified, fields.password, fields.salt, fields.name, fields.username].filter((f) => f !== undefined).map((f) => f.name))
   const always = new Set([...fields.audience, ...(fields.meta === undefined ? [] : [fields.meta])].map((f) => f.name))
   const ddl = schemaDialect(services.dialect.name)
-  return at.table.data.fields.flatMap((field: TableField): Array<[string, string]> => {
+  return Object.fromEntries(at.table.data.fields.flatMap((field: TableField): Array<[string, string]> => {
     if (own.has(field.name) || field.primary === true || field.autoIncrement === true) return []
     if (field.usage === 'record_created' || field.usage === 'record_updated') return []
     if (!always.has(field.name) && field.noInsert === true && field.noUpdate === true) return []
     const value = ddl.columnDefault(field)
     if (value !== undefined) return [[field.name, value]]
     return field.notNull === true ? [] : [[field.name, 'NULL']]
-  })
+  }))
 }
 
 /** The name and username an account made from `identity` gets; `uid`: the account taken over, whose own username is free to it. */
@@ -165,7 +163,7 @@ function emailOf (identity: ExternalIdentity): string | undefined {
   return identity.email === undefined || identity.email === '' ? undefined : normalizeEmail(identity.email)
 }
 
-export async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: FlowWrite): Promise<Row> {
+export async function createUser (services: SessionServices, trx: Knex.Transaction, at: AuthTable, identity: ExternalIdentity, flow: Flow): Promise<Row> {
   const { fields } = at
   const email = emailOf(identity)
   if (email === undefined && fields.email?.notNull === true) throw errors.badRequest('The provider did not share an email address, which this app needs to create an account')
@@ -175,10 +173,8 @@ export async function createUser (services: SessionServices, trx: Knex.Transacti
   if (fields.verified !== undefined) values[fields.verified.name] = email !== undefined && identity.emailVerified
   // No password anyone knows: the account signs in through its provider until a reset sets one.
   if (fieldsHave(fields, 'password')) Object.assign(values, await passwordColumns(fields, randomBytes(32).toString('base64url')))
-  await trx(at.table.name).insert(await hookedInsert(services, at, trx, flow, values))
-  const created: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
-  await reportUserWrite(services, at, trx, 'insert', created)
-  services.hooks?.signedUp(at.table.name, publicRecord(services.dialect, at, created), trx)
+  const created = await insertUser(services, at, trx, flow, values)
+  services.executor.hooks?.signedUp(at.table.name, publicRecord(services.dialect, at, created), trx)
   return created
 }
 

@@ -4,11 +4,10 @@ import { findById, findByIdentity, publicRecord } from '../sessions/accounts.js'
 import { passwordColumns } from './password-writes.js'
 import { verifyPassword } from './passwords.js'
 import { openSession, sessionBody, type SessionResponse, type SignInResponse } from '../sessions/session-service.js'
-import type { AuthTable, Row, SessionServices } from '../types.js'
+import type { AuthTable, SessionServices } from '../types.js'
 import type { AuthTableWith } from '../table-with.js'
-import { hookedUpdate } from '../flow-hooks.js'
+import { updateUser } from '../user-writes.js'
 import { ANONYMOUS } from '../../auth-context.js'
-import { reportUserWrite } from '../user-changes.js'
 
 /** A session for the account `identity` (email or username) names, when `password` is its password. */
 export async function loginWithPassword (services: SessionServices, at: AuthTableWith<'password'>, identity: string, password: string): Promise<SignInResponse> {
@@ -22,9 +21,7 @@ export async function loginWithPassword (services: SessionServices, at: AuthTabl
   const uid = String(row[fields.uid.name])
   const columns = await passwordColumns(fields, password)
   return await services.db.transaction(async (trx) => {
-    await trx(at.table.name).where(fields.uid.name, uid).update(await hookedUpdate(services, at, trx, { source: 'auth:password-rehash', caller: ANONYMOUS }, uid, columns))
-    const updated: Row = await trx(at.table.name).where(fields.uid.name, uid).first()
-    await reportUserWrite(services, at, trx, 'update', updated)
+    const updated = await updateUser(services, at, trx, { source: 'auth:password-rehash', caller: ANONYMOUS }, uid, columns)
     return await openSession(services, at, updated, trx)
   })
 }

@@ -8,8 +8,7 @@ import { checkCurrentPassword, newPassword, passwordColumns } from './password-w
 import { openSession, type SignInResponse } from '../sessions/session-service.js'
 import type { AccountServices, Row } from '../types.js'
 import type { AuthTableWith } from '../table-with.js'
-import { reportUserWrite } from '../user-changes.js'
-import { hookedUpdate } from '../flow-hooks.js'
+import { updateUser } from '../user-writes.js'
 import { ANONYMOUS, type AuthContext } from '../../auth-context.js'
 
 const DEFAULT_RESET_TOKEN_TTL = 3600
@@ -33,8 +32,7 @@ export async function changePassword (services: AccountServices, at: AuthTableWi
   await checkCurrentPassword(services.db, at.table.name, at.fields, uid, body)
   const columns = await passwordColumns(at.fields, password)
   await services.db.transaction(async (trx) => {
-    await trx(at.table.name).where(at.fields.uid.name, uid).update(await hookedUpdate(services, at, trx, { source: 'auth:password-change', caller }, uid, columns))
-    await reportUserWrite(services, at, trx, 'update', uid)
+    await updateUser(services, at, trx, { source: 'auth:password-change', caller }, uid, columns)
     await services.sessions.revokeUser(at.table.name, uid, caller.sid ?? undefined, trx)
   })
 }
@@ -67,10 +65,8 @@ export async function confirmPasswordReset (services: AccountServices, at: AuthT
   if (row === undefined || row[fields.email.name] !== owner.email) throw errors.badRequest(INVALID_TOKEN)
   const values = { ...await passwordColumns(fields, password), ...fields.verified === undefined ? {} : { [fields.verified.name]: true } }
   return await services.db.transaction(async (trx) => {
-    await trx(at.table.name).where(fields.uid.name, owner.userId).update(await hookedUpdate(services, at, trx, { source: 'auth:password-reset', caller: ANONYMOUS }, owner.userId, values))
+    const updated = await updateUser(services, at, trx, { source: 'auth:password-reset', caller: ANONYMOUS }, owner.userId, values)
     await services.sessions.revokeUser(at.table.name, owner.userId, undefined, trx)
-    const updated: Row = await trx(at.table.name).where(fields.uid.name, owner.userId).first()
-    await reportUserWrite(services, at, trx, 'update', updated)
     return await openSession(services, at, updated, trx)
   })
 }

@@ -33,7 +33,7 @@ export async function openSession (services: SessionServices, at: AuthTable, row
 export async function startSession (services: SessionServices, at: AuthTable, row: Row, aal: number, db?: Knex | Knex.Transaction): Promise<SessionResponse> {
   const record = publicRecord(services.dialect, at, row)
   const { sid, refreshToken } = await services.sessions.create(at.table.name, String(record[at.fields.uid.name]), db, aal)
-  services.hooks?.signedIn(at.table.name, record, db ?? services.db)
+  services.executor.hooks?.signedIn(at.table.name, record, db ?? services.db)
   return sessionBody(services, at, record, sid, refreshToken, aal)
 }
 

@@ -4,6 +4,8 @@
 // on the same starting state and must give that status and leave exactly that row in the database.
 // An upsert (insert `or: REPLACE`, `edit?or=INSERT`) that meets an existing row is an update.
 import t, { type Test } from 'tap'
+import { createHash } from 'node:crypto'
+import { SignJWT } from 'jose'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from '../../helper.js'
 import { baseFields, authFields } from '../../../lib/config/helpers.js'
@@ -198,8 +200,8 @@ async function reset (w: World): Promise<void> {
   await db('_fastbase_sessions').where({ user_id: w.ownerId }).update({ revoked_at: null })
 }
 
-async function setUp (t: Test, dialect: 'sqlite' | 'postgres'): Promise<World> {
-  const app = await buildApp(t, config, { dialect })
+async function setUp (t: Test, dialect: 'sqlite' | 'postgres', settings = config): Promise<World> {
+  const app = await buildApp(t, settings, { dialect })
   const post = async (url: string, payload: unknown, token?: string): Promise<Row> => {
     const res = await app.inject({ method: 'POST', url: `/api/v1${url}`, payload: payload as object, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
     if (res.statusCode !== 200) throw new Error(`${url}: ${res.body}`)
@@ -286,6 +288,170 @@ forEachDialect(t, 'every write path enforces the same field rules', async (t, di
       const outcome = expected('delete', caller, {})
       const status = await path.run(w, caller, {})
       t.same({ status, row: await observe(w, { id: w.ownerId }) }, { status: outcome === 'written' ? 200 : path.refused, row: outcome === 'written' ? null : before }, `${path.name} × ${caller}`)
+    }
+  }
+})
+
+// ---------------------------------------------------------------- before-hooks, the auth flows' writes too
+
+// What a before-hook sets is held to one rule on every path that writes a user row: the table API's
+// (HTTP, in process, upserts, action steps) and the auth flows' own writes, which go through the same
+// write path (decision D143). Written, the row carries the hook's values, its `updated` stamp is new,
+// and the after-hook (realtime's change, the same capture) gets the row as stored; refused, nothing is
+// written or reported. The one difference is the rule's own: the columns an auth flow vouches for (the
+// id, email and verified flag) are the flow's, where a table API hook may stamp them.
+const hookConfig: DatabaseSettings = {
+  ...config,
+  tables: [{ ...config.tables[0], fields: [...fields, { name: 'score', type: 'integer', sqlType: 'integer' }] }],
+  authProviders: [{ issuer: 'https://partner.test', secret: 'partner-shared-secret-0123456789abcdef', clientId: 'parity-app' }]
+} as DatabaseSettings
+
+/** What a before-hook sets, by name. */
+const HOOK_SETS: Record<string, Row> = {
+  plain: { nick: 'hooked', name: 'Hooked' },
+  noUpdateField: { tier: 'gold' },
+  verifiedFlag: { email_verified: false },
+  unknownField: { nope: 1 },
+  illTyped: { score: 'many' },
+  password: { password: 'chosen by a hook' }
+}
+
+/** What a write whose before-hook sets `set` must come to; `flow`: an auth flow's own write. */
+function hookedOutcome (set: Row, flow: boolean): Outcome {
+  // Passwords are written by callers and the flows only; an owned column is the flow's: server errors.
+  if (set.password !== undefined || (flow && set.email_verified !== undefined)) return { status: 500 }
+  if (set.nope !== undefined || set.score === 'many') return { status: 400 }
+  return 'written'
+}
+
+/**
+ * A path that writes a user row; `source` is what its hook's `event.source` says, `flow` an auth flow's
+ * own write, `prepare` the state it starts from (after the common reset).
+ */
+interface HookPath { name: string, source?: string, flow: boolean, prepare?: (w: World) => Promise<void>, run: (w: World, n: number) => Promise<number> }
+
+/** The status of an in-process call: a FastbaseError's, 500 for any other error. */
+async function statusOf (call: () => Promise<unknown>): Promise<number> {
+  try {
+    await call()
+    return 200
+  } catch (error) {
+    return error instanceof FastbaseError ? error.statusCode : 500
+  }
+}
+
+async function post (w: World, url: string, payload: object, token?: string): Promise<number> {
+  const res = await w.app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
+  return res.statusCode
+}
+
+/** An external JWT for `login-token` from the configured issuer, the address verified. */
+async function partnerToken (sub: string, email: string): Promise<string> {
+  return await new SignJWT({ sub, email, email_verified: true }).setProtectedHeader({ alg: 'HS256' }).setIssuer('https://partner.test')
+    .setAudience('parity-app').setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode('partner-shared-secret-0123456789abcdef'))
+}
+
+const oneTime = async (w: World, kind: 'reset_password' | 'verify_email') => await w.app.fastbase.auth.oneTimeTokens.issue(kind, 'users', { userId: w.ownerId, email: 'owner@example.com' }, 600)
+const setColumns = async (w: World, values: Row) => {
+  const table = w.app.fastbase.descriptors.get('users')!
+  await w.app.fastbase.db('users').where({ id: w.ownerId }).update(Object.fromEntries(Object.entries(values).map(([name, v]) => [name, w.app.fastbase.dialect.encode(table.fields.get(name)!, v)])))
+}
+
+const HOOKED_UPDATES: HookPath[] = [
+  { name: 'update', flow: false, run: (w) => post(w, '/table/users/update', { where: `id == '${w.ownerId}'`, setValues: { nick: 'renamed' } }, adminToken) },
+  { name: 'edit', flow: false, run: (w) => post(w, `/table/users/edit/${w.ownerId}`, { nick: 'renamed' }, adminToken) },
+  { name: 'insert or=REPLACE', flow: false, run: (w) => post(w, '/table/users/insert', { values: { ...wholeOwnerRow({ nick: 'renamed' }), id: w.ownerId }, or: 'REPLACE' }, adminToken) },
+  { name: 'in-process update', flow: false, run: (w) => statusOf(() => w.app.fastbase.tables.users.update({ where: `id == '${w.ownerId}'`, setValues: { nick: 'renamed' } }, { as: 'system' })) },
+  { name: 'runAction UPDATE step', flow: false, run: (w) => statusOf(() => w.app.fastbase.runAction('update_plain', { id: w.ownerId }, { auth: w.contexts.admin })) },
+  { name: 'change-password', source: 'auth:password-change', flow: true, run: (w) => post(w, '/table/users/auth/change-password', { password: NEW_PASSWORD, passwordCurrent: OWNER_PASSWORD }, w.tokens.owner) },
+  { name: 'confirm-password-reset', source: 'auth:password-reset', flow: true, run: async (w) => await post(w, '/table/users/auth/confirm-password-reset', { token: await oneTime(w, 'reset_password'), password: NEW_PASSWORD }) },
+  { name: 'confirm-verification', source: 'auth:verify-email', flow: true, run: async (w) => await post(w, '/table/users/auth/confirm-verification', { token: await oneTime(w, 'verify_email') }, w.tokens.owner) },
+  {
+    name: 'login-password (a legacy hash rehashed)',
+    source: 'auth:password-rehash',
+    flow: true,
+    prepare: async (w) => { await w.app.fastbase.db('users').where({ id: w.ownerId }).update({ password: createHash('sha256').update(`${OWNER_PASSWORD}somesalt`).digest('hex'), password_salt: 'somesalt' }) },
+    run: (w) => post(w, '/table/users/auth/login-password', { identity: 'owner', password: OWNER_PASSWORD })
+  },
+  {
+    name: 'login-token (an unproven account taken over)',
+    source: 'auth:login-token',
+    flow: true,
+    prepare: async (w) => { await setColumns(w, { email_verified: false }) },
+    run: async (w, n) => (await w.app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-token', headers: { authorization: `Bearer ${await partnerToken(`owner-${n}`, 'owner@example.com')}` } })).statusCode
+  }
+]
+
+const HOOKED_INSERTS: HookPath[] = [
+  { name: 'insert', flow: false, run: (w) => post(w, '/table/users/insert', { values: NEW_ROW }, adminToken) },
+  { name: 'in-process insert', flow: false, run: (w) => statusOf(() => w.app.fastbase.tables.users.insert({ values: NEW_ROW }, { as: 'system' })) },
+  { name: 'sign-up', source: 'auth:sign-up', flow: false, run: (w) => post(w, '/table/users/auth/sign-up', NEW_ROW) },
+  {
+    name: 'login-token (a first sign-in creates the account)',
+    source: 'auth:login-token',
+    flow: true,
+    run: async (w, n) => (await w.app.inject({ method: 'POST', url: '/api/v1/table/users/auth/login-token', headers: { authorization: `Bearer ${await partnerToken(`neo-${n}`, NEW_ROW.email)}` } })).statusCode
+  }
+]
+
+forEachDialect(t, 'every write path runs the before-hooks by one rule, the auth flows\' own writes too', async (t, dialect) => {
+  const w = await setUp(t, dialect, hookConfig)
+  const { app } = w
+  const table = app.fastbase.descriptors.get('users')!
+  const OLD = '2001-02-03T04:05:06.000Z'
+  let hookSets: Row = {}
+  // What each hook heard: the before-hook's source and caller, the after-hook's row and caller.
+  const seen: Array<{ source?: string, caller: string | null }> = []
+  const reported: Row[] = []
+  const reportedCallers: Array<string | null | undefined> = []
+  app.fastbase.hooks.on('users', 'beforeUpdate', (event) => { seen.push({ source: event.source, caller: event.caller.uid }); Object.assign(event.values, hookSets) })
+  app.fastbase.hooks.on('users', 'beforeInsert', (event) => { seen.push({ source: event.source, caller: event.caller.uid }); Object.assign(event.values, hookSets) })
+  app.fastbase.hooks.on('users', 'afterUpdate', (event) => { reported.push(event.row); reportedCallers.push(event.caller?.uid) })
+  app.fastbase.hooks.on('users', 'afterInsert', (event) => { reported.push(event.row); reportedCallers.push(event.caller?.uid) })
+  /** A user row as stored, every column decoded (as the after-hooks and realtime get it). */
+  const stored = async (where: Row): Promise<Row | null> => {
+    const raw = await app.fastbase.db('users').where(where).first()
+    return raw === undefined ? null : Object.fromEntries(table.fieldList.map((f) => [f.name, app.fastbase.dialect.decode(f, raw[f.name])]))
+  }
+  /** What the write left: its status, the hook's columns as stored, whether `updated` is new, and what was reported of it. */
+  const after = async (status: number, where: Row, set: Row) => {
+    // After-hooks run once the write is committed: by the answer, or never.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const row = await stored(where)
+    return {
+      status,
+      hooked: row === null ? null : Object.fromEntries(Object.keys(set).filter((name) => table.fields.has(name) && name !== 'password').map((name) => [name, row[name]])),
+      stamped: row === null ? null : row.updated !== OLD,
+      reported: reported.length === 0 ? 'nothing' : reported.length === 1 && JSON.stringify(reported[0]) === JSON.stringify(row) ? 'the row as stored' : reported
+    }
+  }
+  let n = 0
+  for (const [kind, paths] of [['update', HOOKED_UPDATES], ['insert', HOOKED_INSERTS]] as const) {
+    for (const path of paths) {
+      for (const [name, set] of Object.entries(HOOK_SETS)) {
+        await reset(w)
+        await setColumns(w, { updated: OLD })
+        await path.prepare?.(w)
+        hookSets = set
+        seen.length = 0
+        reported.length = 0
+        reportedCallers.length = 0
+        const outcome = hookedOutcome(set, path.flow)
+        const where = kind === 'update' ? { id: w.ownerId } : { email: NEW_ROW.email }
+        const before = await stored(where)
+        const status = await path.run(w, ++n)
+        const written = outcome === 'written'
+        const unchanged = (names: string[]) => Object.fromEntries(names.map((name) => [name, before![name]]))
+        const want = {
+          status: typeof outcome === 'object' ? outcome.status : 200,
+          hooked: written ? set : before === null ? null : unchanged(Object.keys(set).filter((name) => table.fields.has(name) && name !== 'password')),
+          stamped: written ? true : before === null ? null : false,
+          reported: written ? 'the row as stored' : 'nothing'
+        }
+        t.same(await after(status, where, set), want, `${kind}: ${path.name} × a hook setting ${name}`)
+        t.same(seen.map((s) => s.source), [path.source], `${kind}: ${path.name} × ${name}: the hook ran once, its event.source ${path.source ?? 'undefined'}`)
+        t.same(reportedCallers, written ? seen.map((s) => s.caller) : [], `${kind}: ${path.name} × ${name}: the after-hook hears the caller the before-hook saw`)
+      }
     }
   }
 })
