@@ -8,13 +8,15 @@
 //   refuses) ends with one clean message on stderr and exit code 1, not Node's uncaught-exception
 //   dump. Set FASTBASE_DEBUG=1 for the stack.
 // - V8's optimizing compiler, off while it starts (`--no-opt`), is turned on once it listens (decision
-//   D137).
-// package.json's `start` runs it with `--max-semi-space-size=4 --heap-growing-percent=50 --no-opt`
-// (decisions D74, D80, D82, D137): V8's heap sizes are fixed when Node starts, so they cannot be set
-// from here.
+//   D137);
+// - V8's young generation, grown by the start (and later by bursts of requests), is given back
+//   whenever the server has been quiet for some seconds (decision D144).
+// package.json's `start` runs it with `--heap-growing-percent=50 --no-opt` (decisions D80, D137): V8's
+// heap sizes are fixed when Node starts, so they cannot be set from here.
 import { runFastify } from 'fastify-cli/start.js'
 import { withEnvFile } from '../dist/lib/config/locations.js'
 import { optimizeFromNowOn } from '../dist/lib/cli/optimizer.js'
+import { trimYoungGenerationWhenQuiet } from '../dist/lib/cli/young-generation.js'
 
 try {
   const { env } = await withEnvFile(process.env, undefined)
@@ -22,6 +24,7 @@ try {
   process.env.FASTIFY_CLOSE_GRACE_DELAY ??= '10000'
   await runFastify(process.argv.slice(2))
   optimizeFromNowOn()
+  trimYoungGenerationWhenQuiet()
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error)
   process.stderr.write(`fastbase could not start: ${message}\n`)

@@ -91,7 +91,7 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
       // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts);
       // V8's heap kept small, and its optimizer off until the server listens, as by fastbase's own
       // `npm start` (decisions D74, D80, D82, D137).
-      start: 'node --max-semi-space-size=4 --heap-growing-percent=50 --no-opt node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
+      start: 'node --heap-growing-percent=50 --no-opt node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
       check: 'fastbase check',
       migrate: 'fastbase migrate'
     },

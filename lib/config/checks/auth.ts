@@ -35,5 +35,14 @@ function authRequirements (t: At<TableData>, path: string): string[] {
     if (!usages.has(usage)) problems.push(`${path}: the auth extension needs a field with usage ${usage}`)
   }
   if (t.item.autoSetUid !== true) problems.push(`${path}: the auth extension needs autoSetUid: true on the table`)
+  // Sign-up answers the new user's id and every token carries it: an id hidden from callers hides nothing and breaks sign-up.
+  const rules = each<{ name?: unknown, fieldRules?: unknown }>(t.item.extensions, `${t.path}.extensions`).find((e) => e.item.name === 'rules')
+  for (const uid of fieldsOf(t).filter((f) => f.item.usage === 'record_uid')) {
+    const name = uid.item.name
+    if (uid.item.noSelect === true) problems.push(`${uid.path}.noSelect: the id of an auth table's users cannot be hidden: sign-up answers it and every token carries it`)
+    if (rules !== undefined && typeof name === 'string' && isObject(rules.item.fieldRules) && Object.hasOwn(rules.item.fieldRules, name)) {
+      problems.push(`${rules.path}.fieldRules.${name}: the id of an auth table's users cannot have a field rule: sign-up answers it and every token carries it`)
+    }
+  }
   return problems
 }

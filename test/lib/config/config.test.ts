@@ -231,6 +231,14 @@ const CASES: { name: string, edit: (c: any) => void, problems: string[] }[] = [
     ]
   },
   {
+    name: 'an auth table\'s user ids are never hidden (sign-up answers them, tokens carry them)',
+    edit: (c) => { c.tables[0].fields[0].noSelect = true; c.tables[0].extensions[1].fieldRules = { id: 'false' } },
+    problems: [
+      'tables[0].extensions[1].fieldRules.id: the id of an auth table\'s users cannot have a field rule: sign-up answers it and every token carries it',
+      'tables[0].fields[0].noSelect: the id of an auth table\'s users cannot be hidden: sign-up answers it and every token carries it'
+    ]
+  },
+  {
     name: 'one rules and one auth extension per table',
     edit: (c) => { c.tables[0].extensions.push({ name: 'rules' }, { name: 'auth', jwtSecret: 'y' }) },
     problems: [
