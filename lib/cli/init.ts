@@ -89,8 +89,9 @@ function scaffold (dirName: string, fastbaseSpec: string): Record<string, string
     engines: { node: ownPackage().engines?.node ?? '>=20.19' },
     scripts: {
       // start.mjs and the CLI read .env and find fastbase.config.ts by the same rule (lib/config/locations.ts);
-      // V8's heap kept small, and its optimizer off until the server listens, as by fastbase's own
-      // `npm start` (decisions D74, D80, D82, D137).
+      // V8's old generation grown by half at a time, its optimizer off until the server listens and its
+      // young generation given back when the server is quiet, as by fastbase's own `npm start`
+      // (decisions D80, D137, D144).
       start: 'node --heap-growing-percent=50 --no-opt node_modules/fastbase/scripts/start.mjs --options --log-level info node_modules/fastbase/dist/app.js',
       check: 'fastbase check',
       migrate: 'fastbase migrate'

@@ -4,7 +4,7 @@
 // requests needs it and never shrinks it by itself while nothing is collected; a full collection
 // after some seconds of allocating little does shrink it (V8 sizes it by the allocation rate of its
 // last seconds). So once a second the server asks whether its event loop was busy, and after
-// `quietSeconds` of quiet with a young generation larger than the last one a collection left, it
+// QUIET_SECONDS of quiet with a young generation larger than the last one a collection left, it
 // collects once: on an idle server, ~20 ms once, never while requests come.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
