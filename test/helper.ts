@@ -17,6 +17,7 @@ import fastbase, { options as serverOptions } from '../app.js'
 import type { DatabaseSettings } from '../schemas/config.js'
 import type { DialectName } from '../lib/dialects/types.js'
 import { connect, type Connection } from '../lib/dialects/index.js'
+import { FastbaseError } from '../lib/errors.js'
 
 /** ADMIN_SERVICE_TOKEN of every app built by `buildApp` (unless overridden). */
 export const adminToken = 'fastbase-test-admin-service-token'
@@ -174,4 +175,14 @@ export async function buildApp (t: Test, config: DatabaseSettings | string, opts
   opts.setup?.(app)
   await app.ready()
   return app
+}
+
+/** The status of an in-process call: a FastbaseError's, 500 for any other error. */
+export async function statusOf (call: () => Promise<unknown>): Promise<number> {
+  try {
+    await call()
+    return 200
+  } catch (error) {
+    return error instanceof FastbaseError ? error.statusCode : 500
+  }
 }

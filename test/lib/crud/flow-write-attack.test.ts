@@ -10,9 +10,8 @@
 // it), or dropped where the route drops such keys (sign-up, edit's query string), and the row, the
 // hooks' `event.source` and the second-factor table are as they would be without it.
 import t from 'tap'
-import { buildApp, forEachDialect } from '../../helper.js'
+import { buildApp, forEachDialect, statusOf } from '../../helper.js'
 import { baseFields, authFields } from '../../../lib/config/helpers.js'
-import { FastbaseError } from '../../../lib/errors.js'
 import type { DatabaseSettings } from '../../../schemas/config.js'
 
 type Row = Record<string, unknown>
@@ -111,13 +110,3 @@ forEachDialect(t, 'no caller reaches an auth flow\'s write or its source', async
   t.same(sources, [undefined, undefined, undefined], 'each hook heard no source: a caller\'s write')
   t.same(await user(ann.id), AS_CREATED)
 })
-
-/** The status of an in-process call: a FastbaseError's, 500 for any other error. */
-async function statusOf (call: () => Promise<unknown>): Promise<number> {
-  try {
-    await call()
-    return 200
-  } catch (error) {
-    return error instanceof FastbaseError ? error.statusCode : 500
-  }
-}

@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { createHash } from 'node:crypto'
 import { SignJWT } from 'jose'
 import type { FastifyInstance } from 'fastify'
-import { buildApp, forEachDialect, adminToken } from '../../helper.js'
+import { buildApp, forEachDialect, adminToken, statusOf } from '../../helper.js'
 import { baseFields, authFields } from '../../../lib/config/helpers.js'
 import { ANONYMOUS, adminContext, type AuthContext } from '../../../lib/auth-context.js'
 import { verifyPassword } from '../../../lib/auth/passwords/passwords.js'
@@ -329,16 +329,6 @@ function hookedOutcome (set: Row, flow: boolean): Outcome {
  * own write, `prepare` the state it starts from (after the common reset).
  */
 interface HookPath { name: string, source?: string, flow: boolean, prepare?: (w: World) => Promise<void>, run: (w: World, n: number) => Promise<number> }
-
-/** The status of an in-process call: a FastbaseError's, 500 for any other error. */
-async function statusOf (call: () => Promise<unknown>): Promise<number> {
-  try {
-    await call()
-    return 200
-  } catch (error) {
-    return error instanceof FastbaseError ? error.statusCode : 500
-  }
-}
 
 async function post (w: World, url: string, payload: object, token?: string): Promise<number> {
   const res = await w.app.inject({ method: 'POST', url: `/api/v1${url}`, payload, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } })
