@@ -1,7 +1,8 @@
 // The fastbase root plugin. `fastify start --options dist/app.js` runs it; other apps `register` it, as
 // often as they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify'
+import type { Server } from 'node:http'
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
@@ -26,7 +27,7 @@ import metricsRoutes from './routes/metrics.js'
 import { lenientJsonBodies } from './plugins/request-parsing.js'
 import { routeNotFound, sendError } from './plugins/errors.js'
 import { errors } from './lib/errors.js'
-import { rawRequestId } from './lib/request-id.js'
+import { ArrivingRequest, rawRequestId } from './lib/request-id.js'
 import { buildKernel, type KernelServices } from './lib/kernel/index.js'
 import { OWN_SERVER, refuseStartWithoutServerOptions, startedAsOwnServer } from './plugins/standalone.js'
 import { AnswerLog, finishAnswers, slowAnswerMs } from './plugins/answer-hooks.js'
@@ -148,7 +149,7 @@ function trustProxy (value: string | undefined): boolean | string {
  * plugin as its options too: `standalone` gives the whole server fastbase's 404 and request ids, and
  * the OWN_SERVER mark tells the plugin it is the server, plugins/standalone.ts; Fastify ignores both).
  */
-export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'> & { [OWN_SERVER]: true } = {
+export const options: FastifyHttpOptions<Server> & Pick<FastbaseOptions, 'standalone'> & { [OWN_SERVER]: true } = {
   standalone: true,
   [OWN_SERVER]: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
@@ -156,6 +157,8 @@ export const options: FastifyServerOptions & Pick<FastbaseOptions, 'standalone'>
   // (lib/request-id.ts), anything else gets a random UUID. Every line of the request names it as `reqId`.
   requestIdHeader: false,
   genReqId: rawRequestId,
+  // Node's server makes each request with the fields the slow-answer log reads (decision D145).
+  http: { IncomingMessage: ArrivingRequest },
   // Two log lines per request cost more than many a request itself, and a logger alone costs every
   // request its listeners (decision D142): none unless FASTBASE_LOG_REQUESTS=true, and the plugin
   // gives the server its own log (plugins/server-log.ts). Errors, 5xx and slow requests

@@ -12,11 +12,11 @@
 // ask) and, on PostgreSQL, of the database backends serving that server's connections (found through
 // the server's sockets and pg_stat_activity.client_port). Then a steady-load check that the heap
 // after each scavenge stays level (nothing a request allocates outlives it), read from --trace-gc.
-import { spawn, fork } from 'node:child_process'
+import { execFileSync, spawn, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { freePort } from './free-port.mjs'
-import { loadavg } from 'node:os'
+import { availableParallelism, loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -123,6 +123,33 @@ async function startCeiling (databaseUrl, nodeFlags = []) {
       clearTimeout(kill)
     }
   }
+}
+
+// ------------------------------------------------------------------ where each process runs
+
+/**
+ * Both servers on one CPU and the load (this process, autocannon's connections) on another, where
+ * Linux has `taskset` and two CPUs (decision D145). Left to the scheduler, a server that lands on the
+ * load's CPU serves fewer requests per turn of its event loop and costs up to half again as much CPU
+ * per request, for the life of the process: two starts of one build measured 40 and 63 µs per view.
+ * Pinned, each server has a CPU to itself for its slices, as on a machine that serves. Returns how
+ * the run was placed, for the report; `false` when unpinned (asked for, or not possible here).
+ */
+function pinApart (serverPids, pin) {
+  if (!pin || availableParallelism() < 2) return false
+  try {
+    for (const pid of serverPids) execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+    return 'servers on CPU 0, the load on CPU 1'
+  } catch {
+    return false
+  }
+}
+
+/** Lets this process run on every CPU again once the servers are measured. */
+function unpin (placed) {
+  if (placed === false) return
+  execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' })
 }
 
 // ------------------------------------------------------------------ CPU time from /proc
@@ -300,12 +327,14 @@ async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
  * The whole set on `databaseUrl` (a fresh database), in `work`. `adminUrl`: a PostgreSQL URL to ask
  * pg_stat_activity through (PostgreSQL only). Returns the results and the problems seen.
  */
-export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, extraFlags = [], ceilingFlags = [], log = console.log }) {
+export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, pin = true, extraFlags = [], ceilingFlags = [], log = console.log }) {
   const load = () => loadavg().map((n) => n.toFixed(2)).join(' ')
   const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags })
   let ceiling
   const backends = backendMeter(adminUrl)
   const loadBefore = load()
+  let placed = false
+  let placement = 'unpinned'
   try {
     log(`Seeding ${ITEM_COUNT} items through the API...`)
     await seedItems(fastbase.url)
@@ -313,7 +342,9 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     const servers = [fastbase, ceiling]
     const list = itemScenarios().filter((s) => only === undefined || only.some((name) => s.name === name || s.name === `items-${name}`))
     await verify(servers, list)
-    log('Both servers answer every items scenario with the same bytes. Measuring:')
+    placed = pinApart([fastbase.pid, ceiling.pid], pin)
+    placement = placed || 'unpinned'
+    log(`Both servers answer every items scenario with the same bytes. Measuring (${placement}):`)
     const slices = Math.max(1, Math.round(seconds / SLICE_SECONDS))
     const results = []
     for (const scenario of list) {
@@ -331,6 +362,8 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     }
     await fastbase.stop()
     await ceiling.stop()
+    unpin(placed)
+    placed = false
     const heap = []
     for (const scenario of list.filter((s) => s.write !== true)) {
       const h = await heapLevel(join(work, `items-heap-${heap.length}`), databaseUrl, scenario, heapSeconds, connections)
@@ -343,8 +376,9 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
         ? [`${h.scenario}: ${h.scavenges} scavenges are too few to judge the heap (at least ${MIN_SCAVENGES}: a less loaded machine, or a longer --duration)`]
         : h.retainedBytesPerRequest <= RETAINED_BYTES_LIMIT ? [] : [`${h.scenario}: the heap grew by ${h.retainedBytesPerRequest.toFixed(0)} bytes per request over the run (limit ${RETAINED_BYTES_LIMIT})`])
     ]
-    return { connections, sliceSeconds: SLICE_SECONDS, slices, loadAverage: { before: loadBefore, after: load() }, results, heap, problems }
+    return { connections, sliceSeconds: SLICE_SECONDS, slices, placement, loadAverage: { before: loadBefore, after: load() }, results, heap, problems }
   } finally {
+    unpin(placed)
     await fastbase.stop()
     await ceiling?.stop()
     await backends?.close()
@@ -364,6 +398,6 @@ export function itemsReport (dialect, m) {
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
   const text = rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
-  return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` +
+  return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; ${m.placement}; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` +
     m.problems.map((p) => `FAILED: ${p}\n`).join('')
 }

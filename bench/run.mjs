@@ -83,7 +83,9 @@ const { values: flags } = parseArgs({
     // Only the relation-path scenario (bench/relations.mjs).
     'relations-only': { type: 'boolean', default: false },
     // Only the items scenario set (bench/items.mjs).
-    'items-only': { type: 'boolean', default: false }
+    'items-only': { type: 'boolean', default: false },
+    // The items set with every process where the scheduler puts it (bench/items.mjs#pinApart).
+    unpinned: { type: 'boolean', default: false }
   }
 })
 
@@ -462,6 +464,7 @@ async function itemsScenario () {
       heapSeconds: quick ? 2 : Math.max(options.duration, 5),
       // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
       only: options.only,
+      pin: !flags.unpinned,
       extraFlags: flags['fastbase-node-option'],
       ceilingFlags: flags['ceiling-node-option']
     })

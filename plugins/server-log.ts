@@ -4,14 +4,15 @@
 // server runs without one (app.ts#options) and this gives it fastbase's own: pino at the level and
 // format fastify-cli was given (`-l`/FASTIFY_LOG_LEVEL, `-P`/FASTIFY_PRETTY_LOGS, `-L`), set as the
 // server's `log` before anything logs (start-up, `Server listening at`, shutdown, fastbase's errors
-// with their request id: `requestLog`). Answers slower than FASTBASE_SLOW_REQUEST_MS are timed by
-// Node's own HTTP events instead of Fastify's listeners.
-import { subscribe, unsubscribe, type ChannelListener } from 'node:diagnostics_channel'
+// with their request id: `requestLog`). Answers slower than FASTBASE_SLOW_REQUEST_MS are timed from
+// the arrival their request notes (lib/request-id.ts#ArrivingRequest) to Node's own event of the
+// answer's end, instead of by Fastify's listeners.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import { pino, stdSerializers, type LoggerOptions } from 'pino'
-import { RAW_REQUEST_ID } from '../lib/request-id.js'
+import { ArrivingRequest } from '../lib/request-id.js'
 
 /** The servers given their own log: Fastify has no logger there, and a request logs through its server's own. */
 const ownLogged = new WeakSet<Server>()
@@ -62,9 +63,7 @@ function moduleOptions (path: string): LoggerOptions {
   return loaded.default ?? loaded
 }
 
-const startedAt = Symbol('fastbase: when the request arrived')
-type Timed = IncomingMessage & { [startedAt]?: number, [RAW_REQUEST_ID]?: string }
-interface HttpEvent { request: Timed, response: ServerResponse, server: Server }
+interface HttpEvent { request: IncomingMessage, response: ServerResponse, server: Server }
 
 /** Whether `message` is an event of Node's http.server.* channels about `server`. */
 function ofServer (message: unknown, server: Server): message is HttpEvent {
@@ -74,27 +73,24 @@ function ofServer (message: unknown, server: Server): message is HttpEvent {
 /**
  * Logs each answer of `host`'s server that took longer than `slowMs`, with its request id, method,
  * path (never the query string: it may hold filters, addresses, tokens), status and time. Node
- * publishes these events to subscribers only: the cost is one event as each request arrives and one
- * as its answer ends.
+ * publishes the event to subscribers only: the cost is one event as each answer ends.
  */
 function watchSlowAnswers (host: FastifyInstance, log: FastifyBaseLogger, slowMs: number): void {
-  const started = (message: unknown): void => {
-    if (ofServer(message, host.server)) message.request[startedAt] = performance.now()
-  }
   const finished = (message: unknown): void => {
     if (!ofServer(message, host.server)) return
     const { request, response } = message
-    const at = request[startedAt]
-    if (at === undefined) return
-    const ms = performance.now() - at
+    // Every request of fastbase's own server is one (app.ts#options).
+    if (!(request instanceof ArrivingRequest)) return
+    const ms = performance.now() - request.arrivedAt
     if (ms <= slowMs) return
     const path = (request.url ?? '').split('?')[0]
-    log.warn({ reqId: request[RAW_REQUEST_ID], method: request.method, path, statusCode: response.statusCode, ms: Math.round(ms) }, 'slow request')
+    log.warn({ reqId: request.requestId, method: request.method, path, statusCode: response.statusCode, ms: Math.round(ms) }, 'slow request')
   }
-  const listeners: Array<[string, ChannelListener]> = [['http.server.request.start', started], ['http.server.response.finish', finished]]
-  for (const [name, listener] of listeners) subscribe(name, listener)
+  subscribe(FINISHED, finished)
   host.addHook('onClose', (_instance, done) => {
-    for (const [name, listener] of listeners) unsubscribe(name, listener)
+    unsubscribe(FINISHED, finished)
     done()
   })
 }
+
+const FINISHED = 'http.server.response.finish'

@@ -6,6 +6,7 @@ import Fastify from 'fastify'
 import { Writable } from 'node:stream'
 import fastbase, { options as serverOptions } from '../../app.js'
 import { AnswerLog } from '../../plugins/answer-hooks.js'
+import { ArrivingRequest } from '../../lib/request-id.js'
 import { adminToken, forEachDialect, freshDir, sharedDatabase } from '../helper.js'
 import { baseFields } from '../../lib/config/helpers.js'
 import type { DatabaseSettings } from '../../schemas/config.js'
@@ -110,4 +111,24 @@ forEachDialect(t, 'slow answers are logged without their query string', async (t
   t.match(JSON.parse(slow[0] ?? '{}'), { level: 40, reqId: 'trace-slow', method: 'GET', route: '/api/v1/table/notes/select', statusCode: 200 })
   t.notOk(slow[0]?.includes('secret'), 'no query string')
   t.same(await logged('0'), [], '0 turns it off')
+})
+
+// fastbase's own server makes each request an ArrivingRequest (app.ts#options, decision D145): its
+// arrival and id are fields from its construction, which the slow-answer log reads from Node's objects.
+t.test('a request on fastbase\'s own server notes its arrival and id as fields of its own', async (t) => {
+  const app = Fastify({ ...serverOptions, logger: false })
+  let seen: { arriving: boolean, declared: boolean, id: unknown, waited: number } | undefined
+  app.get('/probe', async (request) => {
+    const raw = request.raw
+    seen = raw instanceof ArrivingRequest
+      ? { arriving: true, declared: Object.hasOwn(raw, 'arrivedAt') && Object.hasOwn(raw, 'requestId'), id: raw.requestId === request.id ? 'same' : raw.requestId, waited: performance.now() - raw.arrivedAt }
+      : { arriving: false, declared: false, id: undefined, waited: -1 }
+    return {}
+  })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(() => app.close())
+  const res = await fetch(`${address}/probe`, { headers: { 'x-request-id': 'trace-arrival' } })
+  t.equal(res.status, 200)
+  t.match(seen, { arriving: true, declared: true, id: 'same' })
+  t.ok(seen !== undefined && seen.waited >= 0 && seen.waited < 10_000, 'arrived before its handler ran')
 })
