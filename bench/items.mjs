@@ -132,8 +132,10 @@ async function startCeiling (databaseUrl, nodeFlags = []) {
  * Linux has `taskset` and two CPUs (decision D145). Left to the scheduler, a server that lands on the
  * load's CPU serves fewer requests per turn of its event loop and costs up to half again as much CPU
  * per request, for the life of the process: two starts of one build measured 40 and 63 µs per view.
- * Pinned, each server has a CPU to itself for its slices, as on a machine that serves. Returns how
- * the run was placed, for the report; `false` when unpinned (asked for, or not possible here).
+ * Pinned, each server has a CPU to itself for its slices, as on a machine that serves. Only on SQLite
+ * (bench/run.mjs): PostgreSQL's backends run on both CPUs whatever is pinned, and a server confined
+ * to one of them waits for it behind them. Returns how the run was placed, for the report; `false`
+ * when unpinned (asked for, or not possible here).
  */
 function pinApart (serverPids, pin) {
   if (!pin || availableParallelism() < 2) return false

@@ -84,7 +84,8 @@ const { values: flags } = parseArgs({
     'relations-only': { type: 'boolean', default: false },
     // Only the items scenario set (bench/items.mjs).
     'items-only': { type: 'boolean', default: false },
-    // The items set with every process where the scheduler puts it (bench/items.mjs#pinApart).
+    // The items set on SQLite with every process where the scheduler puts it (bench/items.mjs#pinApart;
+    // PostgreSQL's runs always are).
     unpinned: { type: 'boolean', default: false }
   }
 })
@@ -464,7 +465,7 @@ async function itemsScenario () {
       heapSeconds: quick ? 2 : Math.max(options.duration, 5),
       // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
       only: options.only,
-      pin: !flags.unpinned,
+      pin: !flags.unpinned && options.dialect === 'sqlite',
       extraFlags: flags['fastbase-node-option'],
       ceilingFlags: flags['ceiling-node-option']
     })
