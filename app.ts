@@ -1,8 +1,7 @@
 // The fastbase root plugin. `fastify start --options dist/app.js` runs it; other apps `register` it, as
 // often as they like: everything fastbase sets up lives in a scope of its own (see `fastbase` below).
 import fp from 'fastify-plugin'
-import type { Server } from 'node:http'
-import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify'
 import type { Fastbase } from './plugins/types.js'
 import errorsPlugin from './plugins/errors.js'
 import validationPlugin from './plugins/validation.js'
@@ -149,7 +148,7 @@ function trustProxy (value: string | undefined): boolean | string {
  * plugin as its options too: `standalone` gives the whole server fastbase's 404 and request ids, and
  * the OWN_SERVER mark tells the plugin it is the server, plugins/standalone.ts; Fastify ignores both).
  */
-export const options: FastifyHttpOptions<Server> & Pick<FastbaseOptions, 'standalone'> & { [OWN_SERVER]: true } = {
+export const options: FastifyHttpOptions<RawServerDefault> & Pick<FastbaseOptions, 'standalone'> & { [OWN_SERVER]: true } = {
   standalone: true,
   [OWN_SERVER]: true,
   trustProxy: trustProxy(process.env.FASTBASE_TRUST_PROXY),
