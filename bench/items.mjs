@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { itemsConfig } from './project.mjs'
+import segmentsFile from './segments-file.cjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..')
@@ -329,9 +330,10 @@ async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
  * The whole set on `databaseUrl` (a fresh database), in `work`. `adminUrl`: a PostgreSQL URL to ask
  * pg_stat_activity through (PostgreSQL only). Returns the results and the problems seen.
  */
-export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, pin = true, extraFlags = [], ceilingFlags = [], log = console.log }) {
+export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, pin = true, segments = false, extraFlags = [], ceilingFlags = [], log = console.log }) {
   const load = () => loadavg().map((n) => n.toFixed(2)).join(' ')
-  const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags })
+  const timers = segments ? ['-r', SEGMENT_TIMERS] : []
+  const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags: [...extraFlags, ...timers] })
   let ceiling
   const backends = backendMeter(adminUrl)
   const loadBefore = load()
@@ -340,7 +342,7 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
   try {
     log(`Seeding ${ITEM_COUNT} items through the API...`)
     await seedItems(fastbase.url)
-    ceiling = await startCeiling(databaseUrl, ceilingFlags)
+    ceiling = await startCeiling(databaseUrl, [...ceilingFlags, ...timers])
     const servers = [fastbase, ceiling]
     const list = itemScenarios().filter((s) => only === undefined || only.some((name) => s.name === name || s.name === `items-${name}`))
     await verify(servers, list)
@@ -352,12 +354,17 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     for (const scenario of list) {
       const runs = { fastbase: [], ceiling: [] }
       for (const server of servers) await slice(server, scenario, warmup, connections, undefined)
+      const timedBefore = segments ? await Promise.all(servers.map(segmentTotals)) : undefined
       for (let i = 0; i < slices; i++) {
         for (const server of servers) runs[server.name].push(await slice(server, scenario, SLICE_SECONDS, connections, backends))
       }
       const f = summary(runs.fastbase)
       const c = summary(runs.ceiling)
       const result = { scenario: scenario.name, fastbase: f, ceiling: c, ratio: { reqPerSec: f.reqPerSec / c.reqPerSec, p99: f.p99 / c.p99, cpu: f.cpuMicrosPerRequest / c.cpuMicrosPerRequest }, loadAverage: load() }
+      if (timedBefore !== undefined) {
+        const timedAfter = await Promise.all(servers.map(segmentTotals))
+        result.segments = { fastbase: segmentsPerRequest(timedBefore[0], timedAfter[0]), ceiling: segmentsPerRequest(timedBefore[1], timedAfter[1]) }
+      }
       results.push(result)
       log(`  ${scenario.name}: ratio ${result.ratio.reqPerSec.toFixed(2)}, p99 ratio ${result.ratio.p99.toFixed(2)}, CPU/request ${f.cpuMicrosPerRequest.toFixed(0)} / ${c.cpuMicrosPerRequest.toFixed(0)} µs` +
         (backends === undefined ? '' : `, database ${f.dbMicrosPerRequest.toFixed(0)} / ${c.dbMicrosPerRequest.toFixed(0)} µs`) + ` (load ${result.loadAverage})`)
@@ -387,6 +394,45 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
   }
 }
 
+// ------------------------------------------------------------------ timed segments (--segments)
+
+const SEGMENT_TIMERS = join(here, 'segments.cjs')
+const SEGMENT_NAMES = ['head', 'body', 'write', 'finish']
+
+/** A server's segment totals so far (bench/segments.cjs writes them when signalled). */
+async function segmentTotals (server) {
+  const file = segmentsFile.segmentsFile(server.pid)
+  const read = () => { try { return JSON.parse(readFileSync(file, 'utf8')) } catch { return undefined } }
+  const seen = read()?.seq ?? 0
+  process.kill(server.pid, 'SIGWINCH')
+  for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(10)) {
+    const totals = read()
+    if (totals !== undefined && totals.seq > seen) return totals
+  }
+  throw new Error(`the ${server.name} server did not report its segment times (bench/segments.cjs)`)
+}
+
+/** µs per request in each segment between two reports. */
+function segmentsPerRequest (before, after) {
+  const requests = after.requests - before.requests
+  return Object.fromEntries(SEGMENT_NAMES.map((name) => [name, requests === 0 ? 0 : (after.ms[name] - before.ms[name]) * 1000 / requests]))
+}
+
+/** The report's table of segments, when they were timed. */
+function segmentsReport (m) {
+  const timed = m.results.filter((r) => r.segments !== undefined)
+  if (timed.length === 0) return ''
+  // A handler that answers at once sends from inside head or body, one that awaits from a later
+  // microtask: the segments nest differently in the two servers. The CPU besides the answer's write
+  // compares them whatever the nesting.
+  const besides = (r, name) => (r[name].cpuMicrosPerRequest - r.segments[name].write).toFixed(2)
+  const rows = [['scenario', 'CPU besides write fastbase / ceiling', ...SEGMENT_NAMES.map((name) => `${name} fastbase / ceiling`)]]
+  for (const r of timed) rows.push([r.scenario, `${besides(r, 'fastbase')} / ${besides(r, 'ceiling')}`, ...SEGMENT_NAMES.map((name) => `${r.segments.fastbase[name].toFixed(2)} / ${r.segments.ceiling[name].toFixed(2)}`)])
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
+  return '\nµs per request in each timed segment (bench/segments.cjs; the timers are in both servers, and so in the numbers above):\n' +
+    rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n') + '\n'
+}
+
 /** The report's table. */
 export function itemsReport (dialect, m) {
   const rows = [['scenario', 'req/s ratio', 'p99 ratio', 'fastbase p99', 'ceiling p99', 'CPU µs/req fastbase', 'ceiling', ...(m.results.some((r) => r.fastbase.dbMicrosPerRequest > 0) ? ['DB µs/req fastbase', 'ceiling'] : []), 'load']]
@@ -400,6 +446,6 @@ export function itemsReport (dialect, m) {
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
   const text = rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
-  return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; ${m.placement}; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` +
+  return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; ${m.placement}; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` + segmentsReport(m) +
     m.problems.map((p) => `FAILED: ${p}\n`).join('')
 }

@@ -14,6 +14,7 @@
 //   npm run bench -- --requests 20000      each measured run sends this many requests instead of running --duration
 //   npm run bench -- --fastbase-node-option=--cpu-prof   one more Node flag for fastbase's servers (repeatable; they already get npm start's)
 //   npm run bench -- --items-only --ceiling-node-option=--cpu-prof   the same for the items set's ceiling (Node's default flags otherwise)
+//   npm run bench -- --items-only --segments   also where each server's time per request goes (bench/segments.cjs)
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
 //
 // Beside req/s each run reports the server's CPU time per request (user + system time of its
@@ -86,7 +87,8 @@ const { values: flags } = parseArgs({
     'items-only': { type: 'boolean', default: false },
     // The items set on SQLite with every process where the scheduler puts it (bench/items.mjs#pinApart;
     // PostgreSQL's runs always are).
-    unpinned: { type: 'boolean', default: false }
+    unpinned: { type: 'boolean', default: false },
+    segments: { type: 'boolean', default: false }
   }
 })
 
@@ -466,6 +468,7 @@ async function itemsScenario () {
       // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
       only: options.only,
       pin: !flags.unpinned && options.dialect === 'sqlite',
+      segments: flags.segments,
       extraFlags: flags['fastbase-node-option'],
       ceilingFlags: flags['ceiling-node-option']
     })
