@@ -14,7 +14,7 @@
 // after each scavenge stays level (nothing a request allocates outlives it), read from --trace-gc.
 import { execFileSync, spawn, fork } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { freePort } from './free-port.mjs'
 import { availableParallelism, loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -391,6 +391,7 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     await fastbase.stop()
     await ceiling?.stop()
     await backends?.close()
+    for (const server of [fastbase, ceiling]) if (segments && server !== undefined) rmSync(segmentsFile.segmentsFile(server.pid), { force: true })
   }
 }
 
