@@ -2,8 +2,9 @@
 // ceiling are timed at the same places (`npm run bench -- --items-only --segments`, bench/items.mjs).
 // Loaded with `node -r` into each server. Sampled CPU profiles (`--cpu-prof`) charge a native call
 // or a system call with the samples its signal lands in: they put a SQLite edit's statement at 34 µs
-// a request where timing it says 12. These are wall times of synchronous stretches, on a server
-// pinned to a CPU of its own, so they are its CPU time (the stretches nest: see SEGMENTS).
+// a request where timing it says 12. These are wall times of synchronous stretches: on a server
+// pinned to a CPU of its own (the SQLite runs) they are its CPU time; unpinned (PostgreSQL's) they
+// also hold whatever preempted it. The stretches nest (see `totals`).
 //
 // On SIGWINCH the totals so far are written, synchronously, to segmentsFile(pid) with a sequence
 // number the reader waits for: a signal whose default is to do nothing, which neither Node (SIGUSR1
