@@ -19,8 +19,9 @@ export function requestIdFrom (header: string | string[] | undefined): string {
 }
 
 // Random (version 4) UUIDs, written as text a batch at a time. Node's randomUUID draws from a batch of
-// random bytes too, but builds each id from twenty string concatenations, which the answer's head
-// then flattens (decision D146). Here a batch of ids is written as one text, and each id is a slice of it.
+// random bytes too, but joins each id from twenty pieces, one concatenation at a time, which the
+// answer's head then flattens (decision D146). Here a batch of ids is written as one text, and each id
+// is a slice of it.
 const UUIDS_PER_BATCH = 128
 const UUID_BYTES = 16
 const UUID_LENGTH = 36
