@@ -20,9 +20,11 @@ export function requestIdFrom (header: string | string[] | undefined): string {
 
 // Random (version 4) UUIDs, written as text a batch at a time. Node's randomUUID draws from a batch of
 // random bytes too, but joins each id from twenty pieces, one concatenation at a time, which the
-// answer's head then flattens (decision D146). Here a batch of ids is written as one text, and each id
-// is a slice of it.
+// answer's head then flattens (decision D146). Here the ids of a batch are written as texts of a few
+// ids each, and each id is a slice of one: a slice keeps its whole text alive, so a text is kept short
+// (an id someone holds on to holds at most UUIDS_PER_TEXT ids' worth).
 const UUIDS_PER_BATCH = 128
+const UUIDS_PER_TEXT = 8
 const UUID_BYTES = 16
 const UUID_LENGTH = 36
 const random = Buffer.alloc(UUID_BYTES * UUIDS_PER_BATCH)
@@ -32,8 +34,8 @@ const HEX = Buffer.from('0123456789abcdef')
 const DIGITS_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]
 const DASHES_AT = [8, 13, 18, 23]
 for (let i = 0; i < UUIDS_PER_BATCH; i++) for (const at of DASHES_AT) written[i * UUID_LENGTH + at] = 0x2d
+const texts: string[] = []
 let nextUuid = UUIDS_PER_BATCH
-let batch = ''
 
 function writeBatch (): void {
   randomFillSync(random)
@@ -49,15 +51,17 @@ function writeBatch (): void {
       written[to + DIGITS_AT[b] + 1] = HEX[byte & 0x0f]
     }
   }
-  batch = written.toString('latin1')
+  const textLength = UUID_LENGTH * UUIDS_PER_TEXT
+  for (let t = 0; t < UUIDS_PER_BATCH / UUIDS_PER_TEXT; t++) texts[t] = written.toString('latin1', t * textLength, (t + 1) * textLength)
   nextUuid = 0
 }
 
 /** A random version 4 UUID, as `crypto.randomUUID()` makes one. */
 export function randomRequestId (): string {
   if (nextUuid === UUIDS_PER_BATCH) writeBatch()
-  const at = UUID_LENGTH * nextUuid++
-  return batch.slice(at, at + UUID_LENGTH)
+  const n = nextUuid++
+  const at = UUID_LENGTH * (n % UUIDS_PER_TEXT)
+  return texts[Math.floor(n / UUIDS_PER_TEXT)].slice(at, at + UUID_LENGTH)
 }
 
 /**
