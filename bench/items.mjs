@@ -330,7 +330,7 @@ async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
  * The whole set on `databaseUrl` (a fresh database), in `work`. `adminUrl`: a PostgreSQL URL to ask
  * pg_stat_activity through (PostgreSQL only). Returns the results and the problems seen.
  */
-export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, pin = true, segments = false, extraFlags = [], ceilingFlags = [], log = console.log }) {
+export async function measureItems ({ databaseUrl, adminUrl, work, connections, seconds, warmup, heapSeconds, only, pin = true, segments = false, heap: checkHeap = true, extraFlags = [], ceilingFlags = [], log = console.log }) {
   const load = () => loadavg().map((n) => n.toFixed(2)).join(' ')
   const timers = segments ? ['-r', SEGMENT_TIMERS] : []
   const fastbase = await startFastbase(join(work, 'items-fastbase'), databaseUrl, { extraFlags: [...extraFlags, ...timers] })
@@ -374,7 +374,7 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     unpin(placed)
     placed = false
     const heap = []
-    for (const scenario of list.filter((s) => s.write !== true)) {
+    for (const scenario of checkHeap ? list.filter((s) => s.write !== true) : []) {
       const h = await heapLevel(join(work, `items-heap-${heap.length}`), databaseUrl, scenario, heapSeconds, connections)
       heap.push(h)
       log(`  heap under steady load, ${scenario.name}: ${h.retainedBytesPerRequest.toFixed(1)} bytes left per request over ${h.requests} requests (${h.firstAfterMiB.toFixed(1)} -> ${h.lastAfterMiB.toFixed(1)} MiB; ${h.scavenges} scavenges promoting ${h.promotedBytesPerRequest.toFixed(1)} bytes per request, ${h.fullCollections} full collections)`)
@@ -449,4 +449,43 @@ export function itemsReport (dialect, m) {
   const text = rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
   return `\nitems scenarios on ${dialect} (fastbase by npm start, NODE_ENV=production; ${m.connections} connections; ${m.slices} × ${m.sliceSeconds} s slices per server, alternating; ${m.placement}; load average ${m.loadAverage.before} before, ${m.loadAverage.after} after):\n${text}\n` + segmentsReport(m) +
     m.problems.map((p) => `FAILED: ${p}\n`).join('')
+}
+
+// ------------------------------------------------------------------ pairs (--pairs N)
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+const spread = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) })
+
+/**
+ * What several pairs of fresh processes measured (`--pairs N`, each pair a measureItems run): per
+ * scenario, the median and range of the req/s ratio, the p99 ratio and each server's CPU µs per
+ * request. One pair's ratio is a draw: two starts of the same build differ by several per cent for
+ * the life of their processes (docs/benchmarks.md), more than the changes the set is used to judge.
+ */
+export function pairsSummary (runs) {
+  const names = runs[0].results.map((r) => r.scenario)
+  return names.map((scenario) => {
+    const of = runs.map((run) => run.results.find((r) => r.scenario === scenario)).filter((r) => r !== undefined)
+    return {
+      scenario,
+      pairs: of.length,
+      reqPerSec: spread(of.map((r) => r.ratio.reqPerSec)),
+      p99: spread(of.map((r) => r.ratio.p99)),
+      fastbaseCpu: spread(of.map((r) => r.fastbase.cpuMicrosPerRequest)),
+      ceilingCpu: spread(of.map((r) => r.ceiling.cpuMicrosPerRequest))
+    }
+  })
+}
+
+export function pairsReport (dialect, summary) {
+  const range = (s, digits) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`
+  const rows = [['scenario', 'req/s ratio', 'p99 ratio', 'CPU µs/req fastbase', 'ceiling']]
+  for (const s of summary) rows.push([s.scenario, range(s.reqPerSec, 2), range(s.p99, 2), range(s.fastbaseCpu, 1), range(s.ceilingCpu, 1)])
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)))
+  const text = rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ')).join('\n')
+  return `\nitems scenarios on ${dialect}, ${summary[0]?.pairs ?? 0} pairs of fresh processes: median (lowest–highest)\n${text}\n`
 }

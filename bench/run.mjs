@@ -15,6 +15,7 @@
 //   npm run bench -- --fastbase-node-option=--cpu-prof   one more Node flag for fastbase's servers (repeatable; they already get npm start's)
 //   npm run bench -- --items-only --ceiling-node-option=--cpu-prof   the same for the items set's ceiling (Node's default flags otherwise)
 //   npm run bench -- --items-only --segments   also where each server's time per request goes (bench/segments.cjs)
+//   npm run bench -- --items-only --pairs 5    five pairs of fresh processes (each its own database), median and range per scenario
 //   options: --duration <s> --warmup <s> --rounds <n> --connections <n> --mixed <s>
 //
 // Beside req/s each run reports the server's CPU time per request (user + system time of its
@@ -45,7 +46,7 @@ import { SEARCH_RUNS, measureSearch, measureWorstAccepted, reportSearch, reportW
 import { measureExpand, expandReport } from './expand.mjs'
 import { measureRelations, relationsReport } from './relations.mjs'
 import { startNodeFlags } from './start-flags.mjs'
-import { measureItems, itemsReport } from './items.mjs'
+import { measureItems, itemsReport, pairsReport, pairsSummary } from './items.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -66,6 +67,7 @@ const { values: flags } = parseArgs({
     requests: { type: 'string' },
     mixed: { type: 'string' },
     only: { type: 'string' },
+    pairs: { type: 'string' },
     // Node flags for fastbase's server processes (not the ceiling's, nor this one's), to measure what
     // a flag of `npm start` costs under load.
     'fastbase-node-option': { type: 'string', multiple: true, default: [] },
@@ -111,6 +113,8 @@ const options = {
   only: flags.only?.split(',').map((name) => name.trim()).filter((name) => name !== ''),
   fastbaseNodeOptions: [...startNodeFlags(), ...flags['fastbase-node-option']]
 }
+// Pairs of fresh processes the items set measures (--pairs, items set only).
+const itemPairs = Math.round(positive('pairs', 1))
 
 // ------------------------------------------------------------------ database and servers
 
@@ -453,30 +457,42 @@ async function relationsScenario () {
   }
 }
 
-/** The items scenario set (decision D111) on a database of its own, fastbase started as `npm start` starts it. */
+/**
+ * The items scenario set (decision D111) on a database of its own, fastbase started as `npm start`
+ * starts it; with --pairs N, N times, each pair of processes fresh on a fresh database, and the
+ * median and range of each figure (the heap check once, with the first pair: it is the build's).
+ */
 async function itemsScenario () {
-  const own = freshDatabase(work, 'items')
-  try {
-    const result = await measureItems({
-      databaseUrl: own.url,
-      adminUrl: options.dialect === 'postgres' ? (process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL) : undefined,
-      work: join(work, 'items'),
-      connections: options.connections,
-      seconds: options.duration,
-      warmup: options.warmup,
-      heapSeconds: quick ? 2 : Math.max(options.duration, 5),
-      // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
-      only: options.only,
-      pin: !flags.unpinned && options.dialect === 'sqlite',
-      segments: flags.segments,
-      extraFlags: flags['fastbase-node-option'],
-      ceilingFlags: flags['ceiling-node-option']
-    })
-    console.log(itemsReport(options.dialect, result))
-    return result
-  } finally {
-    await own.drop()
+  const runs = []
+  for (let pair = 0; pair < itemPairs; pair++) {
+    const own = freshDatabase(work, itemPairs === 1 ? 'items' : `items_${pair}`)
+    try {
+      const result = await measureItems({
+        databaseUrl: own.url,
+        adminUrl: options.dialect === 'postgres' ? (process.env.FASTBASE_BENCH_PG_URL || DEFAULT_PG_URL) : undefined,
+        work: join(work, itemPairs === 1 ? 'items' : `items-${pair}`),
+        connections: options.connections,
+        seconds: options.duration,
+        warmup: options.warmup,
+        heapSeconds: quick ? 2 : Math.max(options.duration, 5),
+        heap: pair === 0,
+        // `--only view,list` narrows the set too (items-view or view); extra Node flags profile fastbase.
+        only: options.only,
+        pin: !flags.unpinned && options.dialect === 'sqlite',
+        segments: flags.segments,
+        extraFlags: flags['fastbase-node-option'],
+        ceilingFlags: flags['ceiling-node-option']
+      })
+      console.log(itemsReport(options.dialect, result))
+      runs.push(result)
+    } finally {
+      await own.drop()
+    }
   }
+  if (itemPairs === 1) return runs[0]
+  const summary = pairsSummary(runs)
+  console.log(pairsReport(options.dialect, summary))
+  return { pairs: runs, summary, problems: runs.flatMap((run) => run.problems) }
 }
 
 const work = mkdtempSync(join(tmpdir(), 'fastbase-bench-'))

@@ -44,12 +44,19 @@ export function captureColumns (ctx: CrudContext, planned = false): CapturedColu
 /**
  * Where a write is to be placed among data versions (DirectRunner#write's `span`, decision D132),
  * the object its span is put in: while a kept total may be carried across writes, where the table
- * has a one-column key (the totals name rows by it) and no triggers of its own (one could write
- * elsewhere in the same transaction). The statement must end with its RETURNING list.
+ * has a one-column key (the totals name rows by it) and no triggers of its own, and an update
+ * (`assigned`: its columns) no column another table's foreign key changes with (ON UPDATE CASCADE,
+ * SET NULL, SET DEFAULT): either would write elsewhere in the same statement (decision D147). The
+ * statement must end with its RETURNING list.
  */
-export function writeSpan (ctx: CrudContext): SpanOf | undefined {
-  return followsWrites() && ctx.table.key.length === 1 && (ctx.table.data.triggers ?? []).length === 0 ? {} : undefined
+export function writeSpan (ctx: CrudContext, assigned?: ReadonlySet<string>): SpanOf | undefined {
+  if (!followsWrites() || ctx.table.key.length !== 1 || (ctx.table.data.triggers ?? []).length > 0) return undefined
+  if (assigned !== undefined && ctx.table.referencedBy.some((fk) => assigned.has(fk.column.name) && CHANGED_BY_ACTION.has(fk.field.foreignKey?.onUpdate))) return undefined
+  return {}
 }
+
+// The foreign-key actions that change the referencing rows when the referenced column changes.
+const CHANGED_BY_ACTION = new Set<string | undefined>(['CASCADE', 'SET NULL', 'SET DEFAULT'])
 
 /** The column keyColumns returns a one-column key in. */
 const ONE_KEY = `${KEY_ALIAS}0`
@@ -359,11 +366,12 @@ async function runUpdate (ctx: CrudContext, trx: Knex.Transaction, set: Assignme
     : undefined
   // A span needs a RETURNING clause (one row per changed row; on PostgreSQL, the id appended to it):
   // the key, where the statement returns nothing else.
-  const span = writeSpan(ctx)
+  const assigned = new Set(set.keys())
+  const span = writeSpan(ctx, assigned)
   const returned = [...columns, ...capture, ...(span !== undefined && columns.length === 0 && capture.length === 0 ? keyColumns(ctx) : [])]
   const rows = await runWriteStatement(trx, ctx.direct, `${head}${returningSql(ctx, returned, bindings)}`, bindings, span)
   reportChange(ctx, trx, 'update', capture, rows, before)
-  reportLoneUpdate(ctx, span, new Set(set.keys()))
+  reportLoneUpdate(ctx, span, assigned)
   return answered(columns, rows)
 }
 

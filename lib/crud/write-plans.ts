@@ -6,18 +6,21 @@
 // Everything the text depends on is in the shape: the names of the fields given, in order, the
 // returning list and the caller's class; the values never are (null is bound like any value).
 import type { TableField } from '../../schemas/config.js'
-import { fieldsNamed, type TableDescriptor } from '../table/descriptor.js'
-import type { Binding, Fragment } from '../dialects/types.js'
+import { fieldsNamed } from '../table/descriptor.js'
+import type { Binding } from '../dialects/types.js'
 import { slotOf, type Trace } from '../expr/trace.js'
 import { and, ruleCondition, ID_SLOT, type Condition, type CrudContext } from './context.js'
 import { answeredAsIs, outputColumns, type ListSpec, type OutputColumn } from './columns.js'
 import { captureColumns, insertHead, keyAnswered, keyColumns, returningSql, stampedOnInsert, updateHead, valuesTuple } from './statements.js'
 import { assignments } from './write-values.js'
-import { cachedPlan, repeatedKey } from './plan-cache.js'
+import { repeatedPlan, slotFiller, type PlanningContext, type SlotFiller } from './plan-cache.js'
 import { FastbaseError } from '../errors.js'
 
-/** A statement's text and bindings (slots filled per run), without or with the realtime capture columns. */
-export type PlannedWrite = (captured: boolean) => { sql: string, bindings: readonly Binding[] }
+/**
+ * A statement's text and bindings (slots filled per run: `fill`, compiled with the text), without or
+ * with the realtime capture columns.
+ */
+export type PlannedWrite = (captured: boolean) => { sql: string, bindings: readonly Binding[], fill: SlotFiller }
 
 export interface InsertPlan {
   /** The fields of the values given, in the order given, and their names. */
@@ -59,7 +62,7 @@ export type EditPlan = {
   /** The updateRule refuses every row for this caller (nothing found). */
   | { statement: false }
   /** The statement, and its condition (the id and the updateRule; slots filled per run) to read the rows it will change first. */
-  | { statement: PlannedWrite, where: Fragment }
+  | { statement: PlannedWrite, where: { sql: string, fill: SlotFiller } }
 )
 
 /** The text a shape's key holds for a returning list. */
@@ -67,9 +70,9 @@ function listKey (spec: ListSpec): string {
   return spec === undefined ? '-' : typeof spec === 'string' ? `s${spec}` : JSON.stringify(spec)
 }
 
-/** The cache key of a write's shape: the names given, in order, and the returning list. */
-function shapeKey (table: TableDescriptor, op: 'insert' | 'edit', names: readonly string[], returning: ListSpec): string {
-  return repeatedKey(table, op, [names, returning], () => `${op}\n${names.join(',')}\n${listKey(returning)}`)
+/** A write's plan from the cache (plan-cache.ts#repeatedPlan): its shape is the names given, in order, and the returning list. */
+function writePlan<P> (ctx: CrudContext, op: 'insert' | 'edit', names: readonly string[], returning: ListSpec, build: (ctx: PlanningContext) => P, bytesOf: (plan: P) => number): P {
+  return repeatedPlan(ctx, op, [names, returning], () => `${op}\n${names.join(',')}\n${listKey(returning)}`, build, bytesOf)
 }
 
 /**
@@ -94,8 +97,11 @@ function condition (trace: Trace, rule: Condition): Condition {
   return typeof rule === 'object' ? { ...rule, bindings: slotted(trace, rule.bindings) } : rule
 }
 
-/** A statement `head` followed by its RETURNING clause; each of its two texts is written when first asked for. */
-function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindings: readonly Binding[], columns: OutputColumn[]): PlannedWrite {
+/**
+ * A statement `head` followed by its RETURNING clause; each of its two texts is written when first
+ * asked for. `fields`: those whose values the statement binds, in the order a run gives them.
+ */
+function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindings: readonly Binding[], columns: OutputColumn[], fields: readonly TableField[]): PlannedWrite {
   const texts: Array<ReturnType<PlannedWrite> | undefined> = [undefined, undefined]
   return (captured) => {
     const i = captured ? 1 : 0
@@ -103,7 +109,8 @@ function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindin
     if (text === undefined) {
       const bindings = [...headBindings]
       const sql = head + returningSql(ctx, captured ? [...columns, ...captureColumns(ctx, true)] : columns, bindings)
-      texts[i] = text = { sql, bindings: slotted(trace, bindings) }
+      const slots = slotted(trace, bindings)
+      texts[i] = text = { sql, bindings: slots, fill: slotFiller(slots, fields) }
     }
     return text
   }
@@ -114,7 +121,7 @@ function withReturning (ctx: CrudContext, trace: Trace, head: string, headBindin
  * checks that first). Throws what the request must answer when the rule refuses this caller.
  */
 export function insertPlan (ctx: CrudContext, names: string[], returning: ListSpec): InsertPlan | typeof UNPLANNED {
-  return cachedPlan(ctx, shapeKey(ctx.table, 'insert', names, returning), (c) => unlessRefused(() => {
+  return writePlan(ctx, 'insert', names, returning, (c) => unlessRefused(() => {
     const trace = c.trace
     // The caller checked every name; one that is no field is left to the unplanned path, which answers for it.
     const fields = fieldsNamed(c.table, names)
@@ -150,10 +157,10 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
       keyAt,
       asIs: keyAt !== undefined && answeredAsIs(c, columns),
       createRule,
-      single: withReturning(c, trace, head + tuple, [], returned),
+      single: withReturning(c, trace, head + tuple, [], returned, fields),
       head,
       tuple,
-      returning: withReturning(c, trace, '', [], returned)
+      returning: withReturning(c, trace, '', [], returned, fields)
     }
   }), (plan) => plan === UNPLANNED ? 0 : plan.head.length + plan.tuple.length)
 }
@@ -164,7 +171,7 @@ export function insertPlan (ctx: CrudContext, names: string[], returning: ListSp
  * as the value given, bound where it is written.
  */
 export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec): EditPlan | typeof UNPLANNED {
-  return cachedPlan(ctx, shapeKey(ctx.table, 'edit', names, returning), (c) => unlessRefused(() => {
+  return writePlan(ctx, 'edit', names, returning, (c) => unlessRefused(() => {
     const trace = c.trace
     const fields = fieldsNamed(c.table, names)
     if (fields === undefined) return UNPLANNED
@@ -181,6 +188,6 @@ export function editPlan (ctx: CrudContext, names: string[], returning: ListSpec
     if (where === false) return { ...decided, statement: false }
     const bindings: Binding[] = []
     const head = updateHead(c, set, where, bindings)
-    return { ...decided, statement: withReturning(c, trace, head, bindings, columns), where: { ...where, bindings: slotted(trace, where.bindings) } }
+    return { ...decided, statement: withReturning(c, trace, head, bindings, columns, fields), where: { sql: where.sql, fill: slotFiller(slotted(trace, where.bindings), fields) } }
   }), (plan) => plan === UNPLANNED || plan.statement === false ? 0 : plan.statement(false).sql.length)
 }

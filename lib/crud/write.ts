@@ -468,9 +468,10 @@ export function edit (ctx: CrudContext, id: string, body: Row, query: EditQuery)
   assertAssurance(ctx)
   const uid = ctx.table.uid
   if (uid === undefined) throw errors.recordNotFound()
-  if (Object.keys(body).length === 0) throw errors.badRequest('Nothing to update: the body names no field')
+  const names = Object.keys(body)
+  if (names.length === 0) throw errors.badRequest('Nothing to update: the body names no field')
   const returning = query.returning ?? uid.name
-  return plannedEdit(ctx, idValue(ctx, id), body, returning, query.or) ?? unplannedEdit(ctx, id, body, query, uid, returning)
+  return plannedEdit(ctx, idValue(ctx, id), body, names, returning, query.or) ?? unplannedEdit(ctx, id, body, query, uid, returning)
 }
 
 async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: EditQuery, uid: TableField, returning: ListSpec): Promise<Row> {
@@ -499,9 +500,8 @@ async function unplannedEdit (ctx: CrudContext, id: string, body: Row, query: Ed
  * With nothing to look up first, a SQLite edit answers at once (decision D109); one that replaces a
  * file reads the file it releases first, in one transaction with the change.
  */
-function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
+function plannedEdit (ctx: CrudContext, id: string | number, body: Row, names: string[], returning: ListSpec, or: EditQuery['or']): MaybePromise<Row> | undefined {
   if (or === 'IGNORE' || or === 'REPLACE' || or === 'INSERT' || hasBeforeHook(ctx, 'beforeUpdate')) return undefined
-  const names = Object.keys(body)
   let files = false
   for (const name of names) {
     const field = ctx.table.fields.get(name)
@@ -514,30 +514,36 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, returnin
   const plan = editPlan(ctx, names, returning)
   if (plan === UNPLANNED) return undefined
   const fieldErrors: FieldErrors = {}
-  const values: Record<string, Binding> = {}
-  for (const field of plan.fields) values[field.name] = encoded(ctx, field, fileValue(ctx, field, body[field.name], fieldErrors), fieldErrors)
+  // In the plan's field order, which its statement's filler binds them by.
+  const values: Binding[] = []
+  for (const field of plan.fields) values.push(encoded(ctx, field, fileValue(ctx, field, body[field.name], fieldErrors), fieldErrors))
   throwIfErrors(fieldErrors)
   if (plan.statement === false) throw errors.recordNotFound()
   const { statement, where } = plan
   const captured = captureColumns(ctx)
-  const rows = writeChange(ctx, {
-    given: [body],
-    changing: () => ({ sql: where.sql, bindings: fillSlots(ctx, where.bindings, id, values) }),
-    counted: 0,
-    released: files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : [],
-    referenced: names,
-    written: [body],
-    transaction: false,
-    statement: (db) => {
-      const planned = statement(captured.length > 0)
-      const span = writeSpan(ctx)
-      return andThen(runWriteStatement(db, ctx.direct, planned.sql, fillSlots(ctx, planned.bindings, id, values), span), (changed) => {
-        reportChange(ctx, db, 'update', captured, changed)
-        reportLoneUpdate(ctx, span, plan.assigned)
-        return changed
-      })
-    }
-  })
+  const run = (db: Knex.Transaction): MaybePromise<Row[]> => {
+    const planned = statement(captured.length > 0)
+    const span = writeSpan(ctx, plan.assigned)
+    return andThen(runWriteStatement(db, ctx.direct, planned.sql, planned.fill(ctx, id, values), span), (changed) => {
+      reportChange(ctx, db, 'update', captured, changed)
+      reportLoneUpdate(ctx, span, plan.assigned)
+      return changed
+    })
+  }
+  const released = files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : []
+  // Nothing to release and no reference to check: writeChange would run the lone statement as it is.
+  const rows = released.length === 0 && checkedReferences(ctx, names).length === 0
+    ? transaction(ctx, [body], run, false)
+    : writeChange(ctx, {
+      given: [body],
+      changing: () => ({ sql: where.sql, bindings: where.fill(ctx, id, values) }),
+      counted: 0,
+      released,
+      referenced: names,
+      written: [body],
+      transaction: false,
+      statement: run
+    })
   return andThen(rows, (changed) => {
     if (changed.length === 0) throw errors.recordNotFound()
     return plan.asIs && captured.length === 0 ? changed[0] : decodeRow(ctx, plan.columns, changed[0])

@@ -109,14 +109,15 @@ export function connectSqlite (url: string, settings: ConnectionSettings = {}): 
       const db = idleWriter()
       if (db === undefined) return undefined
       if (span === undefined || writerChanges === undefined) return runOn(db, sql, bindings)
-      // Only total_changes() either side (a quarter of a µs; the whole version costs 6): the other
-      // parts of a version only ever grow, so writesBetween compares them at its two ends.
-      const before = writerChanges()
       const rows = runOn(db, sql, bindings)
+      if (rows.length === 0) return rows
+      // Only total_changes() (a statement of its own; the whole version costs 6 µs): the other parts
+      // of a version only ever grow, so writesBetween compares them at its two ends. Read once, after:
+      // the span starts its own rows before (decision D147). Where triggers or foreign-key actions
+      // changed more rows, that start is no count any statement ended at, so no chain of spans
+      // reaches the span and no total is carried across the write.
       const after = writerChanges()
-      // total_changes counts trigger and foreign-key-action rows too: only a statement whose own
-      // rows are all that changed has a span.
-      if (rows.length > 0 && after - before === rows.length) span.span = new ChangesSpan(writerEpoch, before, after)
+      span.span = new ChangesSpan(writerEpoch, after - rows.length, after)
       return rows
     },
     // Every write of this process goes through the writer (total_changes counts its rows, rolled

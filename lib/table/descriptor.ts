@@ -42,6 +42,8 @@ export interface TableDescriptor {
   search?: SearchIndex
   /** The fields with a `foreignKey`, with the table and column each references (relation expand). */
   foreignKeys: readonly ForeignKey[]
+  /** The foreign keys of every table (this one's too) that reference this table. */
+  referencedBy: readonly ForeignKey[]
 }
 
 /** A field of this table that references a row of `target` by `column`. */
@@ -126,7 +128,7 @@ function parseFieldRules (table: TableData, given: Record<string, string> | unde
   return parsed
 }
 
-function describeTable (table: TableData, dialect: Dialect, authHooks: AuthWriteHooks | undefined, foreignKeys: readonly ForeignKey[], problems: string[]): TableDescriptor {
+function describeTable (table: TableData, dialect: Dialect, authHooks: AuthWriteHooks | undefined, links: Links, problems: string[]): TableDescriptor {
   const rulesExt = table.extensions?.find((e): e is RulesExtension => e.name === 'rules')
   const rules = Object.fromEntries(RULE_NAMES.map((r) => [r, parseRule(table, r, rulesExt?.[r], problems)])) as Record<RuleName, Expr | null>
   const uid = byUsage(table, 'record_uid')
@@ -152,17 +154,27 @@ function describeTable (table: TableData, dialect: Dialect, authHooks: AuthWrite
     writeHooks: auth === undefined ? undefined : authHooks?.(table, auth),
     visibleFields: (seesHidden) => (seesHidden ? visibleAll : visiblePublic),
     search: searchIndexOf(table),
-    foreignKeys
+    foreignKeys: links.foreignKeys,
+    referencedBy: links.referencedBy
   }
 }
 
-/** Links each foreign key field to the descriptor it references (config validation made sure it exists), into the descriptor's `foreignKeys`. */
-function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>, foreignKeys: ForeignKey[]): void {
+/** A descriptor's foreign keys either way, filled once every table is described. */
+interface Links { foreignKeys: ForeignKey[], referencedBy: ForeignKey[] }
+
+/**
+ * Links each foreign key field to the descriptor it references (config validation made sure it
+ * exists): into the descriptor's `foreignKeys`, and the target's `referencedBy`.
+ */
+function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDescriptor>, links: Map<TableDescriptor, Links>): void {
   for (const field of descriptor.fieldList) {
     const fk = field.foreignKey
     const target = fk === undefined ? undefined : all.get(fk.table)
     const column = fk === undefined ? undefined : target?.fields.get(fk.column)
-    if (target !== undefined && column !== undefined) foreignKeys.push({ field, target, column })
+    if (target === undefined || column === undefined) continue
+    const link = { field, target, column }
+    links.get(descriptor)?.foreignKeys.push(link)
+    links.get(target)?.referencedBy.push(link)
   }
 }
 
@@ -175,15 +187,15 @@ function linkForeignKeys (descriptor: TableDescriptor, all: Map<string, TableDes
 export function describeTables (tables: TableData[], dialect: Dialect, authHooks?: AuthWriteHooks): Map<string, TableDescriptor> {
   const problems: string[] = []
   const result = new Map<string, TableDescriptor>()
-  const links = new Map<TableDescriptor, ForeignKey[]>()
+  const links = new Map<TableDescriptor, Links>()
   for (const table of tables) {
-    const foreignKeys: ForeignKey[] = []
-    const descriptor = describeTable(table, dialect, authHooks, foreignKeys, problems)
+    const link: Links = { foreignKeys: [], referencedBy: [] }
+    const descriptor = describeTable(table, dialect, authHooks, link, problems)
     result.set(table.name, descriptor)
-    links.set(descriptor, foreignKeys)
+    links.set(descriptor, link)
   }
   // Rules may follow foreign keys (decision D95): every table is linked before any rule is compiled.
-  for (const [descriptor, foreignKeys] of links) linkForeignKeys(descriptor, result, foreignKeys)
+  for (const descriptor of links.keys()) linkForeignKeys(descriptor, result, links)
   for (const descriptor of result.values()) {
     const rules: Array<[string, Expr | null]> = [...RULE_NAMES.map((r): [string, Expr | null] => [r, descriptor.rules[r]]), ...[...descriptor.fieldRules].map(([f, e]): [string, Expr] => [`fieldRules.${f}`, e])]
     for (const [rule, expr] of rules) {

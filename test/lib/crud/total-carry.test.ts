@@ -203,3 +203,50 @@ forEachDialect(t, 'list totals carried across lone inserts', async (t, dialect) 
   t.equal(await groups(), 2, 'a grouped total')
   t.equal(totalCacheCounts.carried, before, 'is never carried')
 })
+
+// A lone write whose statement changes more rows than its own (a foreign-key action here) must never
+// carry a total across it: on SQLite its span is placed by its own rows only (decision D147), which
+// then starts at no count a statement ended at, so no chain of spans reaches it. The edit below
+// assigns a column of `owners` that the `pets` count does not read (it reads no owners row at all),
+// so only that break keeps the cascade's change of pets from being carried past.
+forEachDialect(t, 'a write that cascades into the counted table is counted again', async (t, dialect) => {
+  const app = await buildApp(t, {
+    jwtSecret: 'total-carry-secret',
+    appUrl: 'http://localhost:3000',
+    tables: [
+      {
+        name: 'owners',
+        fields: [
+          { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+          { name: 'code', type: 'text', sqlType: 'text', unique: true, notNull: true }
+        ],
+        extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', ...open }]
+      },
+      {
+        name: 'pets',
+        fields: [
+          { name: 'id', type: 'integer', sqlType: 'integer', primary: true, usage: 'record_uid' },
+          { name: 'owner_code', type: 'relation', sqlType: 'text', foreignKey: { table: 'owners', column: 'code', onUpdate: 'CASCADE' } }
+        ],
+        extensions: [{ name: 'rules', listRule: "owner_code == 'a'", viewRule: 'true', ...open }]
+      }
+    ]
+  }, { dialect })
+  const call = async (url: string, payload?: object): Promise<any> => {
+    const res = await app.inject({ method: payload === undefined ? 'GET' : 'POST', url: `/api/v1/table/${url}`, payload })
+    t.equal(res.statusCode, 200, `${url}: ${res.body}`)
+    return res.json()
+  }
+  await call('owners/insert', { values: [{ id: 1, code: 'a' }, { id: 2, code: 'z' }] })
+  await call('pets/insert', { values: [{ id: 1, owner_code: 'a' }, { id: 2, owner_code: 'a' }, { id: 3, owner_code: 'z' }] })
+  t.equal((await call('pets/list')).total, 2)
+  t.equal((await call('pets/list')).total, 2, 'kept')
+  await call('owners/edit/2', { code: 'y' })
+  const before = { ...totalCacheCounts }
+  t.equal((await call('pets/list')).total, 2, 'an edit whose cascade changes no row the count admits: the same total')
+  await call('owners/edit/1', { code: 'b' })
+  const after = await call('pets/list')
+  t.equal(after.total, 0, "the cascade moved both of owner a's pets to b: none left to count")
+  t.equal(after.items.length, 0)
+  if (dialect === 'sqlite') t.equal(totalCacheCounts.carried, before.carried, 'never carried across a write that changed rows besides its own')
+})

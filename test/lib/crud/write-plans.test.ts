@@ -7,7 +7,9 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp, forEachDialect, adminToken } from '../../helper.js'
 import type { DatabaseSettings } from '../../../schemas/config.js'
 import { ANONYMOUS } from '../../../lib/auth-context.js'
-import { planCacheCounts, planCacheSize } from '../../../lib/crud/plan-cache.js'
+import { fillSlots, planCacheCounts, planCacheSize, slotFiller, valueSlot } from '../../../lib/crud/plan-cache.js'
+import { crudContext } from '../../../lib/crud/context.js'
+import type { Binding } from '../../../lib/dialects/types.js'
 
 const config: DatabaseSettings = {
   jwtSecret: 'write-plans-secret',
@@ -193,3 +195,94 @@ forEachDialect(t, 'a refused planned write answers as the unplanned one', async 
   const rows = (await post('things/select', { order: 'id' })).json()
   t.same(rows.map((r: { slug: string, owner_id: number }) => [r.slug, r.owner_id]), [['taken', 1], ['second', 1]], 'nothing the database refused was written')
 })
+
+const counters: DatabaseSettings = {
+  jwtSecret: 'write-plans-secret',
+  appUrl: 'http://localhost:3000',
+  tables: [{
+    name: 'counters',
+    fields: [
+      { name: 'id', type: 'integer', sqlType: 'integer', primary: true, autoIncrement: true, usage: 'record_uid' },
+      { name: 'n', type: 'integer', sqlType: 'integer' },
+      { name: 'label', type: 'text', sqlType: 'text' },
+      { name: 'flag', type: 'bool', sqlType: 'boolean' }
+    ],
+    extensions: [{ name: 'rules', listRule: 'true', viewRule: 'true', createRule: 'true', updateRule: 'n > 5', deleteRule: null }]
+  }]
+}
+
+// A plan that reads nothing of its caller but the kind (lib/crud/plan-cache.ts#repeatedPlan) is
+// answered from the repeating shape itself, per kind: an anonymous caller's plan (the updateRule
+// applied) and an admin's (no rule) must never answer for each other however they alternate, and a
+// plan that reads a global (`owner == auth.uid`) is never answered that way, so callers of one shape
+// still each get their own decision.
+forEachDialect(t, 'a repeating shape answers each caller kind with its own plan', async (t, dialect) => {
+  const app = await buildApp(t, counters, { dialect })
+  const admin = { authorization: `Bearer ${adminToken}` }
+  const low = (await app.inject({ method: 'POST', url: '/api/v1/table/counters/insert', payload: { values: { n: 1 }, returning: 'id' } })).json()[0].id
+  const edit = async (headers: Record<string, string>, n: number) =>
+    await app.inject({ method: 'POST', url: `/api/v1/table/counters/edit/${low}`, query: { returning: 'id,n' }, headers, payload: { n } })
+  for (let round = 0; round < 3; round++) {
+    const misses = planCacheCounts.misses
+    t.equal((await edit({}, 2)).statusCode, 404, `round ${round}: anonymous meets the updateRule (n > 5): the row is not one it may edit`)
+    const byAdmin = await edit(admin, 1)
+    t.equal(byAdmin.statusCode, 200, `round ${round}: the admin's plan has no rule`)
+    t.same(byAdmin.json(), { id: low, n: 1 })
+    if (round > 0) t.equal(planCacheCounts.misses, misses, `round ${round}: both kinds' plans are found again, nothing is built`)
+  }
+})
+
+forEachDialect(t, 'a repeating shape whose plan reads the caller is decided per caller', async (t, dialect) => {
+  const app = await buildApp(t, config, { dialect, setup: simulateUsers })
+  const ids: Record<string, string> = {}
+  for (const uid of ['ann', 'ben']) {
+    ids[uid] = (await app.inject({ method: 'POST', url: '/api/v1/table/notes/insert', headers: { 'x-test-uid': uid }, payload: { values: { owner: uid }, returning: 'id' } })).json()[0].id
+  }
+  const edit = async (uid: string, owner: string) => await app.inject({ method: 'POST', url: `/api/v1/table/notes/edit/${ids[owner]}`, headers: { 'x-test-uid': uid }, payload: { stars: 1 } })
+  for (let round = 0; round < 2; round++) {
+    t.equal((await edit('ann', 'ann')).statusCode, 200, 'ann edits her note')
+    t.equal((await edit('ann', 'ben')).statusCode, 404, "ann cannot edit ben's, right after editing hers with the same shape")
+    t.equal((await edit('ben', 'ann')).statusCode, 404, "ben cannot edit ann's")
+    t.equal((await edit('ben', 'ben')).statusCode, 200, 'ben edits his')
+  }
+})
+
+// A write plan's bindings compiled once (lib/crud/plan-cache.ts#slotFiller): each binding kept as it
+// is, or the record id, the value given one of the plan's fields (by position, whatever the order of
+// the bindings), or a global, encoded for its column as fillSlots encodes it.
+forEachDialect(t, 'slot fillers bind what fillSlots binds', async (t, dialect) => {
+  const app = await buildApp(t, counters, { dialect })
+  const table = app.fastbase.descriptors.get('counters')!
+  const field = (name: string) => table.fields.get(name)!
+  const ctx = crudContext(app.fastbase.executor, table, { ...ANONYMOUS, uid: 'u1' })
+  const encode = (name: string, value: unknown) => app.fastbase.executor.dialect.encode(field(name), value)
+  const bindings: Binding[] = [
+    'as is',
+    { path: valueSlot('n'), field: field('n') },
+    { path: '$id', field: field('id') },
+    { path: valueSlot('label'), field: field('label') },
+    { path: valueSlot('flag'), field: field('flag') },
+    { path: 'auth.uid' },
+    7
+  ]
+  // The plan's fields are label, n: flag is not among them, so its slot binds null.
+  const fill = slotFiller(bindings, [field('label'), field('n')])
+  const values = [encode('label', 'A'), encode('n', 2)]
+  const filled = fill(ctx, 42, values)
+  t.same(filled, ['as is', values[1], encode('id', 42), values[0], null, fillSlots(ctx, [bindings[5]])[0], 7])
+  t.same(filled.slice(2, 3), fillSlots(ctx, [bindings[2]], 42), 'the record id is bound as fillSlots binds it')
+  t.equal(filled[5], 'u1', 'a global is read from the caller')
+  t.same(fill(ctx, 43, values)[2], encode('id', 43), 'each run binds its own id')
+  const refused = thrown(() => fill(ctx, 'not a number', values))
+  t.match(refused, { statusCode: 400 }, 'an id that does not fit its column is a 400')
+  t.same(refused, thrown(() => fillSlots(ctx, [bindings[2]], 'not a number')), 'the same 400 as fillSlots gives')
+})
+
+function thrown (run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}

@@ -1,0 +1,33 @@
+// `npm run bench -- --items-only --pairs N` (bench/items.mjs#pairsSummary): the median and range of
+// each figure over the pairs, per scenario, whatever order the pairs' results come in.
+import t from 'tap'
+// @ts-expect-error: the bench is plain JavaScript, without types
+import { pairsReport, pairsSummary } from '../../bench/items.mjs'
+
+const run = (ratios: Record<string, number>) => ({
+  results: Object.entries(ratios).map(([scenario, ratio]) => ({
+    scenario,
+    ratio: { reqPerSec: ratio, p99: 2 - ratio, cpu: 1 / ratio },
+    fastbase: { cpuMicrosPerRequest: 30 / ratio },
+    ceiling: { cpuMicrosPerRequest: 30 }
+  }))
+})
+
+t.test('median and range per scenario', async (t) => {
+  const summary = pairsSummary([run({ 'items-view': 0.9, 'items-edit': 0.8 }), run({ 'items-view': 1.1, 'items-edit': 0.7 }), run({ 'items-view': 1.0, 'items-edit': 0.95 })])
+  t.same(summary.map((s: { scenario: string }) => s.scenario), ['items-view', 'items-edit'], 'in the order the set ran them')
+  const [view, edit] = summary
+  t.equal(view.pairs, 3)
+  t.same(view.reqPerSec, { median: 1.0, min: 0.9, max: 1.1 })
+  t.same(edit.reqPerSec, { median: 0.8, min: 0.7, max: 0.95 })
+  t.equal(edit.p99.median, 1.2)
+  t.equal(view.fastbaseCpu.median, 30)
+  t.same(view.ceilingCpu, { median: 30, min: 30, max: 30 })
+})
+
+t.test('an even number of pairs takes the middle two', async (t) => {
+  const [view] = pairsSummary([run({ 'items-view': 0.8 }), run({ 'items-view': 1.0 }), run({ 'items-view': 0.9 }), run({ 'items-view': 1.2 })])
+  t.equal(view.reqPerSec.median.toFixed(2), '0.95')
+  t.match(pairsReport('sqlite', [view]), /items-view\s+0\.95 \(0\.80–1\.20\)/, 'the report shows the median and the range')
+  t.match(pairsReport('sqlite', [view]), /4 pairs of fresh processes/)
+})
