@@ -93,7 +93,7 @@ forEachDialect(t, 'inserts and edits from plans', async (t, dialect) => {
   t.ok(Date.parse(view.json().updated) >= Date.parse(view.json().created), 'the updated timestamp is set by the edit')
 })
 
-// The key of a shape is kept and reused while one shape repeats (lib/crud/write-plans.ts#shapeKey):
+// The key of a shape is kept and reused while one shape repeats (lib/crud/write-plans.ts#writePlan):
 // shapes that alternate (other names, other order, another returning list, the same list in a new
 // array) must each still get their own plan, and a repeat must build nothing.
 forEachDialect(t, 'alternating write shapes each answer as their own', async (t, dialect) => {
