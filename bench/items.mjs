@@ -16,7 +16,7 @@ import { execFileSync, spawn, fork } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { freePort } from './free-port.mjs'
-import { availableParallelism, loadavg } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -138,8 +138,8 @@ async function startCeiling (databaseUrl, nodeFlags = []) {
  * to one of them waits for it behind them. Returns how the run was placed, for the report; `false`
  * when unpinned (asked for, or not possible here).
  */
-function pinApart (serverPids, pin) {
-  if (!pin || availableParallelism() < 2) return false
+export function pinApart (serverPids, pin) {
+  if (!pin || cpus().length < 2) return false
   try {
     for (const pid of serverPids) execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' })
     execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
@@ -149,10 +149,14 @@ function pinApart (serverPids, pin) {
   }
 }
 
-/** Lets this process run on every CPU again once the servers are measured. */
-function unpin (placed) {
+/**
+ * Lets this process run on every CPU again once the servers are measured: the machine's CPUs, not
+ * availableParallelism(), which counts only those this process may run on, one while it is pinned
+ * (so the next pair of a --pairs run, and what a full run measures after the set, ran on one CPU).
+ */
+export function unpin (placed) {
   if (placed === false) return
-  execFileSync('taskset', ['-a', '-p', '-c', `0-${availableParallelism() - 1}`, String(process.pid)], { stdio: 'ignore' })
+  execFileSync('taskset', ['-a', '-p', '-c', `0-${cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' })
 }
 
 // ------------------------------------------------------------------ CPU time from /proc

@@ -2,7 +2,8 @@
 // each figure over the pairs, per scenario, whatever order the pairs' results come in.
 import t from 'tap'
 // @ts-expect-error: the bench is plain JavaScript, without types
-import { pairsReport, pairsSummary } from '../../bench/items.mjs'
+import { pairsReport, pairsSummary, pinApart, unpin } from '../../bench/items.mjs'
+import { availableParallelism, cpus } from 'node:os'
 
 const run = (ratios: Record<string, number>) => ({
   results: Object.entries(ratios).map(([scenario, ratio]) => ({
@@ -30,4 +31,22 @@ t.test('an even number of pairs takes the middle two', async (t) => {
   t.equal(view.reqPerSec.median.toFixed(2), '0.95')
   t.match(pairsReport('sqlite', [view]), /items-view\s+0\.95 \(0\.80–1\.20\)/, 'the report shows the median and the range')
   t.match(pairsReport('sqlite', [view]), /4 pairs of fresh processes/)
+})
+
+// Each pair pins its servers and the load apart, then lets the load's process run everywhere again
+// (bench/items.mjs#unpin): on every CPU of the machine, not only the one it was pinned to, or the
+// next pair (and whatever a full run measures after the set) would run on one CPU, unpinned.
+t.test('after a pinned pair the bench process may run on every CPU again', async (t) => {
+  const placed = pinApart([], true)
+  if (cpus().length < 2) {
+    t.equal(placed, false, 'one CPU: nothing to pin apart')
+    return
+  }
+  t.equal(placed, 'servers on CPU 0, the load on CPU 1')
+  t.equal(availableParallelism(), 1, 'pinned to one CPU while measuring')
+  unpin(placed)
+  t.equal(availableParallelism(), cpus().length, 'every CPU again')
+  t.equal(pinApart([], true), placed, 'so the next pair pins too')
+  unpin(placed)
+  t.equal(availableParallelism(), cpus().length)
 })
