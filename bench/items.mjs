@@ -305,28 +305,41 @@ async function heapLevel (dir, databaseUrl, scenario, seconds, connections) {
       const m = /(Scavenge|Mark-Compact)[^\d]*([\d.]+) \(([\d.]+)\) -> ([\d.]+) \(([\d.]+)\) MB/.exec(line)
       return m === null ? undefined : { kind: m[1], after: Number(m[4]) * 1024 * 1024 }
     }).filter((e) => e !== undefined)
-    let grown = 0
-    let scavenges = 0
-    let fullCollections = 0
-    for (let i = 1; i < events.length; i++) {
-      if (events[i].kind !== 'Scavenge') { fullCollections++; continue }
-      scavenges++
-      if (events[i - 1].kind === 'Scavenge') grown += events[i].after - events[i - 1].after
-    }
-    const afters = events.map((e) => e.after)
-    const perRequest = (bytes) => result.requests.total === 0 ? 0 : bytes / result.requests.total
-    return {
-      scenario: scenario.name,
-      requests: result.requests.total,
-      scavenges,
-      fullCollections,
-      firstAfterMiB: (afters[0] ?? 0) / 1024 / 1024,
-      lastAfterMiB: (afters.at(-1) ?? 0) / 1024 / 1024,
-      retainedBytesPerRequest: perRequest((afters.at(-1) ?? 0) - (afters[0] ?? 0)),
-      promotedBytesPerRequest: perRequest(grown)
-    }
+    return { scenario: scenario.name, requests: result.requests.total, ...heapLevelOf(events, result.requests.total) }
   } finally {
     await server.stop()
+  }
+}
+
+/**
+ * The heap's level over a run, from its collections (`{ kind: 'Scavenge' | 'Mark-Compact', after:
+ * bytes }`, in order): what it kept per request, between the first collection and the last of the
+ * same kind. Full collections, where the run had two or more, since only they leave nothing but live
+ * objects: between them, scavenges promote what requests in flight hold (PostgreSQL's requests wait
+ * across several), which the next full collection frees, so a level read after the last scavenge
+ * swings by up to the old generation's growth allowance either way. Else the scavenges' (SQLite's
+ * runs usually have no full collection).
+ */
+export function heapLevelOf (events, requests) {
+  let grown = 0
+  let scavenges = 0
+  let fullCollections = 0
+  for (let i = 1; i < events.length; i++) {
+    if (events[i].kind !== 'Scavenge') { fullCollections++; continue }
+    scavenges++
+    if (events[i - 1].kind === 'Scavenge') grown += events[i].after - events[i - 1].after
+  }
+  const full = events.filter((e) => e.kind !== 'Scavenge')
+  const afters = (full.length >= 2 ? full : events).map((e) => e.after)
+  const perRequest = (bytes) => requests === 0 ? 0 : bytes / requests
+  return {
+    scavenges,
+    fullCollections,
+    levelFrom: full.length >= 2 ? 'full collections' : 'collections',
+    firstAfterMiB: (afters[0] ?? 0) / 1024 / 1024,
+    lastAfterMiB: (afters.at(-1) ?? 0) / 1024 / 1024,
+    retainedBytesPerRequest: perRequest((afters.at(-1) ?? 0) - (afters[0] ?? 0)),
+    promotedBytesPerRequest: perRequest(grown)
   }
 }
 
@@ -381,7 +394,7 @@ export async function measureItems ({ databaseUrl, adminUrl, work, connections, 
     for (const scenario of checkHeap ? list.filter((s) => s.write !== true) : []) {
       const h = await heapLevel(join(work, `items-heap-${heap.length}`), databaseUrl, scenario, heapSeconds, connections)
       heap.push(h)
-      log(`  heap under steady load, ${scenario.name}: ${h.retainedBytesPerRequest.toFixed(1)} bytes left per request over ${h.requests} requests (${h.firstAfterMiB.toFixed(1)} -> ${h.lastAfterMiB.toFixed(1)} MiB; ${h.scavenges} scavenges promoting ${h.promotedBytesPerRequest.toFixed(1)} bytes per request, ${h.fullCollections} full collections)`)
+      log(`  heap under steady load, ${scenario.name}: ${h.retainedBytesPerRequest.toFixed(1)} bytes left per request over ${h.requests} requests (after ${h.levelFrom}: ${h.firstAfterMiB.toFixed(1)} -> ${h.lastAfterMiB.toFixed(1)} MiB; ${h.scavenges} scavenges promoting ${h.promotedBytesPerRequest.toFixed(1)} bytes per request, ${h.fullCollections} full collections)`)
     }
     const problems = [
       ...results.flatMap((r) => ['fastbase', 'ceiling'].flatMap((name) => r[name].failures === 0 ? [] : [`${r.scenario}, ${name}: ${r[name].failures} failed requests`])),

@@ -2,7 +2,7 @@
 // each figure over the pairs, per scenario, whatever order the pairs' results come in.
 import t from 'tap'
 // @ts-expect-error: the bench is plain JavaScript, without types
-import { pairsReport, pairsSummary, pinApart, unpin } from '../../bench/items.mjs'
+import { heapLevelOf, pairsReport, pairsSummary, pinApart, unpin } from '../../bench/items.mjs'
 import { availableParallelism, cpus } from 'node:os'
 
 const run = (ratios: Record<string, number>) => ({
@@ -49,4 +49,25 @@ t.test('after a pinned pair the bench process may run on every CPU again', async
   t.equal(pinApart([], true), placed, 'so the next pair pins too')
   unpin(placed)
   t.equal(availableParallelism(), cpus().length)
+})
+
+// The heap check (bench/items.mjs#heapLevelOf) reads the level after full collections where a run had
+// two or more: between them, what scavenges promoted is garbage only the next full collection frees.
+t.test('the heap level is read after full collections where there are two', async (t) => {
+  const MiB = 1024 * 1024
+  const scavenge = (mib: number) => ({ kind: 'Scavenge', after: mib * MiB })
+  const full = (mib: number) => ({ kind: 'Mark-Compact', after: mib * MiB })
+  // PostgreSQL-like: promoted garbage piles up between full collections, which each bring it back to 25.
+  const swinging = heapLevelOf([scavenge(26), full(25), scavenge(30), scavenge(35), full(25), scavenge(31), scavenge(37)], 1000)
+  t.equal(swinging.levelFrom, 'full collections')
+  t.equal(swinging.retainedBytesPerRequest, 0, 'nothing kept: the last full collection left what the first did')
+  t.equal(swinging.fullCollections, 2)
+  t.equal(swinging.promotedBytesPerRequest, (5 + 6) * MiB / 1000, 'promoted between consecutive scavenges')
+  const leaking = heapLevelOf([full(25), scavenge(27), full(26), scavenge(28), full(27)], 1024)
+  t.equal(leaking.retainedBytesPerRequest, 2 * MiB / 1024, 'a heap that grows across full collections is kept')
+  // SQLite-like: no full collection, the scavenges' level.
+  const level = heapLevelOf([scavenge(23), scavenge(23.5), scavenge(23)], 100)
+  t.equal(level.levelFrom, 'collections')
+  t.equal(level.retainedBytesPerRequest, 0)
+  t.equal(heapLevelOf([scavenge(23), full(22), scavenge(24)], 100).levelFrom, 'collections', 'one full collection: the scavenges still')
 })
