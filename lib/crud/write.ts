@@ -530,20 +530,16 @@ function plannedEdit (ctx: CrudContext, id: string | number, body: Row, names: s
       return changed
     })
   }
-  const released = files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : []
-  // Nothing to release and no reference to check: writeChange would run the lone statement as it is.
-  const rows = released.length === 0 && checkedReferences(ctx, names).length === 0
-    ? transaction(ctx, [body], run, false)
-    : writeChange(ctx, {
-      given: [body],
-      changing: () => ({ sql: where.sql, bindings: where.fill(ctx, id, values) }),
-      counted: 0,
-      released,
-      referenced: names,
-      written: [body],
-      transaction: false,
-      statement: run
-    })
+  const rows = writeChange(ctx, {
+    given: [body],
+    changing: () => ({ sql: where.sql, bindings: where.fill(ctx, id, values) }),
+    counted: 0,
+    released: files && ctx.files !== undefined ? plan.fields.filter((f) => f.type === 'file') : [],
+    referenced: names,
+    written: [body],
+    transaction: false,
+    statement: run
+  })
   return andThen(rows, (changed) => {
     if (changed.length === 0) throw errors.recordNotFound()
     return plan.asIs && captured.length === 0 ? changed[0] : decodeRow(ctx, plan.columns, changed[0])
